@@ -1,0 +1,46 @@
+/**
+ * The contract between a sample source and the monitor it feeds.
+ *
+ * A collector writes each sample straight into the monitor's ring (one copy,
+ * no allocation) and then commits it:
+ *
+ * ```ts ignore
+ * const at = sink.claim();
+ * sink.words[at] = timestampLo; sink.words[at + 1] = timestampHi;
+ * // column k's value goes at at + 2 * (k + 1) (lo) and at + 2 * (k + 1) + 1 (hi)
+ * sink.commit();
+ * ```
+ *
+ * @module
+ */
+
+/** Where a collector delivers samples. Implemented by the monitor. */
+export interface SampleSink {
+  /**
+   * The ring's storage: records of `2 * (1 + columns)` words, each value an
+   * unsigned 64-bit integer as a little-endian (lo, hi) pair, timestamp
+   * (ns since the Unix epoch) first.
+   */
+  readonly words: Uint32Array;
+  /** Number of value columns (timestamp excluded). */
+  readonly columns: number;
+  /** Reserves the next record and returns its offset in {@linkcode words}. */
+  claim(): number;
+  /** Runs the per-sample work (log row, rules) on the claimed record. */
+  commit(): void;
+  /** Reports `dropped` samples the source lost before the next committed one. */
+  gap(dropped: number): void;
+}
+
+/** A source of samples for one monitor. */
+export interface Collector {
+  /** Short name of the source kind, for messages (`sim`, `replay`, `doca`). */
+  readonly source: string;
+  /**
+   * Delivers samples to `sink` until `signal` aborts (resolves) or the source
+   * ends by itself (resolves: replay at end of file). Rejects on a fatal
+   * source error, with a one-line message. Must leave the event loop free
+   * between polls.
+   */
+  run(sink: SampleSink, signal: AbortSignal): Promise<void>;
+}

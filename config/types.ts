@@ -1,0 +1,73 @@
+/**
+ * The validated, normalized shape of an agent configuration. Both input
+ * forms (the reference app's JSON and our YAML/JSON with several monitors)
+ * load into this one shape; nothing downstream knows which form it came from.
+ *
+ * @module
+ */
+
+/** The five rule types, in their short spelling. */
+export type ComparisonType = "gt" | "lt" | "dt_gt" | "dt_lt" | "inc_gt";
+
+/** Where a monitor's samples come from. */
+export type SourceKind = "doca" | "sim" | "replay";
+
+/** One sampled counter: its operator-facing name and its 64-bit diag data ID. */
+export interface ColumnConfig {
+  /** Column name as written in events.log and replay CSV headers. */
+  readonly name: string;
+  /** `0x` followed by 16 lowercase hex digits. */
+  readonly dataId: string;
+}
+
+/** One hysteresis rule over one column. */
+export interface RuleConfig {
+  readonly name: string;
+  /** Index into {@linkcode MonitorConfig.columns} (0-based, timestamp excluded). */
+  readonly column: number;
+  readonly comparisonType: ComparisonType;
+  /** Exact unsigned 64-bit threshold, 0 <= value < 2^64. */
+  readonly comparisonValue: bigint;
+}
+
+/** One monitor: a source, its ring, its rules and its events log. */
+export interface MonitorConfig {
+  readonly name: string;
+  readonly source: SourceKind;
+  /** Device for hardware sources (PCIe address, IB device or interface name). */
+  readonly device?: string;
+  /** Requested sample period in nanoseconds (>= 1). */
+  readonly samplePeriodNs: number;
+  /** History depth in samples (>= 1); the ring holds twice this many. */
+  readonly depth: number;
+  readonly columns: readonly ColumnConfig[];
+  readonly rules: readonly RuleConfig[];
+  /** Path of this monitor's events log. */
+  readonly eventLog: string;
+  /** CSV capture for the replay source. */
+  readonly input?: string;
+  /** Seed of the simulator's pseudo-random generator. */
+  readonly seed: number;
+}
+
+/** A whole agent configuration. */
+export interface AgentConfig {
+  /** File the configuration was loaded from (for messages). */
+  readonly file: string;
+  /** `reference` for the reference app's JSON, `agent` for our form. */
+  readonly form: "reference" | "agent";
+  /** Metrics endpoint address, `HOST:PORT`. */
+  readonly listen: string;
+  /** Take the diag context over from another owner. */
+  readonly forceOwnership: boolean;
+  readonly monitors: readonly MonitorConfig[];
+}
+
+/** Defaults shared by both configuration forms. */
+export const DEFAULTS = {
+  samplePeriodNs: 100_000,
+  depth: 1024,
+  eventLog: "events.log",
+  listen: "0.0.0.0:9477",
+  seed: 1,
+} as const;

@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { writeU64, writeUint, writeUtcSecond } from "./format.ts";
+
+const text = (buf: Uint8Array, end: number) =>
+  new TextDecoder().decode(buf.subarray(0, end));
+
+Deno.test("writeU64 matches BigInt's decimal for edge and spread values", () => {
+  const buf = new Uint8Array(32);
+  const values = [
+    0n,
+    9n,
+    10n,
+    2n ** 32n - 1n,
+    2n ** 32n,
+    2n ** 53n - 1n,
+    2n ** 53n,
+    2n ** 53n + 1n,
+    10n ** 19n,
+    2n ** 64n - 1n,
+  ];
+  let x = 12345n;
+  for (let i = 0; i < 300; i++) {
+    x = (x * 6364136223846793005n + 1442695040888963407n) % 2n ** 64n;
+    values.push(x >> BigInt(i % 64));
+  }
+  for (const v of values) {
+    const end = writeU64(buf, 0, Number(v & 0xffffffffn), Number(v >> 32n));
+    assert.equal(text(buf, end), v.toString());
+  }
+});
+
+Deno.test("writeUint writes at an offset and returns the end", () => {
+  const buf = new Uint8Array(8).fill(32);
+  assert.equal(writeUint(buf, 2, 407), 5);
+  assert.equal(text(buf, 8), "  407   ");
+});
+
+Deno.test("writeUtcSecond agrees with Date#toISOString across eras", () => {
+  const buf = new Uint8Array(20);
+  const times = [
+    0,
+    951782400000,
+    951868799999,
+    1709164800123,
+    1795272600999,
+    4102444800000,
+    253402300799000,
+  ];
+  for (let t = 0; t < 4e12; t += 7919 * 86400 * 1000 + 12345) times.push(t);
+  for (const ms of times) {
+    const end = writeUtcSecond(buf, 0, ms);
+    assert.equal(
+      text(buf, end),
+      new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(
+        ".000Z",
+        "Z",
+      ),
+    );
+  }
+});

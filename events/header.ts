@@ -1,0 +1,104 @@
+/**
+ * The text events.log carries before any sample: the reference
+ * application's configuration block, and the column-name row that opens
+ * every history dump.
+ *
+ * @module
+ */
+
+import { stringify } from "csv-stringify/sync";
+import type {
+  ColumnConfig,
+  ComparisonType,
+  RuleConfig,
+} from "../config/types.ts";
+
+/** How the reference prints each comparison type in the header. */
+const HEADER_TYPE_NAMES: Readonly<Record<ComparisonType, string>> = {
+  inc_gt: "incremental",
+  dt_gt: "differential_greater_than",
+  dt_lt: "differential_less_than",
+  gt: "greater_than",
+  lt: "less_than",
+};
+
+/** What the header block describes. */
+export interface HeaderOptions {
+  /** Printed after `Telemetry monitor : `. */
+  readonly version: string;
+  /** Printed as `Device: "..."`. */
+  readonly device: string;
+  readonly depth: number;
+  readonly samplePeriodNs: number;
+  readonly columns: readonly ColumnConfig[];
+  readonly rules: readonly RuleConfig[];
+}
+
+/**
+ * A name inside the double quotes the reference puts around names, with
+ * embedded quotes doubled as CSV does, so a name cannot end its own field.
+ */
+export function quoteName(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * The configuration block in the reference layout (tab-indented; the
+ * trailing space after `Configuration:` and the two blank lines are the
+ * reference's).
+ *
+ * @example
+ * ```ts
+ * import { formatHeader } from "./header.ts";
+ * formatHeader({ version: "dpu-traceback 0.1.0", device: "03:00.0", depth: 1024, samplePeriodNs: 100000, columns: [], rules: [] })
+ *   .startsWith("Telemetry monitor : dpu-traceback 0.1.0\n"); // true
+ * ```
+ */
+export function formatHeader(options: HeaderOptions): string {
+  const lines = [
+    `Telemetry monitor : ${options.version}`,
+    "Configuration: ",
+    `\tDevice: ${quoteName(options.device)}`,
+    `\tSample history depth: ${options.depth}`,
+    `\tDiag sample period: ${options.samplePeriodNs}ns`,
+    "\tData IDs: [",
+  ];
+  for (const column of options.columns) {
+    lines.push(
+      "\t\t{",
+      `\t\t\tName: ${quoteName(column.name)},`,
+      `\t\t\tData ID: ${column.dataId}`,
+      "\t\t},",
+    );
+  }
+  lines.push("\t]", "\tRules: [");
+  for (const rule of options.rules) {
+    lines.push(
+      "\t\t{",
+      `\t\t\tName: ${quoteName(rule.name)},`,
+      `\t\t\tData ID: ${options.columns[rule.column].dataId}`,
+      `\t\t\tComparison type: ${HEADER_TYPE_NAMES[rule.comparisonType]}`,
+      `\t\t\tComparison value: ${rule.comparisonValue}`,
+      "\t\t},",
+    );
+  }
+  lines.push("\t]", "", "", "");
+  return lines.join("\n");
+}
+
+/**
+ * The row naming the columns (`timestamp, <name>, ...`), each name quoted
+ * as CSV requires (a comma, quote, newline or edge whitespace forces quotes).
+ */
+export function formatColumnNames(columns: readonly ColumnConfig[]): string {
+  const cells = ["timestamp"];
+  for (const column of columns) {
+    cells.push(
+      stringify([[column.name]], {
+        quoted_match: /^\s|\s$/,
+        record_delimiter: "unix",
+      }).slice(0, -1),
+    );
+  }
+  return cells.join(", ") + "\n";
+}

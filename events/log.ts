@@ -1,0 +1,354 @@
+/**
+ * The events.log writer: the reference layout, appended (never truncated),
+ * formatted into preallocated byte chunks and written by an asynchronous
+ * pump so that logging a sample never waits on the disk.
+ *
+ * @module
+ */
+
+import { dirname } from "node:path";
+import type { ColumnConfig, RuleConfig } from "../config/types.ts";
+import { formatColumnNames, formatHeader, quoteName } from "./header.ts";
+import {
+  MAX_U64_DIGITS,
+  UTC_SECOND_LENGTH,
+  writeU64,
+  writeUint,
+  writeUtcSecond,
+} from "./format.ts";
+import type { EventSink } from "./sink.ts";
+
+/** What an events log needs to know about its monitor. */
+export interface EventsLogOptions {
+  /** Where the log lives; created (with its directory) if missing. */
+  readonly path: string;
+  /** Agent version for the header's first line. */
+  readonly version: string;
+  /** Device as shown in the header. */
+  readonly device: string;
+  readonly depth: number;
+  readonly samplePeriodNs: number;
+  readonly columns: readonly ColumnConfig[];
+  readonly rules: readonly RuleConfig[];
+  /** Bytes per buffer chunk (default 256 KiB; raised to fit the longest line). */
+  readonly chunkBytes?: number;
+  /** Chunks the writer may hold while the disk is behind (default 64). */
+  readonly maxChunks?: number;
+  /** Longest time rows sit in memory before a write is started (default 1000 ms). */
+  readonly flushIntervalMs?: number;
+}
+
+/** Counters an operator (and the metrics endpoint) wants from the writer. */
+export interface EventsLogStats {
+  /** Bytes the file has accepted. */
+  readonly bytesWritten: number;
+  /** Write or sync calls that failed (each retried later). */
+  readonly writeErrors: number;
+  /** Rows discarded because the disk stayed behind for all chunks. */
+  readonly droppedRows: number;
+  /** Bytes formatted but not yet accepted by the file. */
+  readonly pendingBytes: number;
+}
+
+const encoder = new TextEncoder();
+const START = encoder.encode("<<Event start>> Time: ");
+const END = encoder.encode("<<Event end>> Time: ");
+const GAP = encoder.encode("<<Gap>> Time: ");
+const RULE = encoder.encode(", Rule: ");
+const DROPPED = encoder.encode(", Dropped samples: ");
+const LOST = encoder.encode(", Lost rows: ");
+const COMMA = 44;
+const SPACE = 32;
+const NEWLINE = 10;
+const LOST_MARKER_BYTES = GAP.length + UTC_SECOND_LENGTH + LOST.length +
+  MAX_U64_DIGITS + 1;
+
+/**
+ * Appends the traceback history of one monitor to its events log.
+ *
+ * The per-sample methods ({@linkcode row} and the markers) only format bytes
+ * into the current chunk. Full chunks, event boundaries and a one-second
+ * timer hand chunks to a pump that writes them in order; an event end and
+ * {@linkcode close} also fsync. If the disk falls behind by every chunk,
+ * rows are counted as dropped (and a marker says how many) rather than
+ * blocking the sampler.
+ *
+ * @example
+ * ```ts ignore
+ * const log = await EventsLog.open({ path: "events.log", version: "dpu-traceback 0.1.0", device: "sim",
+ *   depth: 1024, samplePeriodNs: 100000, columns, rules });
+ * // ... monitor writes rows and markers ...
+ * await log.close();
+ * ```
+ */
+export class EventsLog implements EventSink {
+  readonly path: string;
+  readonly #file: Deno.FsFile;
+  readonly #chunkBytes: number;
+  readonly #maxChunks: number;
+  readonly #columnNames: Uint8Array;
+  readonly #ruleNames: Uint8Array[];
+  readonly #rowBytes: number;
+  readonly #recordWords: number;
+  readonly #timer: ReturnType<typeof setInterval>;
+  // Chunks handed to the pump, in file order, with their lengths.
+  readonly #queue: Uint8Array[] = [];
+  readonly #queueLengths: number[] = [];
+  readonly #spare: Uint8Array[] = [];
+  #chunks = 1;
+  #chunk: Uint8Array;
+  #pos = 0;
+  #headWritten = 0; // bytes of the queue's first chunk already in the file
+  #pump: Promise<void> | null = null;
+  #syncWanted = false;
+  #closed = false;
+  #bytesWritten = 0;
+  #writeErrors = 0;
+  #droppedRows = 0;
+  #lostRows = 0; // dropped rows not yet reported in the log
+  #lastError: Error | null = null;
+
+  private constructor(file: Deno.FsFile, options: EventsLogOptions) {
+    this.path = options.path;
+    this.#file = file;
+    this.#columnNames = encoder.encode(formatColumnNames(options.columns));
+    this.#ruleNames = options.rules.map((r) =>
+      encoder.encode(quoteName(r.name) + "\n")
+    );
+    this.#recordWords = 2 * (options.columns.length + 1);
+    this.#rowBytes = (options.columns.length + 1) * (MAX_U64_DIGITS + 2) + 1;
+    let longest = Math.max(this.#columnNames.length, this.#rowBytes, 256);
+    for (const name of this.#ruleNames) {
+      longest = Math.max(longest, name.length + 64);
+    }
+    this.#chunkBytes = Math.max(options.chunkBytes ?? 256 * 1024, 4 * longest);
+    this.#maxChunks = Math.max(2, options.maxChunks ?? 64);
+    this.#chunk = new Uint8Array(this.#chunkBytes);
+    this.#timer = setInterval(
+      () => this.flush(),
+      options.flushIntervalMs ?? 1000,
+    );
+  }
+
+  /**
+   * Opens (creating it and its directory if needed) the log for appending
+   * and writes a fresh header block: a restart never erases the last
+   * incident.
+   */
+  static async open(options: EventsLogOptions): Promise<EventsLog> {
+    await Deno.mkdir(dirname(options.path), { recursive: true });
+    const file = await Deno.open(options.path, { append: true, create: true });
+    const log = new EventsLog(file, options);
+    const header = encoder.encode(formatHeader(options));
+    log.#queue.push(header);
+    log.#queueLengths.push(header.length);
+    log.#startPump();
+    return log;
+  }
+
+  /** Writer counters, for health reporting. */
+  get stats(): EventsLogStats {
+    let pending = this.#pos - this.#headWritten;
+    for (const n of this.#queueLengths) pending += n;
+    return {
+      bytesWritten: this.#bytesWritten,
+      writeErrors: this.#writeErrors,
+      droppedRows: this.#droppedRows,
+      pendingBytes: pending,
+    };
+  }
+
+  /** The most recent write failure, if the log is currently failing. */
+  get lastError(): Error | null {
+    return this.#lastError;
+  }
+
+  /** Writes the column-name row. */
+  columnNames(): void {
+    this.#put(this.#columnNames);
+  }
+
+  /** Writes one record as `ts, v0, v1, ...`. */
+  row(words: Uint32Array, at: number): void {
+    if (!this.#reserve(this.#rowBytes)) {
+      this.#droppedRows++;
+      this.#lostRows++;
+      return;
+    }
+    const buf = this.#chunk;
+    let pos = writeU64(buf, this.#pos, words[at], words[at + 1]);
+    const end = at + this.#recordWords;
+    for (let i = at + 2; i < end; i += 2) {
+      buf[pos++] = COMMA;
+      buf[pos++] = SPACE;
+      pos = writeU64(buf, pos, words[i], words[i + 1]);
+    }
+    buf[pos++] = NEWLINE;
+    this.#pos = pos;
+  }
+
+  /** Writes the `<<Event start>>` marker and starts writing what came before. */
+  eventStart(rule: number, unixMs: number): void {
+    this.#marker(START, unixMs, RULE, this.#ruleNames[rule]);
+    this.flush();
+  }
+
+  /** Writes the `<<Event end>>` marker and has everything written and synced. */
+  eventEnd(rule: number, unixMs: number): void {
+    this.#marker(END, unixMs, RULE, this.#ruleNames[rule]);
+    this.#syncWanted = true;
+    this.flush();
+  }
+
+  /** Writes a `<<Gap>>` marker: the source lost samples during an event. */
+  gap(dropped: number, unixMs: number): void {
+    if (
+      !this.#reserve(
+        GAP.length + UTC_SECOND_LENGTH + DROPPED.length + MAX_U64_DIGITS + 1,
+      )
+    ) return;
+    this.#putBytes(GAP);
+    this.#pos = writeUtcSecond(this.#chunk, this.#pos, unixMs);
+    this.#putBytes(DROPPED);
+    this.#pos = writeUint(this.#chunk, this.#pos, dropped);
+    this.#chunk[this.#pos++] = NEWLINE;
+  }
+
+  /** Hands everything formatted so far to the pump. Never waits. */
+  flush(): void {
+    if (this.#closed) return;
+    if (this.#pos > 0) this.#handOff();
+    this.#startPump();
+  }
+
+  /**
+   * Writes every pending byte, fsyncs and closes the file. Rejects (after
+   * closing) if the data could not all be written; the message says how
+   * much was lost.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#syncWanted = true;
+    this.flush();
+    this.#closed = true;
+    clearInterval(this.#timer);
+    while (this.#pump) await this.#pump;
+    // One more try for what a failed write left behind.
+    if (this.#queue.length > 0) await this.#drain();
+    this.#file.close();
+    const pending = this.stats.pendingBytes;
+    if (pending > 0 || this.#droppedRows > 0) {
+      throw new Error(
+        `Cannot finish events log ${this.path}: ${pending} bytes unwritten, ${this.#droppedRows} rows dropped` +
+          (this.#lastError ? ` (${this.#lastError.message})` : ""),
+      );
+    }
+  }
+
+  #marker(
+    kind: Uint8Array,
+    unixMs: number,
+    label: Uint8Array,
+    name: Uint8Array,
+  ): void {
+    if (
+      !this.#reserve(
+        kind.length + UTC_SECOND_LENGTH + label.length + name.length,
+      )
+    ) return;
+    this.#putBytes(kind);
+    this.#pos = writeUtcSecond(this.#chunk, this.#pos, unixMs);
+    this.#putBytes(label);
+    this.#putBytes(name);
+  }
+
+  #put(bytes: Uint8Array): void {
+    if (this.#reserve(bytes.length)) this.#putBytes(bytes);
+  }
+
+  #putBytes(bytes: Uint8Array): void {
+    this.#chunk.set(bytes, this.#pos);
+    this.#pos += bytes.length;
+  }
+
+  /**
+   * Makes room for `bytes` in the current chunk, handing it off and taking
+   * a spare if needed. False when every chunk is waiting on the disk.
+   */
+  #reserve(bytes: number): boolean {
+    const need = this.#lostRows > 0 ? bytes + LOST_MARKER_BYTES : bytes;
+    if (this.#pos + need > this.#chunkBytes) {
+      if (!this.#handOff()) return false;
+      this.#startPump();
+    }
+    if (this.#lostRows > 0) {
+      // Room is back: say in the log how many rows it could not keep.
+      this.#putBytes(GAP);
+      this.#pos = writeUtcSecond(this.#chunk, this.#pos, Date.now());
+      this.#putBytes(LOST);
+      this.#pos = writeUint(this.#chunk, this.#pos, this.#lostRows);
+      this.#chunk[this.#pos++] = NEWLINE;
+      this.#lostRows = 0;
+    }
+    return true;
+  }
+
+  // Queues the current chunk and takes a spare one; false if none is left.
+  #handOff(): boolean {
+    let next = this.#spare.pop();
+    if (next === undefined) {
+      if (this.#chunks >= this.#maxChunks) return false;
+      // Only when the disk is behind: a chunk, not a per-sample allocation.
+      next = new Uint8Array(this.#chunkBytes);
+      this.#chunks++;
+    }
+    this.#queue.push(this.#chunk);
+    this.#queueLengths.push(this.#pos);
+    this.#chunk = next;
+    this.#pos = 0;
+    return true;
+  }
+
+  #startPump(): void {
+    if (this.#pump || (this.#queue.length === 0 && !this.#syncWanted)) return;
+    this.#pump = this.#drain().finally(() => {
+      this.#pump = null;
+      // Chunks queued while the last write was finishing; a failing disk
+      // waits for the next flush instead of spinning.
+      if (this.#queue.length > 0 && this.#lastError === null) this.#startPump();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        const chunk = this.#queue[0];
+        const length = this.#queueLengths[0];
+        while (this.#headWritten < length) {
+          const n = await this.#file.write(
+            chunk.subarray(this.#headWritten, length),
+          );
+          this.#headWritten += n;
+          this.#bytesWritten += n;
+        }
+        this.#headWritten = 0;
+        this.#queue.shift();
+        this.#queueLengths.shift();
+        // The header is its own array; only real chunks are reused.
+        if (chunk.length === this.#chunkBytes) this.#spare.push(chunk);
+      }
+      if (this.#syncWanted) {
+        this.#syncWanted = false;
+        await this.#file.sync();
+      }
+      this.#lastError = null;
+    } catch (error) {
+      // Keep the unwritten chunk at the head of the queue; the next flush
+      // (at the latest the one-second timer) retries it.
+      this.#writeErrors++;
+      this.#lastError = error instanceof Error
+        ? error
+        : new Error(String(error));
+    }
+  }
+}

@@ -1,0 +1,168 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { ColumnConfig, RuleConfig } from "../config/types.ts";
+import { EventsLog, type EventsLogOptions } from "./log.ts";
+
+const columns: ColumnConfig[] = [
+  { name: "rx_bytes", dataId: "0x1020000100000000" },
+  { name: "ecn", dataId: "0x1080000400000000" },
+];
+const rules: RuleConfig[] = [
+  {
+    name: 'ecn "burst"',
+    column: 1,
+    comparisonType: "dt_gt",
+    comparisonValue: 5n,
+  },
+];
+
+function options(
+  path: string,
+  extra: Partial<EventsLogOptions> = {},
+): EventsLogOptions {
+  return {
+    path,
+    version: "dpu-traceback test",
+    device: "sim",
+    depth: 4,
+    samplePeriodNs: 100000,
+    columns,
+    rules,
+    ...extra,
+  };
+}
+
+function record(ts: bigint, ...values: bigint[]): Uint32Array {
+  const words = new Uint32Array(2 + 2 * values.length);
+  [ts, ...values].forEach((v, i) => {
+    words[2 * i] = Number(v & 0xffffffffn);
+    words[2 * i + 1] = Number(v >> 32n);
+  });
+  return words;
+}
+
+const T0 = Date.UTC(2026, 10, 21, 14, 50, 0, 250);
+
+Deno.test("EventsLog writes header, rows and markers in the reference layout", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = join(dir, "sub", "events.log");
+    const log = await EventsLog.open(options(path));
+    log.columnNames();
+    log.row(record(1795272600000000000n, 18446744073709551615n, 0n), 0);
+    log.eventStart(0, T0);
+    log.row(record(1795272600000100000n, 9007199254740993n, 7n), 0);
+    log.gap(12, T0 + 1000);
+    log.eventEnd(0, T0 + 2000);
+    await log.close();
+    const text = await Deno.readTextFile(path);
+    const body = text.slice(
+      text.indexOf("\t]\n\n\n", text.indexOf("Rules:")) + 5,
+    );
+    assert.equal(
+      body,
+      "timestamp, rx_bytes, ecn\n" +
+        "1795272600000000000, 18446744073709551615, 0\n" +
+        '<<Event start>> Time: 2026-11-21T14:50:00Z, Rule: "ecn ""burst"""\n' +
+        "1795272600000100000, 9007199254740993, 7\n" +
+        "<<Gap>> Time: 2026-11-21T14:50:01Z, Dropped samples: 12\n" +
+        '<<Event end>> Time: 2026-11-21T14:50:02Z, Rule: "ecn ""burst"""\n',
+    );
+    assert.ok(
+      text.startsWith(
+        "Telemetry monitor : dpu-traceback test\nConfiguration: \n",
+      ),
+    );
+    assert.equal(log.stats.bytesWritten, new TextEncoder().encode(text).length);
+    assert.equal(log.stats.pendingBytes, 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("EventsLog appends a new header block instead of truncating", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = join(dir, "events.log");
+    for (let run = 0; run < 2; run++) {
+      const log = await EventsLog.open(options(path));
+      log.columnNames();
+      log.row(record(BigInt(run), 1n, 2n), 0);
+      await log.close();
+    }
+    const text = await Deno.readTextFile(path);
+    assert.equal(text.split("Telemetry monitor : ").length - 1, 2);
+    assert.match(text, /\n0, 1, 2\n[^]*\n1, 1, 2\n$/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("EventsLog hands rows to the disk within the flush interval, before close", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = join(dir, "events.log");
+    const log = await EventsLog.open(options(path, { flushIntervalMs: 20 }));
+    log.row(record(5n, 6n, 7n), 0);
+    let text = "";
+    for (let i = 0; i < 100 && !text.endsWith("5, 6, 7\n"); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      text = await Deno.readTextFile(path);
+    }
+    assert.ok(
+      text.endsWith("5, 6, 7\n"),
+      "row reached the file without close()",
+    );
+    await log.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("EventsLog keeps every row across many chunk hand-offs, in order", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = join(dir, "events.log");
+    // Small chunks force hundreds of hand-offs while writes are in flight.
+    const log = await EventsLog.open(
+      options(path, { chunkBytes: 1, maxChunks: 1000 }),
+    );
+    const words = record(0n, 0n, 0n);
+    for (let i = 0; i < 20000; i++) {
+      words[0] = i;
+      words[2] = i * 3;
+      log.row(words, 0);
+    }
+    await log.close();
+    const rows = (await Deno.readTextFile(path)).split("\n").filter((l) =>
+      /^\d/.test(l)
+    );
+    assert.equal(rows.length, 20000);
+    rows.forEach((line, i) => assert.equal(line, `${i}, ${i * 3}, 0`));
+    assert.equal(log.stats.droppedRows, 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test({
+  name:
+    "EventsLog on a full disk counts errors, never throws while sampling, and close reports the loss",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const log = await EventsLog.open(
+      options("/dev/full", { maxChunks: 2, chunkBytes: 1 }),
+    );
+    const words = record(1n, 2n, 3n);
+    for (let i = 0; i < 5000; i++) log.row(words, 0);
+    log.eventStart(0, T0);
+    log.eventEnd(0, T0);
+    await assert.rejects(
+      () => log.close(),
+      /Cannot finish events log \/dev\/full: \d+ bytes unwritten, \d+ rows dropped/,
+    );
+    assert.ok(log.stats.writeErrors >= 1);
+    assert.ok(log.stats.droppedRows > 0);
+    assert.equal(log.stats.bytesWritten, 0);
+  },
+});

@@ -1,0 +1,19 @@
+/**
+ * What a monitor writes as it processes samples: the lines of events.log.
+ *
+ * @module
+ */
+
+/** Receives the events-log lines a monitor produces, in order. */
+export interface EventSink {
+  /** The column-name row that opens a history dump. */
+  columnNames(): void;
+  /** One record (timestamp and values) as a data row. */
+  row(words: Uint32Array, at: number): void;
+  /** A rule became active at wall time `unixMs`. */
+  eventStart(rule: number, unixMs: number): void;
+  /** A rule became inactive at wall time `unixMs`. */
+  eventEnd(rule: number, unixMs: number): void;
+  /** The source lost `dropped` samples while an event was active. */
+  gap(dropped: number, unixMs: number): void;
+}

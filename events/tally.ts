@@ -1,0 +1,90 @@
+/**
+ * A running list of the events an agent run has seen, for the table the
+ * CLI prints when it stops.
+ *
+ * @module
+ */
+
+import type { Monitor, TransitionListener } from "../rules/monitor.ts";
+
+/** One event: a rule's activation and, once it happened, its end. */
+export interface EventRecord {
+  readonly monitor: string;
+  readonly rule: string;
+  readonly startMs: number;
+  /** Sample count of the monitor when the event started. */
+  readonly startSample: number;
+  endMs: number | null;
+  endSample: number | null;
+}
+
+/**
+ * Collects events from monitors' transitions. Allocates per event, never
+ * per sample.
+ *
+ * @example
+ * ```ts ignore
+ * const tally = new EventTally();
+ * const monitor = new Monitor(options, log, tally.listener);
+ * // ... run ...
+ * console.log(formatEventTable(tally.events));
+ * ```
+ */
+export class EventTally {
+  /** Events in start order. */
+  readonly events: EventRecord[] = [];
+  readonly #open = new Map<Monitor, (EventRecord | undefined)[]>();
+
+  /** Pass to {@linkcode Monitor}'s constructor. */
+  readonly listener: TransitionListener = (monitor, rule, active, unixMs) => {
+    let open = this.#open.get(monitor);
+    if (!open) this.#open.set(monitor, open = []);
+    if (active) {
+      const record: EventRecord = {
+        monitor: monitor.name,
+        rule: monitor.rules[rule].name,
+        startMs: unixMs,
+        startSample: monitor.samples,
+        endMs: null,
+        endSample: null,
+      };
+      open[rule] = record;
+      this.events.push(record);
+    } else {
+      const record = open[rule];
+      if (!record) return;
+      record.endMs = unixMs;
+      record.endSample = monitor.samples;
+      open[rule] = undefined;
+    }
+  };
+}
+
+/**
+ * A plain-text table of events: monitor, rule, start (UTC), duration and
+ * samples; events still open show as "active".
+ */
+export function formatEventTable(events: readonly EventRecord[]): string {
+  if (events.length === 0) return "No events recorded.\n";
+  const rows = [["MONITOR", "RULE", "START (UTC)", "DURATION", "SAMPLES"]];
+  for (const e of events) {
+    rows.push([
+      e.monitor,
+      e.rule,
+      new Date(e.startMs).toISOString().replace("T", " ").slice(0, 23),
+      e.endMs === null
+        ? "active"
+        : `${((e.endMs - e.startMs) / 1000).toFixed(3)} s`,
+      e.endSample === null ? "-" : String(e.endSample - e.startSample),
+    ]);
+  }
+  const widths = rows[0].map((_, c) =>
+    Math.max(...rows.map((r) => r[c].length))
+  );
+  return rows.map((r) =>
+    r.map((cell, c) => c === r.length - 1 ? cell : cell.padEnd(widths[c])).join(
+      "  ",
+    )
+  )
+    .join("\n") + "\n";
+}

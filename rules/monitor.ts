@@ -1,0 +1,154 @@
+/**
+ * A monitor: one source's ring, its rules and the sink its events go to,
+ * doing the reference application's per-sample order of work.
+ *
+ * @module
+ */
+
+import type { SampleSink } from "../collectors/collector.ts";
+import type { EventSink } from "../events/sink.ts";
+import { SampleRing } from "./ring.ts";
+import { Rule, type RuleOptions } from "./rule.ts";
+
+/**
+ * Told of every rule transition (for summaries and metrics), after the
+ * events log has its marker. Runs at transitions only, never per sample.
+ */
+export type TransitionListener = (
+  monitor: Monitor,
+  rule: number,
+  active: boolean,
+  unixMs: number,
+) => void;
+
+/** What a monitor is built from: see {@linkcode MonitorConfig}. */
+export interface MonitorOptions {
+  readonly name: string;
+  readonly depth: number;
+  readonly columns: readonly unknown[];
+  readonly rules: readonly RuleOptions[];
+}
+
+/**
+ * Ring + rules + event sink for one source. Collectors write each sample
+ * into {@linkcode words} at the offset {@linkcode claim} returns, then call
+ * {@linkcode commit}; nothing in that path allocates or waits.
+ *
+ * @example Feed one sample
+ * ```ts
+ * import { Monitor } from "./monitor.ts";
+ * const lines: string[] = [];
+ * const monitor = new Monitor(
+ *   { name: "nic", depth: 1, columns: ["rx"], rules: [{ name: "rx > 5", column: 0, comparisonType: "gt", comparisonValue: 5n }] },
+ *   {
+ *     columnNames: () => lines.push("names"),
+ *     row: () => lines.push("row"),
+ *     eventStart: () => lines.push("start"),
+ *     eventEnd: () => lines.push("end"),
+ *     gap: () => lines.push("gap"),
+ *   },
+ * );
+ * const at = monitor.claim();
+ * monitor.words[at + 2] = 9;
+ * monitor.commit(); // lines: names, row, start
+ * ```
+ */
+export class Monitor implements SampleSink {
+  /** Monitor name from config. */
+  readonly name: string;
+  /** The sample ring: capacity is twice the history depth. */
+  readonly ring: SampleRing;
+  /** Rules in configuration order. */
+  readonly rules: readonly Rule[];
+  /** The ring's storage, for collectors. */
+  readonly words: Uint32Array;
+  /** Value columns per sample. */
+  readonly columns: number;
+  readonly #sink: EventSink;
+  readonly #listener: TransitionListener | undefined;
+  #activeRules = 0;
+  #samples = 0;
+  #droppedSamples = 0;
+  #events = 0;
+
+  /** Allocates the ring and the rules once. */
+  constructor(
+    options: MonitorOptions,
+    sink: EventSink,
+    listener?: TransitionListener,
+  ) {
+    this.name = options.name;
+    this.columns = options.columns.length;
+    this.ring = new SampleRing(this.columns, 2 * options.depth);
+    this.words = this.ring.words;
+    this.rules = options.rules.map((r) => new Rule(r, options.depth));
+    this.#sink = sink;
+    this.#listener = listener;
+  }
+
+  /** Samples committed since start. */
+  get samples(): number {
+    return this.#samples;
+  }
+
+  /** Samples the source reported lost (gaps) since start. */
+  get droppedSamples(): number {
+    return this.#droppedSamples;
+  }
+
+  /** Events started since start. */
+  get events(): number {
+    return this.#events;
+  }
+
+  /** Rules active now. */
+  get activeRules(): number {
+    return this.#activeRules;
+  }
+
+  /** Reserves the next record in the ring; see {@linkcode SampleSink.claim}. */
+  claim(): number {
+    return this.ring.claim();
+  }
+
+  /**
+   * Processes the claimed record in the reference order: log it if an event
+   * was already active, then evaluate every rule; the first activation dumps
+   * the whole ring (quirks included, see traceback-semantics.md section 4).
+   */
+  commit(): void {
+    this.#samples++;
+    const ring = this.ring;
+    const sink = this.#sink;
+    if (this.#activeRules > 0) sink.row(this.words, ring.offsetBack(0));
+    const rules = this.rules;
+    for (let i = 0; i < rules.length; i++) {
+      const rule = rules[i];
+      if (!rule.evaluate(ring)) continue;
+      if (rule.active) {
+        this.#events++;
+        if (++this.#activeRules === 1) {
+          sink.columnNames();
+          for (let back = ring.count - 1; back >= 0; back--) {
+            sink.row(this.words, ring.offsetBack(back));
+          }
+        }
+        const now = Date.now();
+        sink.eventStart(i, now);
+        this.#listener?.(this, i, true, now);
+      } else {
+        this.#activeRules--;
+        const now = Date.now();
+        sink.eventEnd(i, now);
+        this.#listener?.(this, i, false, now);
+      }
+    }
+  }
+
+  /** Counts samples the source lost; marks the log if an event is active. */
+  gap(dropped: number): void {
+    if (dropped <= 0) return;
+    this.#droppedSamples += dropped;
+    if (this.#activeRules > 0) this.#sink.gap(dropped, Date.now());
+  }
+}

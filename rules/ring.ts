@@ -1,0 +1,84 @@
+/**
+ * The sample ring: a fixed number of records in one preallocated
+ * `ArrayBuffer`, each record a timestamp and one u64 per column, stored as
+ * little-endian (lo, hi) uint32 pairs.
+ *
+ * @module
+ */
+
+/**
+ * Fixed-capacity ring of sample records. Appending overwrites the oldest
+ * record once full; nothing allocates after construction.
+ *
+ * @example Append a record and read it back
+ * ```ts
+ * import { SampleRing } from "./ring.ts";
+ * const ring = new SampleRing(1, 4); // one column, four records
+ * const at = ring.claim();
+ * ring.words[at + 2] = 42; // column 0, low half
+ * ring.words[ring.offsetBack(0) + 2]; // 42
+ * ```
+ */
+export class SampleRing {
+  /** All records, back to back: `stride` words each. */
+  readonly words: Uint32Array;
+  /** Words per record: 2 for the timestamp plus 2 per column. */
+  readonly stride: number;
+  /** Value columns per record (timestamp excluded). */
+  readonly columns: number;
+  /** Records the ring holds at most. */
+  readonly capacity: number;
+  #head = -1; // index of the newest record
+  #count = 0;
+
+  /** Allocates room for `capacity` records of `columns` values each. */
+  constructor(columns: number, capacity: number) {
+    if (!Number.isInteger(columns) || columns < 1) {
+      throw new RangeError(
+        `Cannot create ring: columns must be an integer >= 1, got ${columns}`,
+      );
+    }
+    if (!Number.isInteger(capacity) || capacity < 1) {
+      throw new RangeError(
+        `Cannot create ring: capacity must be an integer >= 1, got ${capacity}`,
+      );
+    }
+    this.columns = columns;
+    this.capacity = capacity;
+    this.stride = 2 * (columns + 1);
+    this.words = new Uint32Array(new ArrayBuffer(4 * this.stride * capacity));
+  }
+
+  /** Records stored, saturating at {@linkcode capacity}. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /**
+   * Advances the head and returns the word offset of the new record, which
+   * the caller fills. The previous content of that slot is the oldest
+   * record once the ring is full.
+   */
+  claim(): number {
+    const head = this.#head + 1 === this.capacity ? 0 : this.#head + 1;
+    this.#head = head;
+    if (this.#count < this.capacity) this.#count++;
+    return head * this.stride;
+  }
+
+  /**
+   * Word offset of the record `back` places before the newest (0 = newest).
+   * The caller keeps `back < count`.
+   */
+  offsetBack(back: number): number {
+    let index = this.#head - back;
+    if (index < 0) index += this.capacity;
+    return index * this.stride;
+  }
+
+  /** Forgets every record (the storage is kept). */
+  clear(): void {
+    this.#head = -1;
+    this.#count = 0;
+  }
+}
