@@ -21,7 +21,7 @@ export const UTC_SECOND_LENGTH = 20;
 export function writeUint(buf: Uint8Array, pos: number, n: number): number {
   let digits = 1;
   for (let t = n; t >= 10; t = Math.floor(t / 10)) digits++;
-  let end = pos + digits;
+  const end = pos + digits;
   for (let i = end - 1; i >= pos; i--) {
     const q = Math.floor(n / 10);
     buf[i] = ZERO + (n - q * 10);

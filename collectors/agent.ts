@@ -1,0 +1,120 @@
+/**
+ * A running agent: every configured monitor with its collector and events
+ * log, started together and stopped together.
+ *
+ * @module
+ */
+
+import type { AgentConfig, MonitorConfig } from "../config/types.ts";
+import { EventsLog } from "../events/log.ts";
+import { EventTally } from "../events/tally.ts";
+import { Monitor } from "../rules/monitor.ts";
+import type { Collector } from "./collector.ts";
+import { createCollector, describeDevice } from "./create.ts";
+
+/** One monitor of a running agent and what feeds and records it. */
+export interface AgentMonitor {
+  readonly config: MonitorConfig;
+  readonly monitor: Monitor;
+  readonly collector: Collector;
+  readonly log: EventsLog;
+}
+
+/**
+ * Owns the monitors of one agent run.
+ *
+ * @example
+ * ```ts ignore
+ * const agent = await Agent.open(config, { version: "dpu-traceback 0.1.0" });
+ * try {
+ *   await agent.run(AbortSignal.timeout(20_000));
+ * } finally {
+ *   await agent.close();
+ * }
+ * ```
+ */
+export class Agent {
+  /** Monitors in configuration order. */
+  readonly monitors: readonly AgentMonitor[];
+  /** Events seen during this run. */
+  readonly tally: EventTally;
+
+  private constructor(monitors: AgentMonitor[], tally: EventTally) {
+    this.monitors = monitors;
+    this.tally = tally;
+  }
+
+  /**
+   * Creates every collector, then opens every log (a header block each).
+   * On failure, closes whatever it opened and rethrows.
+   */
+  static async open(
+    config: AgentConfig,
+    options: { readonly version: string },
+  ): Promise<Agent> {
+    const tally = new EventTally();
+    // Collectors first: a bad source must fail before any log gets a header.
+    const collectors = config.monitors.map((m) => createCollector(m));
+    const monitors: AgentMonitor[] = [];
+    try {
+      for (const [i, m] of config.monitors.entries()) {
+        const log = await EventsLog.open({
+          path: m.eventLog,
+          version: options.version,
+          device: describeDevice(m),
+          depth: m.depth,
+          samplePeriodNs: m.samplePeriodNs,
+          columns: m.columns,
+          rules: m.rules,
+        });
+        const monitor = new Monitor(m, log, tally.listener);
+        monitors.push({ config: m, monitor, collector: collectors[i], log });
+      }
+    } catch (error) {
+      await Promise.allSettled(monitors.map((m) => m.log.close()));
+      throw error;
+    }
+    return new Agent(monitors, tally);
+  }
+
+  /**
+   * Runs every collector until `signal` aborts or every source has ended.
+   * The first collector failure stops the others and is rethrown once they
+   * have all returned.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    if (signal.aborted) stop.abort();
+    let failure: unknown = undefined;
+    try {
+      await Promise.all(this.monitors.map(async (m) => {
+        try {
+          await m.collector.run(m.monitor, stop.signal);
+        } catch (error) {
+          failure ??= error;
+          stop.abort();
+        }
+      }));
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  /**
+   * Writes what is pending, fsyncs and closes every log. Returns the
+   * failures (one per log that could not finish); never throws.
+   */
+  async close(): Promise<Error[]> {
+    const results = await Promise.allSettled(
+      this.monitors.map((m) => m.log.close()),
+    );
+    return results.flatMap((r) =>
+      r.status === "rejected"
+        ? [r.reason instanceof Error ? r.reason : new Error(String(r.reason))]
+        : []
+    );
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * Command-line parsing. The reference app's invocation
+ * (`dpu-traceback -d 03:00.0 --rules rules.json`) is the `run` command.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import type { SourceKind } from "./types.ts";
+
+/** Options of `run` (and `demo`), as given on the command line. */
+export interface RunOptions {
+  /** `--rules`, `-c` or `--config`. */
+  readonly configFile: string;
+  readonly dataIdsFile?: string;
+  readonly device?: string;
+  readonly eventLog?: string;
+  readonly source?: SourceKind;
+  readonly input?: string;
+  readonly durationS?: number;
+  readonly listen?: string;
+  readonly seed?: number;
+  readonly forceOwnership: boolean;
+  /** No live status line and no closing table. */
+  readonly quiet: boolean;
+}
+
+/** What the command line asks for. */
+export type Command =
+  | { readonly kind: "help" }
+  | { readonly kind: "version" }
+  | {
+    readonly kind: "check-config";
+    readonly configFile: string;
+    readonly dataIdsFile?: string;
+  }
+  | { readonly kind: "run"; readonly options: RunOptions }
+  | {
+    readonly kind: "demo";
+    readonly options: Omit<RunOptions, "configFile"> & { configFile?: string };
+  };
+
+const SOURCES: readonly SourceKind[] = ["doca", "sim", "replay"];
+const COMMANDS = ["run", "check-config", "demo", "help"];
+
+/** The `--help` text. */
+export const USAGE = `Usage:
+  dpu-traceback [run] -d DEVICE --rules FILE [options]   sample, evaluate rules, write events.log
+  dpu-traceback check-config FILE [--data-ids FILE]     validate a config and summarize it
+  dpu-traceback demo                                    20 s on the built-in simulator
+  dpu-traceback --help | --version
+
+Run options:
+  -d, --device DEVICE      PCIe address (03:00.0, 0000:03:00.0), IB device or interface
+  -c, --config, --rules FILE
+                           rules/config file: the reference JSON or our YAML/JSON
+      --data-ids FILE      data IDs in a separate JSON/YAML file (reference form)
+      --event-log FILE     events log path (default events.log; single monitor only)
+      --source SOURCE      doca (default), sim (built-in simulator) or replay
+      --input FILE         CSV capture for --source replay
+      --duration SECONDS   stop after this long (default: until SIGINT/SIGTERM)
+      --listen HOST:PORT   metrics endpoint address (default 0.0.0.0:9477)
+      --seed N             simulator seed
+      --force-ownership    take the diag context over from another owner
+  -q, --quiet              no live status line, no closing event table
+
+Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
+`;
+
+/**
+ * Parses `args` (without the program name). Throws a TypeError with a
+ * one-line message on a usage error.
+ *
+ * @example
+ * ```ts
+ * import { parseCommand } from "./args.ts";
+ * parseCommand(["-d", "03:00.0", "--rules", "rules.json"]).kind; // "run"
+ * ```
+ */
+export function parseCommand(args: readonly string[]): Command {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...args],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        device: { type: "string", short: "d" },
+        rules: { type: "string" },
+        config: { type: "string", short: "c" },
+        "data-ids": { type: "string" },
+        "event-log": { type: "string" },
+        source: { type: "string" },
+        input: { type: "string" },
+        duration: { type: "string" },
+        listen: { type: "string" },
+        seed: { type: "string" },
+        "force-ownership": { type: "boolean" },
+        quiet: { type: "boolean", short: "q" },
+        help: { type: "boolean", short: "h" },
+        version: { type: "boolean", short: "V" },
+      },
+    });
+  } catch (error) {
+    // node:util's messages are multi-line; keep the first sentence.
+    const message = error instanceof Error
+      ? error.message.split("\n")[0]
+      : String(error);
+    throw new TypeError(message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { kind: "help" };
+  if (values.version) return { kind: "version" };
+
+  let command = "run";
+  let rest = positionals;
+  if (positionals.length > 0 && COMMANDS.includes(positionals[0])) {
+    command = positionals[0];
+    rest = positionals.slice(1);
+  }
+  if (command === "help") return { kind: "help" };
+
+  if (
+    values.rules !== undefined && values.config !== undefined &&
+    values.rules !== values.config
+  ) {
+    throw new TypeError(
+      "--rules and --config name the same file; give one of them",
+    );
+  }
+  const configFile = values.rules ?? values.config;
+
+  if (command === "check-config") {
+    if (rest.length > 1) {
+      throw new TypeError(`check-config takes one file, got ${rest.length}`);
+    }
+    const file = rest[0] ?? configFile;
+    if (file === undefined) throw new TypeError("check-config needs a FILE");
+    return {
+      kind: "check-config",
+      configFile: file,
+      dataIdsFile: values["data-ids"],
+    };
+  }
+  if (rest.length > 0) throw new TypeError(`unexpected argument "${rest[0]}"`);
+
+  const options = {
+    dataIdsFile: values["data-ids"],
+    device: values.device,
+    eventLog: values["event-log"],
+    source: parseSource(values.source),
+    input: values.input,
+    durationS: parseDuration(values.duration),
+    listen: values.listen === undefined
+      ? undefined
+      : parseListen(values.listen, "--listen"),
+    seed: parseSeed(values.seed),
+    forceOwnership: values["force-ownership"] ?? false,
+    quiet: values.quiet ?? false,
+  };
+  if (command === "demo") {
+    return { kind: "demo", options: { ...options, configFile } };
+  }
+  if (configFile === undefined) {
+    throw new TypeError(
+      "missing the rules file: --rules FILE (or -c/--config FILE)",
+    );
+  }
+  return { kind: "run", options: { ...options, configFile } };
+}
+
+function parseSource(value: string | undefined): SourceKind | undefined {
+  if (value === undefined) return undefined;
+  if (!(SOURCES as readonly string[]).includes(value)) {
+    throw new TypeError(
+      `--source must be one of ${SOURCES.join(", ")}, got "${value}"`,
+    );
+  }
+  return value as SourceKind;
+}
+
+function parseDuration(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
+    throw new TypeError(
+      `--duration must be a positive number of seconds, got "${value}"`,
+    );
+  }
+  return n;
+}
+
+function parseSeed(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n)) {
+    throw new TypeError(
+      `--seed must be a non-negative integer, got "${value}"`,
+    );
+  }
+  return n;
+}
+
+/**
+ * Checks a `HOST:PORT` listen address (IPv6 hosts in brackets) and returns
+ * it unchanged. Throws a TypeError naming `what` otherwise.
+ */
+export function parseListen(value: string, what: string): string {
+  const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/.exec(
+    value,
+  );
+  const port = match ? Number(match[2]) : 0;
+  if (!match || port < 1 || port > 65535) {
+    throw new TypeError(
+      `${what} must be HOST:PORT with a port from 1 to 65535, got "${value}"`,
+    );
+  }
+  return value;
+}

@@ -1,0 +1,127 @@
+/**
+ * The short human summary printed by `dpu-traceback check-config FILE`, so
+ * an operator can confirm what the agent understood (which form, which
+ * monitor writes where, and each rule spelled out) before deploying.
+ *
+ * @module
+ */
+
+import type {
+  AgentConfig,
+  ComparisonType,
+  MonitorConfig,
+  RuleConfig,
+} from "./types.ts";
+
+/**
+ * The relation each rule type tests, for the one-line rule summary. `inc_gt`
+ * matches once the counter has risen by at least the value (the reference's
+ * `cur >= target`), hence `>=` despite its name.
+ */
+const OPERATOR: Readonly<Record<ComparisonType, string>> = {
+  gt: ">",
+  lt: "<",
+  dt_gt: ">",
+  dt_lt: "<",
+  inc_gt: ">=",
+};
+
+/** Bytes per ring slot value: u64 stored as two u32 halves. */
+const BYTES_PER_VALUE = 8;
+
+/**
+ * Summarizes a configuration in a few lines: the form and listen address,
+ * then per monitor its source, period, depth and ring size, log path,
+ * columns and rules (e.g. `"Rx Bytes/s > 1MeBs": dt_gt port_0_rx_bytes > 1048576`).
+ *
+ * @example Usage
+ * ```ts
+ * import { describeConfig } from "./describe.ts";
+ * import { parseConfig } from "./load.ts";
+ * const text = `{"data-ids": [{"name": "rx", "data_id": "0x1"}], "rules": []}`;
+ * console.log(describeConfig(parseConfig(text, "rules.json")));
+ * ```
+ */
+export function describeConfig(config: AgentConfig): string {
+  const count = config.monitors.length;
+  const lines = [
+    `${config.file}: ${config.form} form, ${count} monitor${
+      count === 1 ? "" : "s"
+    }, metrics on ${config.listen}${
+      config.forceOwnership ? ", force ownership" : ""
+    }`,
+  ];
+  for (const monitor of config.monitors) {
+    lines.push(...describeMonitor(monitor));
+  }
+  return lines.join("\n");
+}
+
+function describeMonitor(m: MonitorConfig): string[] {
+  const slots = m.depth * 2;
+  const ringBytes = slots * (m.columns.length + 1) * BYTES_PER_VALUE;
+  const details = [
+    `source ${m.source}`,
+    ...(m.device === undefined ? [] : [`device ${m.device}`]),
+    ...(m.input === undefined ? [] : [`input ${m.input}`]),
+    ...(m.source === "sim" ? [`seed ${m.seed}`] : []),
+  ];
+  const lines = [
+    `monitor ${m.name}: ${details.join(", ")}`,
+    `  sample period ${m.samplePeriodNs} ns (${
+      formatRate(1e9 / m.samplePeriodNs)
+    }), depth ${m.depth} samples, ring ${slots} samples (${
+      formatBytes(ringBytes)
+    })`,
+    `  event log ${m.eventLog}`,
+    `  columns (${m.columns.length}):`,
+    ...m.columns.map((c, i) => `    [${i}] ${c.name} ${c.dataId}`),
+    `  rules (${m.rules.length}):${m.rules.length === 0 ? " none" : ""}`,
+    ...m.rules.map((r) => `    ${describeRule(r, m)}`),
+  ];
+  return lines;
+}
+
+/**
+ * One rule on one line, e.g.
+ * `"Rx Bytes/s > 1MeBs": dt_gt port_0_rx_bytes > 1048576`.
+ *
+ * @example Usage
+ * ```ts
+ * import { describeRule } from "./describe.ts";
+ * const monitor = { columns: [{ name: "rx", dataId: "0x0000000000000001" }] };
+ * describeRule({ name: "busy", column: 0, comparisonType: "gt", comparisonValue: 5n }, monitor);
+ * // '"busy": gt rx > 5'
+ * ```
+ */
+export function describeRule(
+  rule: RuleConfig,
+  monitor: Pick<MonitorConfig, "columns">,
+): string {
+  const column = monitor.columns[rule.column]?.name ?? `column ${rule.column}`;
+  return `${JSON.stringify(rule.name)}: ${rule.comparisonType} ${column} ${
+    OPERATOR[rule.comparisonType]
+  } ${rule.comparisonValue}`;
+}
+
+function formatRate(hz: number): string {
+  if (hz >= 1e6) return `${trim(hz / 1e6)} MHz`;
+  if (hz >= 1e3) return `${trim(hz / 1e3)} kHz`;
+  return `${trim(hz)} Hz`;
+}
+
+function formatBytes(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${trim(value)} ${units[unit]}`;
+}
+
+/** At most three significant decimals, without trailing zeros. */
+function trim(value: number): string {
+  return String(Number(value.toPrecision(3)));
+}

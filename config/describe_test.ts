@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import { describeConfig, describeRule } from "./describe.ts";
+import { parseConfig } from "./load.ts";
+
+Deno.test("describeConfig() summarizes a reference config", () => {
+  const config = parseConfig(
+    `{"diag_sample_period_ns": 100000, "sample_history_depth": 1024,
+      "data-ids": [{"name": "port_0_rx_bytes", "data_id": "0x1020000100000000"}],
+      "rules": [{"name": "Rx Bytes/s > 1MeBs", "data_id": "0x1020000100000000",
+                 "comparison_type": "differential_greater_than", "comparison_value": 1048576}]}`,
+    "rules.json",
+  );
+  assert.equal(
+    describeConfig(config),
+    [
+      "rules.json: reference form, 1 monitor, metrics on 0.0.0.0:9477",
+      "monitor nic: source doca",
+      "  sample period 100000 ns (10 kHz), depth 1024 samples, ring 2048 samples (32 KiB)",
+      "  event log events.log",
+      "  columns (1):",
+      "    [0] port_0_rx_bytes 0x1020000100000000",
+      "  rules (1):",
+      '    "Rx Bytes/s > 1MeBs": dt_gt port_0_rx_bytes > 1048576',
+    ].join("\n"),
+  );
+});
+
+Deno.test("describeConfig() lists every monitor with its settings", () => {
+  const config = parseConfig(
+    `
+listen: "127.0.0.1:9500"
+force_ownership: true
+monitors:
+  - name: nic
+    source: sim
+    seed: 7
+    sample_period_ns: 1000
+    depth: 10000
+    event_log: demo-out/events.log
+    columns:
+      - {name: rx, data_id: "0x1"}
+      - {name: cnp, data_id: "0x2"}
+    rules:
+      - {name: "quiet", column: rx, comparison_type: differential_less_than, comparison_value: 10}
+      - {name: "cnp storm", data_id: "0x2", comparison_type: inc_gt, comparison_value: "18446744073709551615"}
+  - name: old
+    source: replay
+    input: capture.csv
+    columns: [{name: x, data_id: "0x3"}]
+`,
+    "demo.yaml",
+  );
+  const text = describeConfig(config);
+  const lines = text.split("\n");
+  assert.equal(
+    lines[0],
+    "demo.yaml: agent form, 2 monitors, metrics on 127.0.0.1:9500, force ownership",
+  );
+  assert.ok(lines.includes("monitor nic: source sim, seed 7"));
+  assert.ok(
+    lines.includes(
+      "  sample period 1000 ns (1 MHz), depth 10000 samples, ring 20000 samples (469 KiB)",
+    ),
+  );
+  assert.ok(lines.includes("  event log demo-out/events.log"));
+  assert.ok(lines.includes("    [1] cnp 0x0000000000000002"));
+  assert.ok(lines.includes('    "quiet": dt_lt rx < 10'));
+  assert.ok(
+    lines.includes('    "cnp storm": inc_gt cnp >= 18446744073709551615'),
+  );
+  assert.ok(lines.includes("monitor old: source replay, input capture.csv"));
+  assert.ok(lines.includes("  event log old-events.log"));
+  assert.ok(lines.includes("  rules (0): none"));
+});
+
+Deno.test("describeRule() spells out each rule type", () => {
+  const monitor = { columns: [{ name: "rx", dataId: "0x0000000000000001" }] };
+  const expected = { gt: ">", lt: "<", dt_gt: ">", dt_lt: "<", inc_gt: ">=" };
+  for (const [type, op] of Object.entries(expected)) {
+    assert.equal(
+      describeRule(
+        {
+          name: "r",
+          column: 0,
+          comparisonType: type as keyof typeof expected,
+          comparisonValue: 5n,
+        },
+        monitor,
+      ),
+      `"r": ${type} rx ${op} 5`,
+    );
+  }
+});

@@ -1,0 +1,391 @@
+/**
+ * Turning configuration problems into one-line errors.
+ *
+ * Every message reads `Cannot load config FILE: PATH WHAT, got VALUE`, where
+ * PATH uses the keys as written in the file (`monitors[1].data-ids[3].data_id`)
+ * and VALUE is looked up in the raw parsed document, never taken from the
+ * validator, so that the operator sees what they wrote.
+ *
+ * @module
+ */
+
+import type { z } from "zod";
+
+/** A path into a parsed document: object keys and array indices. */
+export type ConfigPath = readonly (string | number)[];
+
+/**
+ * What kind of problem a value has; decides the error class.
+ * `type` becomes a `TypeError`, `range` a `RangeError`.
+ */
+export type ProblemKind = "type" | "range";
+
+/** A file being validated: its name for messages and its raw parsed value. */
+export interface ConfigSource {
+  /** File name as the operator gave it. */
+  readonly file: string;
+  /** The document as parsed, before validation (see `document.ts`). */
+  readonly doc: unknown;
+}
+
+/** The longest `got` value we print; whole objects can be large. */
+const MAX_VALUE_CHARS = 120;
+
+/** Keys that can be printed bare in a path; anything else is quoted. */
+const PLAIN_KEY = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * Formats a path the way an operator would point at the value.
+ *
+ * @example Usage
+ * ```ts
+ * import { formatPath } from "./errors.ts";
+ * formatPath(["monitors", 1, "data-ids", 3, "data_id"]); // "monitors[1].data-ids[3].data_id"
+ * formatPath([]); // "top level"
+ * ```
+ */
+export function formatPath(path: ConfigPath): string {
+  if (path.length === 0) return "top level";
+  let out = "";
+  for (const segment of path) {
+    if (typeof segment === "number") out += `[${segment}]`;
+    else if (!PLAIN_KEY.test(segment)) out += `[${JSON.stringify(segment)}]`;
+    else out += out === "" ? segment : `.${segment}`;
+  }
+  return out;
+}
+
+/**
+ * Looks a value up by path in a raw parsed document. Returns `undefined`
+ * when any step is missing. This is the one place `got …` values come from.
+ *
+ * @example Usage
+ * ```ts
+ * import { lookup } from "./errors.ts";
+ * lookup({ rules: [{ name: "a" }] }, ["rules", 0, "name"]); // "a"
+ * ```
+ */
+export function lookup(doc: unknown, path: ConfigPath): unknown {
+  let value = doc;
+  for (const segment of path) {
+    if (typeof segment === "number") {
+      if (!Array.isArray(value) || segment >= value.length) return undefined;
+      value = value[segment];
+    } else {
+      if (!isRecord(value) || !Object.hasOwn(value, segment)) return undefined;
+      value = value[segment];
+    }
+  }
+  return value;
+}
+
+/**
+ * Renders a raw value as JSON on one line, for the `got …` part of a message.
+ * Integers too large for a `number` arrive as `bigint` and print as their
+ * digits; a missing value prints as `nothing`.
+ *
+ * @example Usage
+ * ```ts
+ * import { formatValue } from "./errors.ts";
+ * formatValue("gte"); // "\"gte\""
+ * formatValue(9007199254740993n); // "9007199254740993"
+ * ```
+ */
+export function formatValue(value: unknown): string {
+  if (value === undefined) return "nothing";
+  const text = toJson(value, new Set());
+  return text.length > MAX_VALUE_CHARS
+    ? text.slice(0, MAX_VALUE_CHARS - 1) + "…"
+    : text;
+}
+
+/**
+ * JSON.stringify, except that bigints print as their digits, non-finite
+ * numbers as `Infinity`/`NaN`, and cycles (YAML aliases can make them) as
+ * `[Circular]`: the message must never fail to render.
+ */
+function toJson(value: unknown, seen: Set<object>): string {
+  switch (typeof value) {
+    case "bigint":
+      return value.toString();
+    case "number":
+      return Number.isFinite(value) ? JSON.stringify(value) : String(value);
+    case "string":
+    case "boolean":
+      return JSON.stringify(value);
+    case "object": {
+      if (value === null) return "null";
+      if (seen.has(value)) return "[Circular]";
+      seen.add(value);
+      try {
+        if (Array.isArray(value)) {
+          return `[${
+            value.map((v) => v === undefined ? "null" : toJson(v, seen)).join(
+              ",",
+            )
+          }]`;
+        }
+        const parts: string[] = [];
+        for (const [k, v] of Object.entries(value)) {
+          if (v !== undefined) {
+            parts.push(`${JSON.stringify(k)}:${toJson(v, seen)}`);
+          }
+        }
+        return `{${parts.join(",")}}`;
+      } finally {
+        seen.delete(value);
+      }
+    }
+    default:
+      return String(value);
+  }
+}
+
+/**
+ * Builds the error for a value problem at `path` in `source`.
+ *
+ * @example Usage
+ * ```ts
+ * import { configError } from "./errors.ts";
+ * const source = { file: "rules.json", doc: { rules: [{ comparison_type: "gte" }] } };
+ * const err = configError(source, ["rules", 0, "comparison_type"], "must be one of gt, lt", "type");
+ * err.message; // 'Cannot load config rules.json: rules[0].comparison_type must be one of gt, lt, got "gte"'
+ * ```
+ */
+export function configError(
+  source: ConfigSource,
+  path: ConfigPath,
+  what: string,
+  kind: ProblemKind,
+): TypeError | RangeError {
+  const message = `Cannot load config ${source.file}: ${formatPath(path)} ${
+    oneLine(what)
+  }, got ${formatValue(lookup(source.doc, path))}`;
+  return kind === "range" ? new RangeError(message) : new TypeError(message);
+}
+
+/**
+ * Builds the error for text that does not parse, with a 1-based position.
+ *
+ * @example Usage
+ * ```ts
+ * import { syntaxError } from "./errors.ts";
+ * syntaxError("a.json", "invalid JSON", 2, 9, "expected double-quoted property name").message;
+ * // "Cannot load config a.json: invalid JSON at line 2, column 9: expected double-quoted property name"
+ * ```
+ */
+export function syntaxError(
+  file: string,
+  what: string,
+  line: number,
+  column: number,
+  detail: string,
+): SyntaxError {
+  return new SyntaxError(
+    `Cannot load config ${file}: ${what} at line ${line}, column ${column}: ${
+      oneLine(detail)
+    }`,
+  );
+}
+
+/**
+ * Builds an error about the file as a whole (not one value in it).
+ *
+ * @example Usage
+ * ```ts
+ * import { fileError } from "./errors.ts";
+ * fileError("x.yaml", "file not found").message; // "Cannot load config x.yaml: file not found"
+ * ```
+ */
+export function fileError(
+  file: string,
+  what: string,
+  options?: ErrorOptions,
+): Error {
+  return new Error(`Cannot load config ${file}: ${oneLine(what)}`, options);
+}
+
+/**
+ * Builds the error for a problem with a document as a whole that is not
+ * about one value, such as combining two sources of data IDs.
+ *
+ * @example Usage
+ * ```ts
+ * import { documentError } from "./errors.ts";
+ * documentError("a.yaml", "is not usable here").message; // "Cannot load config a.yaml: is not usable here"
+ * ```
+ */
+export function documentError(file: string, what: string): TypeError {
+  return new TypeError(`Cannot load config ${file}: ${oneLine(what)}`);
+}
+
+/**
+ * The message fragment for a key the schema does not know, with a
+ * suggestion when one of the known keys is a likely intended spelling.
+ *
+ * @example Usage
+ * ```ts
+ * import { unknownKeyProblem } from "./errors.ts";
+ * unknownKeyProblem("comparision_type", ["name", "comparison_type"]);
+ * // 'is not a known key (did you mean "comparison_type"?); expected one of name, comparison_type'
+ * ```
+ */
+export function unknownKeyProblem(
+  key: string,
+  known: readonly string[],
+  suggestAlso: readonly string[] = [],
+): string {
+  const guess = closest(key, [...known, ...suggestAlso]);
+  const hint = guess === undefined ? "" : ` (did you mean "${guess}"?)`;
+  return `is not a known key${hint}; expected one of ${known.join(", ")}`;
+}
+
+/** Finds a candidate within a small edit distance, if any. */
+function closest(
+  key: string,
+  candidates: readonly string[],
+): string | undefined {
+  const wanted = key.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Math.max(1, Math.floor(key.length / 3)) + 1;
+  for (const candidate of candidates) {
+    const distance = editDistance(wanted, candidate.toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** Optimal string alignment distance: Levenshtein plus adjacent swaps. */
+function editDistance(a: string, b: string): number {
+  const rows = a.length + 1;
+  const cols = b.length + 1;
+  const d: number[] = new Array(rows * cols).fill(0);
+  for (let i = 0; i < rows; i++) d[i * cols] = i;
+  for (let j = 0; j < cols; j++) d[j] = j;
+  for (let i = 1; i < rows; i++) {
+    for (let j = 1; j < cols; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(
+        d[(i - 1) * cols + j] + 1,
+        d[i * cols + j - 1] + 1,
+        d[(i - 1) * cols + j - 1] + cost,
+      );
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        v = Math.min(v, d[(i - 2) * cols + j - 2] + 1);
+      }
+      d[i * cols + j] = v;
+    }
+  }
+  return d[rows * cols - 1];
+}
+
+/**
+ * The position of `path` in document order, for picking the first problem:
+ * each step is the index of the array element or of the key among its
+ * object's keys (parsers keep keys in file order). A missing key sorts after
+ * its siblings.
+ *
+ * @example Usage
+ * ```ts
+ * import { documentOrder } from "./errors.ts";
+ * documentOrder({ b: 1, a: [0, 1] }, ["a", 1]); // [1, 1]
+ * ```
+ */
+export function documentOrder(doc: unknown, path: ConfigPath): number[] {
+  const order: number[] = [];
+  let value = doc;
+  for (const segment of path) {
+    if (typeof segment === "number") {
+      order.push(segment);
+      value = Array.isArray(value) ? value[segment] : undefined;
+    } else if (isRecord(value)) {
+      const keys = Object.keys(value);
+      const index = keys.indexOf(segment);
+      order.push(index === -1 ? keys.length : index);
+      value = index === -1 ? undefined : value[segment];
+    } else {
+      order.push(Number.MAX_SAFE_INTEGER);
+      value = undefined;
+    }
+  }
+  return order;
+}
+
+/**
+ * Compares two {@linkcode documentOrder} results; a parent sorts before its
+ * children.
+ *
+ * @example Usage
+ * ```ts
+ * import { compareOrder } from "./errors.ts";
+ * [[1, 0], [0, 5], [1]].sort(compareOrder); // [[0, 5], [1], [1, 0]]
+ * ```
+ */
+export function compareOrder(
+  a: readonly number[],
+  b: readonly number[],
+): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    if (a[i] !== b[i]) return a[i] - b[i];
+  }
+  return a.length - b.length;
+}
+
+/**
+ * Builds the error for the first of a validator's issues in document order.
+ * The message comes from the schema (see `schema.ts`); the `got` value and
+ * the "is required" wording come from the raw document.
+ *
+ * @example Usage
+ * ```ts
+ * import { issueError } from "./errors.ts";
+ * const source = { file: "a.yaml", doc: { depth: 0 } };
+ * issueError(source, [{ code: "custom", path: ["depth"], message: "must be at least 1", params: { kind: "range" }, input: 0 }]);
+ * // RangeError: Cannot load config a.yaml: depth must be at least 1, got 0
+ * ```
+ */
+export function issueError(
+  source: ConfigSource,
+  issues: readonly z.core.$ZodIssue[],
+): TypeError | RangeError {
+  const problems = issues.map((issue) => {
+    const base = issue.path.map((s) => typeof s === "symbol" ? String(s) : s);
+    if (issue.code === "unrecognized_keys") {
+      return {
+        path: [...base, issue.keys[0]],
+        what: issue.message,
+        kind: "type" as const,
+      };
+    }
+    const missing = issue.code === "invalid_type" &&
+      lookup(source.doc, base) === undefined;
+    const kind: ProblemKind = issue.code === "custom"
+      ? (issue.params?.kind === "range" ? "range" : "type")
+      : issue.code === "too_small" || issue.code === "too_big"
+      ? "range"
+      : "type";
+    return { path: base, what: missing ? "is required" : issue.message, kind };
+  });
+  if (problems.length === 0) {
+    throw new TypeError("issueError needs at least one issue");
+  }
+  const ordered = problems
+    .map((p) => ({ p, order: documentOrder(source.doc, p.path) }))
+    .sort((a, b) => compareOrder(a.order, b.order));
+  const first = ordered[0].p;
+  return configError(source, first.path, first.what, first.kind);
+}
+
+/** Keeps messages on one line even if a value or library text has breaks. */
+function oneLine(text: string): string {
+  return text.replace(/\s*[\r\n]+\s*/g, " ");
+}
+
+/** A plain object (not an array or null). */
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

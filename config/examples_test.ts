@@ -1,0 +1,46 @@
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { describeConfig } from "./describe.ts";
+import { loadConfig } from "./load.ts";
+
+const DEPLOY = new URL("../deploy/", import.meta.url);
+
+function deployFile(name: string): string {
+  return fileURLToPath(new URL(name, DEPLOY));
+}
+
+Deno.test("deploy/example-config.yaml loads as the agent form", async () => {
+  const config = await loadConfig(
+    deployFile("example-config.yaml"),
+  );
+  assert.equal(config.form, "agent");
+  assert.deepEqual(config.monitors.map((m) => m.name), ["nic", "pcie"]);
+  assert.ok(config.monitors.every((m) => m.device === "03:00.0"));
+  assert.equal(
+    config.monitors[0].rules[3].comparisonValue,
+    18446744073709000000n,
+  );
+  assert.match(
+    describeConfig(config),
+    /"PCIe max read latency > 4 us for 5 s": gt/,
+  );
+});
+
+Deno.test("deploy/example-rules.json loads as the reference form", async () => {
+  const config = await loadConfig(
+    deployFile("example-rules.json"),
+  );
+  assert.equal(config.form, "reference");
+  assert.deepEqual(
+    config.monitors[0].rules.map((r) => r.comparisonType),
+    ["dt_gt", "inc_gt", "dt_gt"],
+  );
+});
+
+Deno.test("deploy/example-rules-only.json loads with --data-ids", async () => {
+  const config = await loadConfig(
+    deployFile("example-rules-only.json"),
+    { dataIdsFile: deployFile("example-data-ids.json") },
+  );
+  assert.deepEqual(config.monitors[0].rules.map((r) => r.column), [0, 3]);
+});

@@ -1,0 +1,203 @@
+/**
+ * Loading a configuration file in either form into an
+ * {@linkcode AgentConfig}.
+ *
+ * The form is told by structure, not by file name: a top-level `monitors`
+ * key means our agent form, anything else is the reference app's rules
+ * JSON, accepted verbatim. Every failure is a built-in error class with a
+ * one-line message naming the file, the path as written and the value found
+ * there, e.g. `Cannot load config rules.json: rules[2].comparison_type must be
+ * one of gt, lt, dt_gt, dt_lt, inc_gt (or their long forms), got "gte"`.
+ *
+ * @module
+ */
+
+import type { z } from "zod";
+import { parseDocumentText } from "./document.ts";
+import {
+  configError,
+  type ConfigPath,
+  type ConfigSource,
+  documentError,
+  fileError,
+  issueError,
+} from "./errors.ts";
+import {
+  type ExternalColumns,
+  normalizeAgent,
+  normalizeReference,
+} from "./normalize.ts";
+import {
+  agentSchema,
+  columnsSchema,
+  dataIdsObjectSchema,
+  referenceSchema,
+} from "./schema.ts";
+import type { AgentConfig } from "./types.ts";
+
+/** Options of {@linkcode loadConfig}. */
+export interface LoadConfigOptions {
+  /**
+   * A `--data-ids` file supplying the reference form's data IDs: a list of
+   * `{name, data_id}` or an object with a `data-ids` list, in JSON or YAML.
+   */
+  readonly dataIdsFile?: string;
+}
+
+/** Options of {@linkcode parseConfig}. */
+export interface ParseConfigOptions {
+  /** Text of a `--data-ids` file (see {@linkcode LoadConfigOptions}). */
+  readonly dataIdsText?: string;
+  /**
+   * Name of that file, for messages and to pick JSON (`.json`) or YAML;
+   * defaults to `--data-ids`.
+   */
+  readonly dataIdsFile?: string;
+}
+
+/**
+ * Reads and validates a configuration file (and a `--data-ids` file, if
+ * given).
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { loadConfig } from "./load.ts";
+ * const config = await loadConfig("/etc/dpu-traceback/config.yaml");
+ * console.log(config.monitors.map((m) => m.name));
+ * ```
+ *
+ * @param path The configuration file, YAML or JSON.
+ * @param options Where to read the reference form's data IDs from instead.
+ * @returns The normalized configuration.
+ * @throws {TypeError | RangeError | SyntaxError} When the configuration is
+ * invalid; `Deno.errors.NotFound` when a file does not exist.
+ */
+export async function loadConfig(
+  path: string,
+  options: LoadConfigOptions = {},
+): Promise<AgentConfig> {
+  const text = await readConfigText(path);
+  if (options.dataIdsFile === undefined) return parseConfig(text, path);
+  const dataIdsText = await readConfigText(options.dataIdsFile);
+  return parseConfig(text, path, {
+    dataIdsText,
+    dataIdsFile: options.dataIdsFile,
+  });
+}
+
+/**
+ * Validates configuration text. Pure: reads no files.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseConfig } from "./load.ts";
+ * const config = parseConfig(
+ *   `{"data-ids": [{"name": "port_0_rx_bytes", "data_id": "0x1020000100000000"}],
+ *     "rules": [{"name": "Rx Bytes/s > 1MeBs", "data_id": "0x1020000100000000",
+ *                "comparison_type": "differential_greater_than", "comparison_value": 1048576}]}`,
+ *   "rules.json",
+ * );
+ * config.monitors[0].rules[0].comparisonType; // "dt_gt"
+ * ```
+ *
+ * @param text The file's text.
+ * @param file The file's name: for messages, and `.json` selects JSON.
+ * @param options The text of a `--data-ids` file, if any.
+ * @returns The normalized configuration.
+ * @throws {TypeError | RangeError | SyntaxError} When the configuration is
+ * invalid.
+ */
+export function parseConfig(
+  text: string,
+  file: string,
+  options: ParseConfigOptions = {},
+): AgentConfig {
+  if (options.dataIdsFile !== undefined && options.dataIdsText === undefined) {
+    throw new TypeError(
+      "parseConfig: options.dataIdsFile needs options.dataIdsText (loadConfig reads the file)",
+    );
+  }
+  const source: ConfigSource = { file, doc: parseDocumentText(text, file) };
+  const doc = source.doc;
+  if (doc === null || doc === undefined) {
+    throw configError(
+      source,
+      [],
+      `is empty; expected ${FORMS}`,
+      "type",
+    );
+  }
+  if (typeof doc !== "object" || Array.isArray(doc)) {
+    throw configError(source, [], `must be an object: ${FORMS}`, "type");
+  }
+  if (Object.hasOwn(doc, "monitors")) {
+    if (options.dataIdsText !== undefined) {
+      throw documentError(
+        file,
+        `a --data-ids file (${
+          options.dataIdsFile ?? "--data-ids"
+        }) applies only to the reference form; in this file each monitor lists its own columns`,
+      );
+    }
+    return normalizeAgent(validate(agentSchema, source), source);
+  }
+  const external = options.dataIdsText === undefined
+    ? undefined
+    : parseDataIds(options.dataIdsText, options.dataIdsFile ?? "--data-ids");
+  return normalizeReference(
+    validate(referenceSchema, source),
+    source,
+    external,
+  );
+}
+
+const FORMS = "monitors (agent form) or data-ids and rules (reference form)";
+
+/** A `--data-ids` file: a bare list or an object with a `data-ids` list. */
+function parseDataIds(text: string, file: string): ExternalColumns {
+  const source: ConfigSource = { file, doc: parseDocumentText(text, file) };
+  if (Array.isArray(source.doc)) {
+    return { columns: validate(columnsSchema, source), source, path: [] };
+  }
+  if (typeof source.doc === "object" && source.doc !== null) {
+    const path: ConfigPath = ["data-ids"];
+    return {
+      columns: validate(dataIdsObjectSchema, source)["data-ids"],
+      source,
+      path,
+    };
+  }
+  throw configError(
+    source,
+    [],
+    "must be a list of {name, data_id} or an object with a data-ids list",
+    "type",
+  );
+}
+
+/** Runs a schema; on failure throws the first problem in document order. */
+function validate<T>(schema: z.ZodType<T>, source: ConfigSource): T {
+  const result = schema.safeParse(source.doc);
+  if (!result.success) throw issueError(source, result.error.issues);
+  return result.data;
+}
+
+/** Reads a file, keeping the error class but saying which config it was. */
+async function readConfigText(path: string): Promise<string> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      throw new Deno.errors.NotFound(
+        fileError(path, "file not found").message,
+        { cause: error },
+      );
+    }
+    if (error instanceof Error) {
+      throw fileError(path, `cannot read it: ${error.message}`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,318 @@
+/**
+ * From a validated document to the one {@linkcode AgentConfig} shape: fill
+ * defaults and check what a schema cannot see, namely unique names, unique
+ * data IDs, rules that point at declared columns, and distinct event logs.
+ *
+ * @module
+ */
+
+import { posix } from "node:path";
+import {
+  configError,
+  type ConfigPath,
+  type ConfigSource,
+  formatPath,
+} from "./errors.ts";
+import type {
+  AgentDocument,
+  ColumnDocument,
+  MonitorDocument,
+  ReferenceDocument,
+} from "./schema.ts";
+import {
+  type AgentConfig,
+  type ColumnConfig,
+  DEFAULTS,
+  type MonitorConfig,
+  type RuleConfig,
+} from "./types.ts";
+
+/** Data IDs that came from a separate `--data-ids` file. */
+export interface ExternalColumns {
+  /** The validated entries. */
+  readonly columns: readonly ColumnDocument[];
+  /** That file, for messages. */
+  readonly source: ConfigSource;
+  /** Where the list sits in that file: `[]` or `["data-ids"]`. */
+  readonly path: ConfigPath;
+}
+
+/** The monitor a reference-form file describes. */
+const REFERENCE_MONITOR = "nic";
+
+/**
+ * Normalizes the reference app's rules JSON: one `doca` monitor named
+ * `nic` that writes `events.log`. The data IDs come from the file or from
+ * `external`, never both.
+ *
+ * @example Usage
+ * ```ts
+ * import { normalizeReference } from "./normalize.ts";
+ * const doc = { "data-ids": [{ name: "rx", data_id: "0x0000000000000001" }], rules: [] };
+ * normalizeReference(doc, { file: "rules.json", doc }).monitors[0].name; // "nic"
+ * ```
+ */
+export function normalizeReference(
+  doc: ReferenceDocument,
+  source: ConfigSource,
+  external?: ExternalColumns,
+): AgentConfig {
+  let declared: Columns;
+  if (external !== undefined) {
+    if (doc["data-ids"] !== undefined) {
+      throw configError(
+        source,
+        ["data-ids"],
+        `is also given by the --data-ids file ${external.source.file}; use one or the other`,
+        "type",
+      );
+    }
+    declared = checkColumns(external.columns, external.source, external.path);
+  } else {
+    if (doc["data-ids"] === undefined) {
+      throw configError(
+        source,
+        ["data-ids"],
+        "is required (or give the data IDs in a --data-ids file)",
+        "type",
+      );
+    }
+    declared = checkColumns(doc["data-ids"], source, ["data-ids"]);
+  }
+  const rules = (doc.rules ?? []).map((rule, i): RuleConfig => {
+    const column = declared.byDataId.get(rule.data_id);
+    if (column === undefined) {
+      throw configError(
+        source,
+        ["rules", i, "data_id"],
+        `${rule.data_id} is not one of the declared data IDs (${
+          listSome(declared.columns.map((c) => c.dataId))
+        })`,
+        "type",
+      );
+    }
+    return {
+      name: rule.name,
+      column,
+      comparisonType: rule.comparison_type,
+      comparisonValue: rule.comparison_value,
+    };
+  });
+  const monitor: MonitorConfig = {
+    name: REFERENCE_MONITOR,
+    source: "doca",
+    samplePeriodNs: doc.diag_sample_period_ns ?? DEFAULTS.samplePeriodNs,
+    depth: doc.sample_history_depth ?? DEFAULTS.depth,
+    columns: declared.columns,
+    rules,
+    eventLog: DEFAULTS.eventLog,
+    seed: DEFAULTS.seed,
+  };
+  return {
+    file: source.file,
+    form: "reference",
+    listen: DEFAULTS.listen,
+    forceOwnership: false,
+    monitors: [monitor],
+  };
+}
+
+/**
+ * Normalizes our agent form.
+ *
+ * @example Usage
+ * ```ts
+ * import { normalizeAgent } from "./normalize.ts";
+ * const doc = { monitors: [{ name: "gpu", columns: [{ name: "temp", data_id: "0x0000000000000001" }] }] };
+ * normalizeAgent(doc, { file: "a.yaml", doc }).monitors[0].eventLog; // "events.log"
+ * ```
+ */
+export function normalizeAgent(
+  doc: AgentDocument,
+  source: ConfigSource,
+): AgentConfig {
+  const names = new Map<string, number>();
+  const logs = new Map<string, number>();
+  const monitors = doc.monitors.map((m, i): MonitorConfig => {
+    const at: ConfigPath = ["monitors", i];
+    const earlier = names.get(m.name);
+    if (earlier !== undefined) {
+      throw configError(
+        source,
+        [...at, "name"],
+        `is already the name of ${formatPath(["monitors", earlier])}`,
+        "type",
+      );
+    }
+    names.set(m.name, i);
+
+    const eventLog = m.event_log ??
+      (doc.monitors.length === 1 ? DEFAULTS.eventLog : `${m.name}-events.log`);
+    const logKey = posix.normalize(eventLog);
+    const sharer = logs.get(logKey);
+    if (sharer !== undefined) {
+      const also = `the event log of ${formatPath(["monitors", sharer])}`;
+      throw configError(
+        source,
+        [...at, "event_log"],
+        m.event_log === undefined
+          ? `defaults to "${eventLog}", which is also ${also}; set a different event_log`
+          : `is also ${also}; give each monitor its own file`,
+        "type",
+      );
+    }
+    logs.set(logKey, i);
+
+    const declared = monitorColumns(m, source, at);
+    const monitor: MonitorConfig = {
+      name: m.name,
+      source: m.source ?? "doca",
+      samplePeriodNs: m.sample_period_ns ?? DEFAULTS.samplePeriodNs,
+      depth: m.depth ?? DEFAULTS.depth,
+      columns: declared.columns,
+      rules: monitorRules(m, declared, source, at),
+      eventLog,
+      seed: m.seed ?? DEFAULTS.seed,
+    };
+    const device = m.device ?? doc.device;
+    return {
+      ...monitor,
+      ...(device === undefined ? {} : { device }),
+      ...(m.input === undefined ? {} : { input: m.input }),
+    };
+  });
+  return {
+    file: source.file,
+    form: "agent",
+    listen: doc.listen ?? DEFAULTS.listen,
+    forceOwnership: doc.force_ownership ?? false,
+    monitors,
+  };
+}
+
+/** A monitor's columns and their lookups. */
+interface Columns {
+  readonly columns: readonly ColumnConfig[];
+  readonly byName: ReadonlyMap<string, number>;
+  readonly byDataId: ReadonlyMap<string, number>;
+}
+
+function monitorColumns(
+  m: MonitorDocument,
+  source: ConfigSource,
+  at: ConfigPath,
+): Columns {
+  if (m.columns !== undefined && m["data-ids"] !== undefined) {
+    throw configError(
+      source,
+      [...at, "data-ids"],
+      "repeats columns (data-ids is another name for it); keep one of the two",
+      "type",
+    );
+  }
+  if (m.columns !== undefined) {
+    return checkColumns(m.columns, source, [...at, "columns"]);
+  }
+  if (m["data-ids"] !== undefined) {
+    return checkColumns(m["data-ids"], source, [...at, "data-ids"]);
+  }
+  throw configError(
+    source,
+    [...at, "columns"],
+    "is required (a list of {name, data_id}; data-ids is accepted too)",
+    "type",
+  );
+}
+
+function monitorRules(
+  m: MonitorDocument,
+  declared: Columns,
+  source: ConfigSource,
+  at: ConfigPath,
+): RuleConfig[] {
+  return (m.rules ?? []).map((rule, j): RuleConfig => {
+    const here: ConfigPath = [...at, "rules", j];
+    let column: number | undefined;
+    if ((rule.column === undefined) === (rule.data_id === undefined)) {
+      throw configError(
+        source,
+        here,
+        "must name its counter with exactly one of column or data_id",
+        "type",
+      );
+    }
+    if (rule.column !== undefined) {
+      column = declared.byName.get(rule.column);
+      if (column === undefined) {
+        throw configError(
+          source,
+          [...here, "column"],
+          `must be one of this monitor's column names (${
+            listSome(declared.columns.map((c) => c.name))
+          })`,
+          "type",
+        );
+      }
+    } else {
+      column = declared.byDataId.get(rule.data_id!);
+      if (column === undefined) {
+        throw configError(
+          source,
+          [...here, "data_id"],
+          `${rule.data_id} is not one of this monitor's data IDs (${
+            listSome(declared.columns.map((c) => c.dataId))
+          })`,
+          "type",
+        );
+      }
+    }
+    return {
+      name: rule.name,
+      column,
+      comparisonType: rule.comparison_type,
+      comparisonValue: rule.comparison_value,
+    };
+  });
+}
+
+/** Checks names and data IDs are unique, and builds the lookups. */
+function checkColumns(
+  entries: readonly ColumnDocument[],
+  source: ConfigSource,
+  at: ConfigPath,
+): Columns {
+  const byName = new Map<string, number>();
+  const byDataId = new Map<string, number>();
+  const columns = entries.map((entry, k): ColumnConfig => {
+    const sameName = byName.get(entry.name);
+    if (sameName !== undefined) {
+      throw configError(
+        source,
+        [...at, k, "name"],
+        `is already the name of ${formatPath([...at, sameName])}`,
+        "type",
+      );
+    }
+    const sameId = byDataId.get(entry.data_id);
+    if (sameId !== undefined) {
+      throw configError(
+        source,
+        [...at, k, "data_id"],
+        `${entry.data_id} is already the data ID of ${
+          formatPath([...at, sameId])
+        }`,
+        "type",
+      );
+    }
+    byName.set(entry.name, k);
+    byDataId.set(entry.data_id, k);
+    return { name: entry.name, dataId: entry.data_id };
+  });
+  return { columns, byName, byDataId };
+}
+
+/** A few list items for a message; a monitor may have 1024 columns. */
+function listSome(items: readonly string[], max = 4): string {
+  if (items.length <= max) return items.join(", ");
+  return `${items.slice(0, max).join(", ")}, … ${items.length} in all`;
+}

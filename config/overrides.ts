@@ -1,0 +1,65 @@
+/**
+ * Command-line options applied over a loaded configuration.
+ *
+ * @module
+ */
+
+import type { RunOptions } from "./args.ts";
+import type { AgentConfig, MonitorConfig } from "./types.ts";
+
+/**
+ * The configuration with the command line's overrides applied and the
+ * combination checked. Throws a TypeError with a one-line message when the
+ * options do not fit the configuration (a usage error).
+ *
+ * @example
+ * ```ts ignore
+ * const config = applyRunOptions(await loadConfig("rules.json"), { source: "sim", forceOwnership: false, quiet: true, configFile: "rules.json" });
+ * ```
+ */
+export function applyRunOptions(
+  config: AgentConfig,
+  options: Omit<RunOptions, "configFile">,
+): AgentConfig {
+  const single = config.monitors.length === 1;
+  if (options.eventLog !== undefined && !single) {
+    throw new TypeError(
+      `--event-log applies to a single monitor, and ${config.file} has ${config.monitors.length}; set event_log per monitor`,
+    );
+  }
+  const monitors = config.monitors.map((m): MonitorConfig => ({
+    ...m,
+    source: options.source ?? m.source,
+    device: options.device ?? m.device,
+    eventLog: options.eventLog ?? m.eventLog,
+    seed: options.seed ?? m.seed,
+    input: options.input ?? m.input,
+  }));
+  const replays = monitors.filter((m) => m.source === "replay");
+  if (options.input !== undefined && replays.length === 0) {
+    throw new TypeError("--input is for --source replay");
+  }
+  if (options.input !== undefined && replays.length > 1) {
+    throw new TypeError(
+      `--input names one capture, and ${replays.length} monitors replay; set input per monitor`,
+    );
+  }
+  for (const m of monitors) {
+    if (m.source === "doca" && (m.device === undefined || m.device === "")) {
+      throw new TypeError(
+        `monitor "${m.name}" reads a device (source doca) and none was given: use -d DEVICE`,
+      );
+    }
+    if (m.source === "replay" && m.input === undefined) {
+      throw new TypeError(
+        `monitor "${m.name}" replays a capture and none was given: use --input FILE`,
+      );
+    }
+  }
+  return {
+    ...config,
+    listen: options.listen ?? config.listen,
+    forceOwnership: options.forceOwnership || config.forceOwnership,
+    monitors,
+  };
+}

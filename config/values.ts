@@ -1,0 +1,343 @@
+/**
+ * Parsers for single configuration values: exact u64 thresholds, data IDs,
+ * names, counts. Each takes a raw parsed value and returns the normalized
+ * value or a problem phrased to follow the field's path in a message
+ * (`rules[0].comparison_value` + ` must not be negative`).
+ *
+ * Raw documents hold integer literals that a `number` cannot represent
+ * exactly as `bigint` (see `document.ts`), so these parsers can tell
+ * `9007199254740993` from `9007199254740992` and say which the file had.
+ *
+ * @module
+ */
+
+import type { ProblemKind } from "./errors.ts";
+import type { ComparisonType, SourceKind } from "./types.ts";
+
+/** The outcome of parsing one value. */
+export type Parsed<T> =
+  | { readonly ok: true; readonly value: T }
+  | {
+    readonly ok: false;
+    readonly problem: string;
+    readonly kind: ProblemKind;
+  };
+
+/** The most columns one monitor may sample (the diag interface's limit). */
+export const MAX_COLUMNS = 1024;
+
+const U64_LIMIT = 1n << 64n;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** The ten accepted spellings of the five rule types. */
+const COMPARISON_TYPES: Readonly<Record<string, ComparisonType>> = {
+  gt: "gt",
+  greater_than: "gt",
+  lt: "lt",
+  less_than: "lt",
+  dt_gt: "dt_gt",
+  differential_greater_than: "dt_gt",
+  dt_lt: "dt_lt",
+  differential_less_than: "dt_lt",
+  inc_gt: "inc_gt",
+  incremental_greater_than: "inc_gt",
+};
+
+const SOURCES: readonly SourceKind[] = ["doca", "sim", "replay"];
+
+const MONITOR_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+const DATA_ID = /^0[xX]([0-9a-fA-F]+)$/;
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+function ok<T>(value: T): Parsed<T> {
+  return { ok: true, value };
+}
+
+function bad<T>(problem: string, kind: ProblemKind = "type"): Parsed<T> {
+  return { ok: false, problem, kind };
+}
+
+const REQUIRED = bad<never>("is required");
+
+/**
+ * Parses an unsigned 64-bit threshold exactly. Accepts a non-negative
+ * integer number up to 2^53 - 1, or a string of decimal digits below 2^64.
+ * A larger unquoted number is refused with the quoted spelling to use,
+ * because a JSON or YAML number above 2^53 may already have been rounded.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseU64 } from "./values.ts";
+ * parseU64("18446744073709551615"); // { ok: true, value: 18446744073709551615n }
+ * parseU64(9007199254740993n).ok; // false: quote it as "9007199254740993"
+ * ```
+ */
+export function parseU64(value: unknown): Parsed<bigint> {
+  switch (typeof value) {
+    case "undefined":
+      return REQUIRED;
+    case "bigint":
+      if (value < 0n) return bad("must not be negative", "range");
+      if (value >= U64_LIMIT) return bad(`${value} is not below 2^64`, "range");
+      if (value > MAX_SAFE) {
+        return bad(
+          `${value} ${tooBigForNumber(`quote it as a string: "${value}"`)}`,
+          "range",
+        );
+      }
+      return ok(value);
+    case "number":
+      if (!Number.isInteger(value)) {
+        return bad("must be a whole number");
+      }
+      if (value < 0) return bad("must not be negative", "range");
+      if (!Number.isSafeInteger(value)) {
+        return bad(
+          tooBigForNumber("quote it as a string of decimal digits"),
+          "range",
+        );
+      }
+      return ok(BigInt(value));
+    case "string": {
+      if (/^[0-9]+$/.test(value)) {
+        const n = BigInt(value);
+        if (n >= U64_LIMIT) return bad(`${value} is not below 2^64`, "range");
+        return ok(n);
+      }
+      if (/^-[0-9]+$/.test(value)) return bad("must not be negative", "range");
+      return bad("must be a whole number written with the digits 0-9 only");
+    }
+    default:
+      return bad(
+        "must be an unsigned integer: a number, or a quoted string of decimal digits",
+      );
+  }
+}
+
+function tooBigForNumber(advice: string): string {
+  return `is not below 2^53, so a JSON or YAML number cannot hold it exactly; ${advice}`;
+}
+
+/**
+ * Parses a 64-bit diag data ID written as `0x` and 1 to 16 hex digits, and
+ * normalizes it to `0x` + 16 lowercase digits. A bare number is refused
+ * (YAML reads `0x1020000100000000` unquoted as an integer) with the quoted
+ * spelling to use.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseDataId } from "./values.ts";
+ * parseDataId("0x1020000100000000"); // { ok: true, value: "0x1020000100000000" }
+ * parseDataId("0xABC"); // { ok: true, value: "0x0000000000000abc" }
+ * ```
+ */
+export function parseDataId(value: unknown): Parsed<string> {
+  if (value === undefined) return REQUIRED;
+  if (typeof value === "string") {
+    const match = DATA_ID.exec(value);
+    if (match === null) {
+      return bad(
+        'must be a hex string such as "0x1020000100000000" (0x and up to 16 hex digits)',
+      );
+    }
+    const digits = match[1];
+    if (digits.length > 16) {
+      return bad(
+        `has ${digits.length} hex digits; a data ID has at most 16`,
+        "range",
+      );
+    }
+    return ok("0x" + digits.toLowerCase().padStart(16, "0"));
+  }
+  if (
+    (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) ||
+    (typeof value === "bigint" && value >= 0n && value < U64_LIMIT)
+  ) {
+    const hex = value.toString(16).padStart(16, "0");
+    return bad(`must be a quoted hex string; write it as "0x${hex}"`);
+  }
+  return bad('must be a quoted hex string such as "0x1020000100000000"');
+}
+
+/**
+ * Parses a rule type, accepting the short and long spellings and returning
+ * the short one.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseComparisonType } from "./values.ts";
+ * parseComparisonType("differential_greater_than"); // { ok: true, value: "dt_gt" }
+ * ```
+ */
+export function parseComparisonType(value: unknown): Parsed<ComparisonType> {
+  if (value === undefined) return REQUIRED;
+  if (typeof value === "string" && Object.hasOwn(COMPARISON_TYPES, value)) {
+    return ok(COMPARISON_TYPES[value]);
+  }
+  return bad(
+    "must be one of gt, lt, dt_gt, dt_lt, inc_gt (or their long forms)",
+  );
+}
+
+/**
+ * Parses a monitor's source kind.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseSource } from "./values.ts";
+ * parseSource("sim"); // { ok: true, value: "sim" }
+ * ```
+ */
+export function parseSource(value: unknown): Parsed<SourceKind> {
+  if (value === undefined) return REQUIRED;
+  const found = SOURCES.find((s) => s === value);
+  return found === undefined
+    ? bad(`must be one of ${SOURCES.join(", ")}`)
+    : ok(found);
+}
+
+/**
+ * Parses a count such as a depth or a period: a whole number from 1 to
+ * 2^53 - 1. Quoted numbers are refused so that a typo cannot hide in a
+ * string.
+ *
+ * @example Usage
+ * ```ts
+ * import { parsePositiveInteger } from "./values.ts";
+ * parsePositiveInteger(10000); // { ok: true, value: 10000 }
+ * parsePositiveInteger(0).ok; // false
+ * ```
+ */
+export function parsePositiveInteger(value: unknown): Parsed<number> {
+  const parsed = parseInteger(value);
+  if (parsed.ok && parsed.value < 1) return bad("must be at least 1", "range");
+  return parsed;
+}
+
+/**
+ * Parses a whole number that a `number` holds exactly.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseInteger } from "./values.ts";
+ * parseInteger(-7); // { ok: true, value: -7 }
+ * ```
+ */
+export function parseInteger(value: unknown): Parsed<number> {
+  if (value === undefined) return REQUIRED;
+  if (typeof value === "bigint") {
+    return bad(
+      `must be at most ${Number.MAX_SAFE_INTEGER} in magnitude`,
+      "range",
+    );
+  }
+  if (typeof value !== "number") {
+    return bad(
+      typeof value === "string"
+        ? "must be a whole number, written without quotes"
+        : "must be a whole number",
+    );
+  }
+  if (!Number.isInteger(value)) return bad("must be a whole number");
+  if (!Number.isSafeInteger(value)) {
+    return bad(
+      `must be at most ${Number.MAX_SAFE_INTEGER} in magnitude`,
+      "range",
+    );
+  }
+  return ok(value);
+}
+
+/**
+ * Parses `true` or `false`. YAML 1.2 reads `yes`/`on` as strings, so those
+ * are refused rather than guessed.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseBoolean } from "./values.ts";
+ * parseBoolean(true); // { ok: true, value: true }
+ * ```
+ */
+export function parseBoolean(value: unknown): Parsed<boolean> {
+  if (value === undefined) return REQUIRED;
+  return typeof value === "boolean" ? ok(value) : bad("must be true or false");
+}
+
+/**
+ * Parses free text that ends up in logs, labels or paths: a non-empty
+ * string without line breaks or other control characters (one would break
+ * the line-oriented events.log and metrics formats).
+ *
+ * @example Usage
+ * ```ts
+ * import { parseText } from "./values.ts";
+ * parseText("Rx Bytes/s > 1MeBs"); // { ok: true, value: "Rx Bytes/s > 1MeBs" }
+ * parseText("").ok; // false
+ * ```
+ */
+export function parseText(value: unknown): Parsed<string> {
+  if (value === undefined) return REQUIRED;
+  if (typeof value !== "string") return bad("must be a string");
+  if (value === "") return bad("must not be empty");
+  if (CONTROL.test(value)) {
+    return bad("must not contain line breaks or other control characters");
+  }
+  return ok(value);
+}
+
+/**
+ * Parses a monitor name: 1 to 64 letters, digits, `_`, `.` or `-`, because
+ * it appears in file names and metric labels.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseMonitorName } from "./values.ts";
+ * parseMonitorName("nic"); // { ok: true, value: "nic" }
+ * ```
+ */
+export function parseMonitorName(value: unknown): Parsed<string> {
+  if (value === undefined) return REQUIRED;
+  if (typeof value !== "string") return bad("must be a string");
+  return MONITOR_NAME.test(value)
+    ? ok(value)
+    : bad("must be 1 to 64 letters, digits, '_', '.' or '-'");
+}
+
+/**
+ * Parses a listen address `HOST:PORT`, with IPv6 hosts in brackets
+ * (`[::1]:9477`) and a port from 1 to 65535. The text is kept as written.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseListen } from "./values.ts";
+ * parseListen("[::1]:9477"); // { ok: true, value: "[::1]:9477" }
+ * parseListen("0.0.0.0:0").ok; // false
+ * ```
+ */
+export function parseListen(value: unknown): Parsed<string> {
+  if (value === undefined) return REQUIRED;
+  if (typeof value !== "string") {
+    return bad('must be a string "HOST:PORT" such as "0.0.0.0:9477"');
+  }
+  const match =
+    /^(?:\[([0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?)\]|([A-Za-z0-9_.-]+)):([0-9]+)$/
+      .exec(value);
+  if (match === null) {
+    const bareIpv6 = (value.match(/:/g)?.length ?? 0) > 1 &&
+      !value.startsWith("[");
+    return bad(
+      bareIpv6
+        ? 'must put an IPv6 host in brackets, as in "[::1]:9477"'
+        : 'must be "HOST:PORT" such as "0.0.0.0:9477" (IPv6 as "[::1]:9477")',
+    );
+  }
+  if (match[1] !== undefined && !match[1].includes(":")) {
+    return bad("must use brackets only around an IPv6 address");
+  }
+  const port = Number(match[3]);
+  if (port < 1 || port > 65535) {
+    return bad(`port ${match[3]} is not between 1 and 65535`, "range");
+  }
+  return ok(value);
+}

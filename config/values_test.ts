@@ -1,0 +1,188 @@
+import assert from "node:assert/strict";
+import {
+  parseBoolean,
+  parseComparisonType,
+  parseDataId,
+  parseInteger,
+  parseListen,
+  parseMonitorName,
+  parsePositiveInteger,
+  parseSource,
+  parseText,
+  parseU64,
+} from "./values.ts";
+
+Deno.test("parseU64() accepts exact numbers and decimal strings", () => {
+  assert.deepEqual(parseU64(0), { ok: true, value: 0n });
+  assert.deepEqual(parseU64(-0), { ok: true, value: 0n });
+  assert.deepEqual(parseU64(1048576), { ok: true, value: 1048576n });
+  assert.deepEqual(parseU64(Number.MAX_SAFE_INTEGER), {
+    ok: true,
+    value: 9007199254740991n,
+  });
+  assert.deepEqual(parseU64("18446744073709551615"), {
+    ok: true,
+    value: 18446744073709551615n,
+  });
+  assert.deepEqual(parseU64("007"), { ok: true, value: 7n });
+});
+
+Deno.test("parseU64() refuses what it cannot hold exactly", () => {
+  const cases: [unknown, "type" | "range", RegExp][] = [
+    [undefined, "type", /^is required$/],
+    [9007199254740992n, "range", /quote it as a string: "9007199254740992"/],
+    [2 ** 60, "range", /quote it as a string of decimal digits/],
+    [
+      18446744073709551616n,
+      "range",
+      /^18446744073709551616 is not below 2\^64$/,
+    ],
+    ["18446744073709551616", "range", /not below 2\^64/],
+    [-1, "range", /negative/],
+    [-9007199254740993n, "range", /negative/],
+    ["-1", "range", /negative/],
+    [0.5, "type", /whole number/],
+    [Infinity, "type", /whole number/],
+    [NaN, "type", /whole number/],
+    ["", "type", /digits/],
+    [" 1", "type", /digits/],
+    ["0x10", "type", /digits/],
+    ["1.0", "type", /digits/],
+    [null, "type", /unsigned integer/],
+    [[1], "type", /unsigned integer/],
+  ];
+  for (const [value, kind, problem] of cases) {
+    const parsed = parseU64(value);
+    assert.equal(parsed.ok, false, String(value));
+    if (!parsed.ok) {
+      assert.equal(parsed.kind, kind, String(value));
+      assert.match(parsed.problem, problem);
+    }
+  }
+});
+
+Deno.test("parseDataId() normalizes to 0x and 16 lowercase digits", () => {
+  assert.deepEqual(parseDataId("0x1020000100000000"), {
+    ok: true,
+    value: "0x1020000100000000",
+  });
+  assert.deepEqual(parseDataId("0xABCdef"), {
+    ok: true,
+    value: "0x0000000000abcdef",
+  });
+  assert.deepEqual(parseDataId("0X1"), {
+    ok: true,
+    value: "0x0000000000000001",
+  });
+  assert.deepEqual(parseDataId("0xffffffffffffffff"), {
+    ok: true,
+    value: "0xffffffffffffffff",
+  });
+});
+
+Deno.test("parseDataId() refuses numbers and malformed strings", () => {
+  const cases: [unknown, "type" | "range", RegExp][] = [
+    [undefined, "type", /^is required$/],
+    [16, "type", /write it as "0x0000000000000010"/],
+    [0x1020000100000000n, "type", /write it as "0x1020000100000000"/],
+    [-1, "type", /such as/],
+    ["0x", "type", /hex string/],
+    ["1020000100000000", "type", /hex string/],
+    ["0x10200001 00000000", "type", /hex string/],
+    ["0xg", "type", /hex string/],
+    ["0x10000000000000000", "range", /17 hex digits/],
+    [null, "type", /hex string/],
+  ];
+  for (const [value, kind, problem] of cases) {
+    const parsed = parseDataId(value);
+    assert.equal(parsed.ok, false, String(value));
+    if (!parsed.ok) {
+      assert.equal(parsed.kind, kind, String(value));
+      assert.match(parsed.problem, problem);
+    }
+  }
+});
+
+Deno.test("parseComparisonType() maps long forms to short ones", () => {
+  assert.deepEqual(parseComparisonType("incremental_greater_than"), {
+    ok: true,
+    value: "inc_gt",
+  });
+  assert.deepEqual(parseComparisonType("lt"), { ok: true, value: "lt" });
+  for (const bad of ["gte", "GT", "constructor", "toString", 1, undefined]) {
+    assert.equal(parseComparisonType(bad).ok, false, String(bad));
+  }
+});
+
+Deno.test("parsePositiveInteger() and parseInteger() keep to safe integers", () => {
+  assert.deepEqual(parsePositiveInteger(10000), { ok: true, value: 10000 });
+  assert.deepEqual(parseInteger(-3), { ok: true, value: -3 });
+  assert.deepEqual(parseInteger(0), { ok: true, value: 0 });
+  const zero = parsePositiveInteger(0);
+  assert.ok(!zero.ok && zero.kind === "range");
+  const big = parsePositiveInteger(2n ** 60n);
+  assert.ok(!big.ok && big.kind === "range");
+  const unsafe = parseInteger(2 ** 60);
+  assert.ok(!unsafe.ok && unsafe.kind === "range");
+  const quoted = parsePositiveInteger("5");
+  assert.ok(!quoted.ok && /without quotes/.test(quoted.problem));
+  assert.equal(parseInteger(1.5).ok, false);
+});
+
+Deno.test("parseText() and parseMonitorName() refuse empty and odd names", () => {
+  assert.deepEqual(parseText("Rx Bytes/s > 1MeBs"), {
+    ok: true,
+    value: "Rx Bytes/s > 1MeBs",
+  });
+  for (const bad of ["", "a\nb", "a\rb", "tab\there", 5, null]) {
+    assert.equal(parseText(bad).ok, false, JSON.stringify(bad));
+  }
+  assert.deepEqual(parseMonitorName("nic-0.a_b"), {
+    ok: true,
+    value: "nic-0.a_b",
+  });
+  for (const bad of ["", "a b", "x".repeat(65), "a/b", 1]) {
+    assert.equal(parseMonitorName(bad).ok, false, String(bad));
+  }
+  assert.equal(parseMonitorName("x".repeat(64)).ok, true);
+});
+
+Deno.test("parseSource() and parseBoolean() take exact values only", () => {
+  assert.deepEqual(parseSource("replay"), { ok: true, value: "replay" });
+  assert.equal(parseSource("Sim").ok, false);
+  assert.deepEqual(parseBoolean(false), { ok: true, value: false });
+  assert.equal(parseBoolean("true").ok, false);
+  assert.equal(parseBoolean(1).ok, false);
+});
+
+Deno.test("parseListen() checks HOST:PORT", () => {
+  for (
+    const good of [
+      "0.0.0.0:9477",
+      "localhost:1",
+      "[::1]:65535",
+      "[fe80::1%eth0]:9477",
+    ]
+  ) {
+    assert.deepEqual(parseListen(good), { ok: true, value: good });
+  }
+  const cases: [unknown, "type" | "range", RegExp][] = [
+    ["0.0.0.0:0", "range", /port 0 is not between 1 and 65535/],
+    ["0.0.0.0:65536", "range", /65536/],
+    ["0.0.0.0:123456", "range", /123456/],
+    ["::1:9477", "type", /brackets/],
+    ["0.0.0.0", "type", /HOST:PORT/],
+    [":9477", "type", /HOST:PORT/],
+    ["[127.0.0.1]:9477", "type", /IPv6/],
+    ["host:port", "type", /HOST:PORT/],
+    [9477, "type", /string/],
+  ];
+  for (const [value, kind, problem] of cases) {
+    const parsed = parseListen(value);
+    assert.equal(parsed.ok, false, String(value));
+    if (!parsed.ok) {
+      assert.equal(parsed.kind, kind, String(value));
+      assert.match(parsed.problem, problem);
+    }
+  }
+});

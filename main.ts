@@ -1,0 +1,194 @@
+/**
+ * `dpu-traceback`: the command-line entry. Parses arguments, loads the
+ * configuration, wires the agent, handles signals. Everything else lives in
+ * the modules it calls.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import { Agent } from "./collectors/agent.ts";
+import {
+  type Command,
+  parseCommand,
+  type RunOptions,
+  USAGE,
+} from "./config/args.ts";
+import { describeConfig } from "./config/describe.ts";
+import { loadConfig } from "./config/load.ts";
+import { applyRunOptions } from "./config/overrides.ts";
+import type { AgentConfig } from "./config/types.ts";
+import { VERSION } from "./config/version.ts";
+import { formatEventTable } from "./events/tally.ts";
+
+const PROGRAM = "dpu-traceback";
+const EXIT_OK = 0;
+const EXIT_FAILURE = 1;
+const EXIT_USAGE = 2;
+const DEMO_CONFIG = fileURLToPath(
+  new URL("./deploy/demo.yaml", import.meta.url),
+);
+const DEMO_SECONDS = 20;
+
+function fail(message: string): void {
+  console.error(`${PROGRAM}: ${message}`);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Runs the CLI with `args` and returns the process exit code. */
+export async function main(args: readonly string[]): Promise<number> {
+  let command: Command;
+  try {
+    command = parseCommand(args);
+  } catch (error) {
+    fail(`${messageOf(error)}\nTry '${PROGRAM} --help'.`);
+    return EXIT_USAGE;
+  }
+  switch (command.kind) {
+    case "help":
+      console.log(USAGE);
+      return EXIT_OK;
+    case "version":
+      console.log(`${PROGRAM} ${VERSION} (deno ${Deno.version.deno})`);
+      return EXIT_OK;
+    case "check-config":
+      try {
+        const config = await loadConfig(command.configFile, {
+          dataIdsFile: command.dataIdsFile,
+        });
+        console.log(describeConfig(config));
+        return EXIT_OK;
+      } catch (error) {
+        fail(messageOf(error));
+        return EXIT_USAGE;
+      }
+    case "demo":
+      return await run({
+        ...command.options,
+        configFile: command.options.configFile ?? DEMO_CONFIG,
+        source: command.options.source ?? "sim",
+        durationS: command.options.durationS ?? DEMO_SECONDS,
+      });
+    case "run":
+      return await run(command.options);
+  }
+}
+
+async function prepare(options: RunOptions): Promise<AgentConfig> {
+  const config = applyRunOptions(
+    await loadConfig(options.configFile, { dataIdsFile: options.dataIdsFile }),
+    options,
+  );
+  for (const m of config.monitors) {
+    if (m.source !== "replay" || m.input === undefined) continue;
+    try {
+      const info = await Deno.stat(m.input);
+      if (!info.isFile) {
+        throw new TypeError(`Cannot replay ${m.input}: not a file`);
+      }
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) {
+        throw new TypeError(`Cannot replay ${m.input}: no such file`);
+      }
+      throw error;
+    }
+  }
+  return config;
+}
+
+async function run(options: RunOptions): Promise<number> {
+  let config: AgentConfig;
+  try {
+    config = await prepare(options);
+  } catch (error) {
+    fail(messageOf(error));
+    return EXIT_USAGE;
+  }
+
+  let agent: Agent;
+  try {
+    agent = await Agent.open(config, { version: `${PROGRAM} ${VERSION}` });
+  } catch (error) {
+    fail(messageOf(error));
+    return EXIT_FAILURE;
+  }
+
+  const stop = new AbortController();
+  let signals = 0;
+  const onSignal = () => {
+    // A second signal means the operator does not want to wait for the flush.
+    if (++signals > 1) Deno.exit(130);
+    stop.abort();
+  };
+  Deno.addSignalListener("SIGINT", onSignal);
+  Deno.addSignalListener("SIGTERM", onSignal);
+  const deadline = options.durationS === undefined
+    ? undefined
+    : setTimeout(() => stop.abort(), options.durationS * 1000);
+  const status = !options.quiet && Deno.stderr.isTerminal()
+    ? startStatusLine(agent)
+    : undefined;
+
+  let code = EXIT_OK;
+  try {
+    await agent.run(stop.signal);
+  } catch (error) {
+    fail(messageOf(error));
+    code = EXIT_FAILURE;
+  } finally {
+    clearTimeout(deadline);
+    status?.stop();
+    Deno.removeSignalListener("SIGINT", onSignal);
+    Deno.removeSignalListener("SIGTERM", onSignal);
+    for (const error of await agent.close()) {
+      fail(error.message);
+      code = EXIT_FAILURE;
+    }
+  }
+
+  if (!options.quiet) {
+    console.log(formatEventTable(agent.tally.events));
+    for (const m of agent.monitors) {
+      console.log(
+        `${m.monitor.name}: ${m.monitor.samples} samples, events log ${m.log.path}`,
+      );
+    }
+  }
+  return code;
+}
+
+/** A live one-line status on stderr, redrawn every second. */
+function startStatusLine(agent: Agent): { stop(): void } {
+  const encoder = new TextEncoder();
+  const started = performance.now();
+  let lastTime = started;
+  let lastSamples = agent.monitors.map((m) => m.monitor.samples);
+  const draw = () => {
+    const now = performance.now();
+    const parts = agent.monitors.map((m, i) => {
+      const rate = (m.monitor.samples - lastSamples[i]) /
+        ((now - lastTime) / 1000);
+      return `${m.monitor.name}: ${
+        Math.round(rate)
+      } samples/s, ${m.monitor.activeRules} active, ${m.monitor.events} events`;
+    });
+    lastTime = now;
+    lastSamples = agent.monitors.map((m) => m.monitor.samples);
+    const line = `${((now - started) / 1000).toFixed(0).padStart(4)} s  ${
+      parts.join(" | ")
+    }`;
+    Deno.stderr.writeSync(encoder.encode(`\r\x1b[2K${line}`));
+  };
+  const timer = setInterval(draw, 1000);
+  return {
+    stop() {
+      clearInterval(timer);
+      Deno.stderr.writeSync(encoder.encode("\r\x1b[2K"));
+    },
+  };
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,248 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { runCli, spawnCli } from "./cli_util.ts";
+
+const REFERENCE_RULES = {
+  diag_sample_period_ns: 100000,
+  sample_history_depth: 4,
+  "data-ids": [
+    { name: "port_0_rx_bytes", data_id: "0x1020000100000000" },
+    { name: "port_0_rx_ecn", data_id: "0x1080000400000000" },
+  ],
+  rules: [
+    {
+      name: "ECN marks",
+      data_id: "0x1080000400000000",
+      comparison_type: "dt_gt",
+      comparison_value: 0,
+    },
+  ],
+};
+
+async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir();
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** One line on stderr, no stack trace. */
+function assertOneLineError(stderr: string, pattern: RegExp): void {
+  const lines = stderr.trimEnd().split("\n");
+  assert.match(lines[0], pattern);
+  assert.ok(!/^\s+at /m.test(stderr), `stack trace in: ${stderr}`);
+}
+
+Deno.test("--help and --version exit 0", async () => {
+  const help = await runCli(["--help"]);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /Usage:/);
+  assert.match(
+    help.stdout,
+    /Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error/,
+  );
+  const version = await runCli(["--version"]);
+  assert.equal(version.code, 0);
+  assert.match(
+    version.stdout,
+    /^dpu-traceback \d+\.\d+\.\d+ \(deno 2\.9\.6\)\n$/,
+  );
+});
+
+Deno.test("usage errors exit 2 with one line and a hint", async () => {
+  for (
+    const [args, pattern] of [
+      [["--bogus"], /^dpu-traceback: Unknown option '--bogus'/],
+      [["-d", "03:00.0"], /missing the rules file: --rules FILE/],
+      [
+        ["--rules", "x.json", "--source", "tap"],
+        /--source must be one of doca, sim, replay, got "tap"/,
+      ],
+      [
+        ["--rules", "x.json", "--duration", "0"],
+        /--duration must be a positive number of seconds, got "0"/,
+      ],
+      [
+        ["--rules", "x.json", "--listen", "nowhere"],
+        /--listen must be HOST:PORT/,
+      ],
+      [["check-config"], /check-config needs a FILE/],
+    ] as const
+  ) {
+    const result = await runCli(args);
+    assert.equal(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
+    assertOneLineError(result.stderr, pattern);
+    assert.match(result.stderr, /Try 'dpu-traceback --help'\./);
+  }
+});
+
+Deno.test("a bad config exits 2 naming the file, the field and the value", async () => {
+  await withTempDir(async (dir) => {
+    const file = join(dir, "rules.json");
+    const bad = structuredClone(REFERENCE_RULES) as Record<string, unknown>;
+    (bad.rules as Record<string, unknown>[])[0].comparison_type = "gte";
+    await Deno.writeTextFile(file, JSON.stringify(bad));
+    for (
+      const args of [["--rules", file, "--source", "sim"], [
+        "check-config",
+        file,
+      ]]
+    ) {
+      const result = await runCli(args);
+      assert.equal(result.code, 2);
+      assertOneLineError(
+        result.stderr,
+        /Cannot load config .*rules\.json: rules\[0\]\.comparison_type .*"gte"/,
+      );
+    }
+    const missing = await runCli([
+      "-c",
+      join(dir, "nope.yaml"),
+      "--source",
+      "sim",
+    ]);
+    assert.equal(missing.code, 2);
+    assertOneLineError(missing.stderr, /nope\.yaml/);
+  });
+});
+
+Deno.test("check-config summarizes a valid config", async () => {
+  const result = await runCli(["check-config", "deploy/demo.yaml"]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stdout, /nic/);
+  assert.match(result.stdout, /dt_gt/);
+});
+
+Deno.test("doca needs a device (exit 2) and is not in this build yet (exit 1)", async () => {
+  await withTempDir(async (dir) => {
+    const file = join(dir, "rules.json");
+    await Deno.writeTextFile(file, JSON.stringify(REFERENCE_RULES));
+    const noDevice = await runCli(["--rules", file]);
+    assert.equal(noDevice.code, 2);
+    assertOneLineError(noDevice.stderr, /use -d DEVICE/);
+    const log = join(dir, "events.log");
+    const doca = await runCli([
+      "-d",
+      "03:00.0",
+      "--rules",
+      file,
+      "--event-log",
+      log,
+    ]);
+    assert.equal(doca.code, 1);
+    assertOneLineError(
+      doca.stderr,
+      /DOCA Telemetry Diag collector is not in this build yet; use --source sim/,
+    );
+    // A source that cannot start must not leave a header behind.
+    await assert.rejects(() => Deno.stat(log), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("replay needs an existing capture (exit 2)", async () => {
+  await withTempDir(async (dir) => {
+    const file = join(dir, "rules.json");
+    await Deno.writeTextFile(file, JSON.stringify(REFERENCE_RULES));
+    const none = await runCli(["--rules", file, "--source", "replay"]);
+    assert.equal(none.code, 2);
+    assertOneLineError(none.stderr, /use --input FILE/);
+    const missing = await runCli([
+      "--rules",
+      file,
+      "--source",
+      "replay",
+      "--input",
+      join(dir, "x.csv"),
+    ]);
+    assert.equal(missing.code, 2);
+    assertOneLineError(missing.stderr, /Cannot replay .*x\.csv: no such file/);
+  });
+});
+
+Deno.test("a replay that hits a bad line exits 1 and keeps the rows already logged", async () => {
+  await withTempDir(async (dir) => {
+    const file = join(dir, "rules.json");
+    await Deno.writeTextFile(file, JSON.stringify(REFERENCE_RULES));
+    const rows = ["timestamp,port_0_rx_bytes,port_0_rx_ecn"];
+    for (let i = 0; i < 20; i++) rows.push(`${1000 + i},${i * 100},${i}`);
+    rows.push("1020,12x,20");
+    await Deno.writeTextFile(join(dir, "in.csv"), rows.join("\n") + "\n");
+    const log = join(dir, "events.log");
+    const result = await runCli([
+      "--rules",
+      file,
+      "--source",
+      "replay",
+      "--input",
+      join(dir, "in.csv"),
+      "--event-log",
+      log,
+      "-q",
+    ]);
+    assert.equal(result.code, 1);
+    assertOneLineError(
+      result.stderr,
+      /in\.csv: line 22.*port_0_rx_bytes.*"12x"/,
+    );
+    const text = await Deno.readTextFile(log);
+    // ECN rises by 1 per sample, so the dt_gt rule fires once 5 records exist
+    // and every later row is logged up to the bad line.
+    assert.match(
+      text,
+      /<<Event start>> Time: .*Rule: "ECN marks"\n1005, 500, 5\n/,
+    );
+    assert.ok(text.endsWith("1019, 1900, 19\n"), text.slice(-80));
+  });
+});
+
+Deno.test("SIGTERM stops a running agent cleanly with exit 0 and a complete log", async () => {
+  await withTempDir(async (dir) => {
+    const log = join(dir, "events.log");
+    const child = spawnCli([
+      "-c",
+      "deploy/demo.yaml",
+      "--source",
+      "sim",
+      "--event-log",
+      log,
+      "-q",
+    ]);
+    // Wait until the agent has written its header, then let it sample a bit.
+    for (let i = 0; i < 200; i++) {
+      const size = await Deno.stat(log).then((s) => s.size, () => 0);
+      if (size > 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    child.kill("SIGTERM");
+    const out = await child.output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const text = await Deno.readTextFile(log);
+    assert.match(text, /^Telemetry monitor : dpu-traceback /);
+    assert.ok(text.endsWith("\n"));
+  });
+});
+
+Deno.test("the demo's closing table lists events and the log path", async () => {
+  await withTempDir(async (dir) => {
+    const log = join(dir, "demo.log");
+    const result = await runCli([
+      "demo",
+      "--duration",
+      "3",
+      "--event-log",
+      log,
+    ]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(
+      result.stdout,
+      /MONITOR +RULE +START \(UTC\) +DURATION +SAMPLES|No events recorded\./,
+    );
+    assert.match(
+      result.stdout,
+      new RegExp(`events log ${log.replaceAll("/", "\\/")}`),
+    );
+  });
+});

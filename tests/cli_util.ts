@@ -1,0 +1,49 @@
+/**
+ * Helpers for tests that run the CLI as an operator would: a child
+ * `deno run main.ts ...` with its exit code and output.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+
+/** Repository root. */
+export const ROOT: string = fileURLToPath(new URL("../", import.meta.url));
+
+/** What a finished CLI run left behind. */
+export interface CliResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `main.ts` with `args` from the repository root and waits for it. */
+export async function runCli(
+  args: readonly string[],
+  options: { env?: Record<string, string> } = {},
+): Promise<CliResult> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "main.ts", ...args],
+    cwd: ROOT,
+    env: { NO_COLOR: "1", ...options.env },
+    stdin: "null",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: out.code,
+    stdout: decoder.decode(out.stdout),
+    stderr: decoder.decode(out.stderr),
+  };
+}
+
+/** Starts `main.ts` with `args` and returns the child, for signal tests. */
+export function spawnCli(args: readonly string[]): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "main.ts", ...args],
+    cwd: ROOT,
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
