@@ -30,6 +30,12 @@ export interface SampleSink {
   commit(): void;
   /** Reports `dropped` samples the source lost before the next committed one. */
   gap(dropped: number): void;
+  /**
+   * Undefined when the sink keeps up; otherwise a promise that resolves
+   * once it does. A source that can wait (replay) checks it between
+   * samples so a slow disk costs time, not rows; a live source never waits.
+   */
+  ready?(): Promise<void> | undefined;
 }
 
 /** A source of samples for one monitor. */

@@ -12,6 +12,12 @@ import { SimCollector } from "./sim.ts";
 /**
  * The collector a monitor's `source` names. Throws an Error with a one-line
  * message when the source cannot be used as configured.
+ *
+ * @example
+ * ```ts ignore
+ * const config = await loadConfig("deploy/demo.yaml");
+ * createCollector(config.monitors[0]).source; // "sim"
+ * ```
  */
 export function createCollector(config: MonitorConfig): Collector {
   switch (config.source) {

@@ -174,6 +174,8 @@ export class ReplayCollector implements Collector {
           sink.words.set(scratch, at);
           sink.commit();
           this.#rows++;
+          const backlog = sink.ready?.();
+          if (backlog !== undefined) await backlog;
           if (++sinceYield >= this.yieldEvery) {
             sinceYield = 0;
             await nextMacrotask();

@@ -89,6 +89,13 @@ export function formatHeader(options: HeaderOptions): string {
 /**
  * The row naming the columns (`timestamp, <name>, ...`), each name quoted
  * as CSV requires (a comma, quote, newline or edge whitespace forces quotes).
+ *
+ * @example
+ * ```ts
+ * import { formatColumnNames } from "./header.ts";
+ * formatColumnNames([{ name: "rx, port 0", dataId: "0x1020000100000000" }]);
+ * // 'timestamp, "rx, port 0"\n'
+ * ```
  */
 export function formatColumnNames(columns: readonly ColumnConfig[]): string {
   const cells = ["timestamp"];

@@ -107,6 +107,7 @@ export class EventsLog implements EventSink {
   #droppedRows = 0;
   #lostRows = 0; // dropped rows not yet reported in the log
   #lastError: Error | null = null;
+  readonly #waiters: (() => void)[] = [];
 
   private constructor(file: Deno.FsFile, options: EventsLogOptions) {
     this.path = options.path;
@@ -214,6 +215,19 @@ export class EventsLog implements EventSink {
     this.#chunk[this.#pos++] = NEWLINE;
   }
 
+  /**
+   * Undefined while fewer than half the chunks wait on the disk; otherwise
+   * a promise that resolves when the pump has caught up (or failed: a
+   * failing disk then drops rows rather than stalling the source forever).
+   */
+  ready(): Promise<void> | undefined {
+    if (this.#closed || this.#queue.length < this.#maxChunks / 2) {
+      return undefined;
+    }
+    this.#startPump();
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
   /** Hands everything formatted so far to the pump. Never waits. */
   flush(): void {
     if (this.#closed) return;
@@ -228,13 +242,20 @@ export class EventsLog implements EventSink {
    */
   async close(): Promise<void> {
     if (this.#closed) return;
-    this.#syncWanted = true;
     this.flush();
     this.#closed = true;
     clearInterval(this.#timer);
     while (this.#pump) await this.#pump;
-    // One more try for what a failed write left behind.
-    if (this.#queue.length > 0) await this.#drain();
+    // Write what is left (a full queue may have kept rows in the current
+    // chunk), then fsync; stop at the first failure.
+    do {
+      if (this.#pos > 0) this.#handOff();
+      this.#syncWanted = true;
+      await this.#drain();
+    } while (
+      this.#lastError === null && (this.#pos > 0 || this.#queue.length > 0)
+    );
+    this.#wake();
     this.#file.close();
     const pending = this.stats.pendingBytes;
     if (pending > 0 || this.#droppedRows > 0) {
@@ -336,6 +357,7 @@ export class EventsLog implements EventSink {
         this.#queueLengths.shift();
         // The header is its own array; only real chunks are reused.
         if (chunk.length === this.#chunkBytes) this.#spare.push(chunk);
+        if (this.#queue.length < this.#maxChunks / 2) this.#wake();
       }
       if (this.#syncWanted) {
         this.#syncWanted = false;
@@ -349,6 +371,11 @@ export class EventsLog implements EventSink {
       this.#lastError = error instanceof Error
         ? error
         : new Error(String(error));
+      this.#wake();
     }
+  }
+
+  #wake(): void {
+    for (const resolve of this.#waiters.splice(0)) resolve();
   }
 }

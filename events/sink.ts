@@ -16,4 +16,9 @@ export interface EventSink {
   eventEnd(rule: number, unixMs: number): void;
   /** The source lost `dropped` samples while an event was active. */
   gap(dropped: number, unixMs: number): void;
+  /**
+   * Undefined when the sink can take more; otherwise a promise that
+   * resolves once it can. Only sources that can wait (replay) ask.
+   */
+  ready?(): Promise<void> | undefined;
 }

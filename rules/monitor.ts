@@ -145,6 +145,11 @@ export class Monitor implements SampleSink {
     }
   }
 
+  /** Whether the event sink keeps up; see {@linkcode SampleSink.ready}. */
+  ready(): Promise<void> | undefined {
+    return this.#sink.ready?.();
+  }
+
   /** Counts samples the source lost; marks the log if an event is active. */
   gap(dropped: number): void {
     if (dropped <= 0) return;

@@ -158,6 +158,14 @@ export function mulAdd1e9U64(
 /**
  * Parses a decimal u64 (1..20 digits, < 2^64) into `out[at..at+1]` without
  * BigInt. Returns false, leaving `out` untouched, if `text` is not one.
+ *
+ * @example
+ * ```ts
+ * import { parseU64 } from "./u64.ts";
+ * const out = new Uint32Array(2);
+ * parseU64("18446744073709551615", out, 0); // true; out is [0xffffffff, 0xffffffff]
+ * parseU64("18446744073709551616", out, 0); // false: not below 2^64
+ * ```
  */
 export function parseU64(text: string, out: Uint32Array, at: number): boolean {
   const n = text.length;
@@ -184,6 +192,12 @@ const scratchRem = new Float64Array(1);
  * Formats a u64 in decimal. Allocates a string: for messages, tests and
  * exposition, not for the per-sample path (the events writer formats digits
  * straight into its byte buffer instead).
+ *
+ * @example
+ * ```ts
+ * import { formatU64 } from "./u64.ts";
+ * formatU64(1, 0x200000); // "9007199254740993" (2^53 + 1, exact)
+ * ```
  */
 export function formatU64(lo: number, hi: number): string {
   if (hi < 0x200000) return String(toNumberU64(lo, hi));

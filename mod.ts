@@ -1,0 +1,52 @@
+/**
+ * dpu-traceback as a library: the configuration loader, the rule engine
+ * (ring, rules, monitor), the events.log writer and the sample sources.
+ * The CLI in main.ts is built from exactly these pieces.
+ *
+ * @example Run the demo configuration on the simulator for one second
+ * ```ts ignore
+ * import { Agent, loadConfig } from "./mod.ts";
+ * const config = await loadConfig("deploy/demo.yaml");
+ * const agent = await Agent.open(config, { version: "my-tool 1.0" });
+ * await agent.run(AbortSignal.timeout(1000));
+ * await agent.close();
+ * console.log(agent.tally.events);
+ * ```
+ *
+ * @module
+ */
+
+export type {
+  AgentConfig,
+  ColumnConfig,
+  ComparisonType,
+  MonitorConfig,
+  RuleConfig,
+  SourceKind,
+} from "./config/types.ts";
+export { loadConfig, parseConfig } from "./config/load.ts";
+export type { LoadConfigOptions, ParseConfigOptions } from "./config/load.ts";
+export { describeConfig } from "./config/describe.ts";
+
+export { SampleRing } from "./rules/ring.ts";
+export { Rule } from "./rules/rule.ts";
+export type { RuleOptions } from "./rules/rule.ts";
+export { Monitor } from "./rules/monitor.ts";
+export type { MonitorOptions, TransitionListener } from "./rules/monitor.ts";
+export { formatU64, parseU64 } from "./rules/u64.ts";
+
+export type { EventSink } from "./events/sink.ts";
+export { EventsLog } from "./events/log.ts";
+export type { EventsLogOptions, EventsLogStats } from "./events/log.ts";
+export { formatColumnNames, formatHeader } from "./events/header.ts";
+export { EventTally, formatEventTable } from "./events/tally.ts";
+export type { EventRecord } from "./events/tally.ts";
+
+export type { Collector, SampleSink } from "./collectors/collector.ts";
+export { SimCollector } from "./collectors/sim.ts";
+export type { SimOptions } from "./collectors/sim.ts";
+export { ReplayCollector } from "./collectors/replay.ts";
+export type { ReplayOptions } from "./collectors/replay.ts";
+export { createCollector } from "./collectors/create.ts";
+export { Agent } from "./collectors/agent.ts";
+export type { AgentMonitor } from "./collectors/agent.ts";

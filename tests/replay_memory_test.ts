@@ -1,0 +1,128 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ReplayCollector } from "../collectors/replay.ts";
+import type {
+  ColumnConfig,
+  ComparisonType,
+  RuleConfig,
+} from "../config/types.ts";
+import { EventsLog } from "../events/log.ts";
+import { Monitor } from "../rules/monitor.ts";
+
+const SAMPLES = 1_000_000;
+const COLUMNS = 16;
+const DEPTH = 1024;
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+const columns: ColumnConfig[] = Array.from({ length: COLUMNS }, (_, i) => ({
+  name: `counter_${i}`,
+  dataId: `0x10200001000000${i.toString(16).padStart(2, "0")}`,
+}));
+
+// All five types over every column, tuned so that events start and end at
+// each burst and quiet spell (about 4 of each) rather than run throughout:
+// gt/lt on absolute counters would stay active and log every sample.
+const TYPES: ComparisonType[] = ["dt_gt", "inc_gt", "dt_lt", "gt", "lt"];
+const rules: RuleConfig[] = columns.map((_, c) => {
+  const type = TYPES[c % TYPES.length];
+  const step = BigInt(c + 1);
+  const value = {
+    dt_gt: step * 10_000n, // normal rise over 1024 samples is step * 1024
+    inc_gt: step * 50n, // normal step is `step`, bursts 100 x step
+    dt_lt: step * 100n, // only a quiet spell rises this little
+    gt: 1n << 63n, // never: the cost of evaluating without firing
+    lt: 0n, // never
+  }[type];
+  return {
+    name: `rule_${c}`,
+    column: c,
+    comparisonType: type,
+    comparisonValue: value,
+  };
+});
+
+/**
+ * Writes the capture: counters rising by a column-specific step, with a
+ * 2,000-sample burst (100 x) and a 2,000-sample quiet spell (no rise) in
+ * every 250,000 samples.
+ */
+async function writeCapture(path: string): Promise<void> {
+  const file = await Deno.open(path, {
+    write: true,
+    create: true,
+    truncate: true,
+  });
+  const encoder = new TextEncoder();
+  const writer = file.writable.getWriter();
+  await writer.write(
+    encoder.encode(
+      ["timestamp", ...columns.map((c) => c.name)].join(",") + "\n",
+    ),
+  );
+  const values = new Array<number>(COLUMNS).fill(0);
+  let lines: string[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const phase = i % 250_000;
+    const factor = phase < 2000
+      ? 0
+      : phase >= 100_000 && phase < 102_000
+      ? 100
+      : 1;
+    for (let c = 0; c < COLUMNS; c++) values[c] += (c + 1) * factor;
+    lines.push(
+      `${1795272600000000000n + BigInt(i) * 100000n},${values.join(",")}`,
+    );
+    if (lines.length === 10_000) {
+      await writer.write(encoder.encode(lines.join("\n") + "\n"));
+      lines = [];
+    }
+  }
+  await writer.write(encoder.encode(lines.join("\n") + "\n"));
+  await writer.close();
+}
+
+Deno.test({
+  name:
+    "replaying 1,000,000 samples x 16 data IDs x 16 rules leaves the heap within 2 MB",
+  ignore: gc === undefined,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      const capture = join(dir, "capture.csv");
+      await writeCapture(capture);
+      const log = await EventsLog.open({
+        path: join(dir, "events.log"),
+        version: "memory test",
+        device: "replay",
+        depth: DEPTH,
+        samplePeriodNs: 100000,
+        columns,
+        rules,
+      });
+      const monitor = new Monitor(
+        { name: "nic", depth: DEPTH, columns, rules },
+        log,
+      );
+      const replay = new ReplayCollector({ path: capture, columns });
+      gc!();
+      const before = Deno.memoryUsage().heapUsed;
+      await replay.run(monitor, new AbortController().signal);
+      gc!();
+      const after = Deno.memoryUsage().heapUsed;
+      await log.close();
+      assert.equal(monitor.samples, SAMPLES);
+      assert.ok(
+        monitor.events >= 8,
+        `the capture fires rules (${monitor.events} events)`,
+      );
+      assert.equal(log.stats.droppedRows, 0);
+      assert.ok(
+        Math.abs(after - before) < 2 * 1024 * 1024,
+        `heap before ${before} B, after ${after} B (${monitor.events} events)`,
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
