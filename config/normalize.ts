@@ -79,25 +79,8 @@ export function normalizeReference(
     }
     declared = checkColumns(doc["data-ids"], source, ["data-ids"]);
   }
-  const rules = (doc.rules ?? []).map((rule, i): RuleConfig => {
-    const column = declared.byDataId.get(rule.data_id);
-    if (column === undefined) {
-      throw configError(
-        source,
-        ["rules", i, "data_id"],
-        `${rule.data_id} is not one of the declared data IDs (${
-          listSome(declared.columns.map((c) => c.dataId))
-        })`,
-        "type",
-      );
-    }
-    return {
-      name: rule.name,
-      column,
-      comparisonType: rule.comparison_type,
-      comparisonValue: rule.comparison_value,
-    };
-  });
+  // A reference rule is an agent rule that names its counter by data_id.
+  const rules = resolveRules(doc.rules, declared, source, []);
   const monitor: MonitorConfig = {
     name: REFERENCE_MONITOR,
     source: "doca",
@@ -170,7 +153,7 @@ export function normalizeAgent(
       samplePeriodNs: m.sample_period_ns ?? DEFAULTS.samplePeriodNs,
       depth: m.depth ?? DEFAULTS.depth,
       columns: declared.columns,
-      rules: monitorRules(m, declared, source, at),
+      rules: resolveRules(m.rules, declared, source, at),
       eventLog,
       seed: m.seed ?? DEFAULTS.seed,
     };
@@ -224,16 +207,18 @@ function monitorColumns(
   );
 }
 
-function monitorRules(
-  m: MonitorDocument,
+/** Rules with their counter resolved to a column index. */
+function resolveRules(
+  rules: MonitorDocument["rules"] | ReferenceDocument["rules"],
   declared: Columns,
   source: ConfigSource,
   at: ConfigPath,
 ): RuleConfig[] {
-  return (m.rules ?? []).map((rule, j): RuleConfig => {
+  return (rules ?? []).map((rule, j): RuleConfig => {
+    const named: { column?: string; data_id?: string } = rule;
     const here: ConfigPath = [...at, "rules", j];
     let column: number | undefined;
-    if ((rule.column === undefined) === (rule.data_id === undefined)) {
+    if ((named.column === undefined) === (named.data_id === undefined)) {
       throw configError(
         source,
         here,
@@ -241,8 +226,8 @@ function monitorRules(
         "type",
       );
     }
-    if (rule.column !== undefined) {
-      column = declared.byName.get(rule.column);
+    if (named.column !== undefined) {
+      column = declared.byName.get(named.column);
       if (column === undefined) {
         throw configError(
           source,
@@ -254,12 +239,12 @@ function monitorRules(
         );
       }
     } else {
-      column = declared.byDataId.get(rule.data_id!);
+      column = declared.byDataId.get(named.data_id!);
       if (column === undefined) {
         throw configError(
           source,
           [...here, "data_id"],
-          `${rule.data_id} is not one of this monitor's data IDs (${
+          `${named.data_id} is not one of the declared data IDs (${
             listSome(declared.columns.map((c) => c.dataId))
           })`,
           "type",

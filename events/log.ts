@@ -8,7 +8,12 @@
 
 import { dirname } from "node:path";
 import type { ColumnConfig, RuleConfig } from "../config/types.ts";
-import { formatColumnNames, formatHeader, quoteName } from "./header.ts";
+import {
+  formatColumnNames,
+  formatHeader,
+  type HeaderOptions,
+  quoteName,
+} from "./header.ts";
 import {
   MAX_U64_DIGITS,
   UTC_SECOND_LENGTH,
@@ -19,17 +24,9 @@ import {
 import type { EventSink } from "./sink.ts";
 
 /** What an events log needs to know about its monitor. */
-export interface EventsLogOptions {
+export interface EventsLogOptions extends HeaderOptions {
   /** Where the log lives; created (with its directory) if missing. */
   readonly path: string;
-  /** Agent version for the header's first line. */
-  readonly version: string;
-  /** Device as shown in the header. */
-  readonly device: string;
-  readonly depth: number;
-  readonly samplePeriodNs: number;
-  readonly columns: readonly ColumnConfig[];
-  readonly rules: readonly RuleConfig[];
   /** Bytes per buffer chunk (default 256 KiB; raised to fit the longest line). */
   readonly chunkBytes?: number;
   /** Chunks the writer may hold while the disk is behind (default 64). */
