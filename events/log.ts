@@ -7,7 +7,6 @@
  */
 
 import { dirname } from "node:path";
-import type { ColumnConfig, RuleConfig } from "../config/types.ts";
 import {
   formatColumnNames,
   formatHeader,
