@@ -18,12 +18,18 @@ import type {
  * matches once the counter has risen by at least the value (the reference's
  * `cur >= target`), hence `>=` despite its name.
  */
-const OPERATOR: Readonly<Record<ComparisonType, string>> = {
-  gt: ">",
-  lt: "<",
-  dt_gt: ">",
-  dt_lt: "<",
-  inc_gt: ">=",
+// What each type compares, in the operator's words; H is the depth.
+const CONDITION: Readonly<
+  Record<
+    ComparisonType,
+    (column: string, value: bigint, depth: number) => string
+  >
+> = {
+  gt: (c, v, h) => `${c} > ${v} for ${h} samples in a row`,
+  lt: (c, v, h) => `${c} < ${v} for ${h} samples in a row`,
+  dt_gt: (c, v, h) => `${c} rises by > ${v} over ${h} samples`,
+  dt_lt: (c, v, h) => `${c} rises by < ${v} over ${h} samples`,
+  inc_gt: (c, v) => `${c} rises by >= ${v} from one sample to the next`,
 };
 
 /** Bytes per ring slot value: u64 stored as two u32 halves. */
@@ -84,24 +90,27 @@ function describeMonitor(m: MonitorConfig): string[] {
 
 /**
  * One rule on one line, e.g.
- * `"Rx Bytes/s > 1MeBs": dt_gt port_0_rx_bytes > 1048576`.
+ * `"Rx Bytes/s > 1MeBs": dt_gt port_0_rx_bytes rises by > 1048576 over 1024 samples`.
  *
  * @example Usage
  * ```ts
  * import { describeRule } from "./describe.ts";
- * const monitor = { columns: [{ name: "rx", dataId: "0x0000000000000001" }] };
+ * const monitor = { depth: 2, columns: [{ name: "rx", dataId: "0x0000000000000001" }] };
  * describeRule({ name: "busy", column: 0, comparisonType: "gt", comparisonValue: 5n }, monitor);
- * // '"busy": gt rx > 5'
+ * // '"busy": gt rx > 5 for 2 samples in a row'
  * ```
  */
 export function describeRule(
   rule: RuleConfig,
-  monitor: Pick<MonitorConfig, "columns">,
+  monitor: Pick<MonitorConfig, "columns" | "depth">,
 ): string {
   const column = monitor.columns[rule.column]?.name ?? `column ${rule.column}`;
-  return `${JSON.stringify(rule.name)}: ${rule.comparisonType} ${column} ${
-    OPERATOR[rule.comparisonType]
-  } ${rule.comparisonValue}`;
+  const condition = CONDITION[rule.comparisonType](
+    column,
+    rule.comparisonValue,
+    monitor.depth,
+  );
+  return `${JSON.stringify(rule.name)}: ${rule.comparisonType} ${condition}`;
 }
 
 function formatRate(hz: number): string {

@@ -20,7 +20,7 @@ Deno.test("describeConfig() summarizes a reference config", () => {
       "  columns (1):",
       "    [0] port_0_rx_bytes 0x1020000100000000",
       "  rules (1):",
-      '    "Rx Bytes/s > 1MeBs": dt_gt port_0_rx_bytes > 1048576',
+      '    "Rx Bytes/s > 1MeBs": dt_gt port_0_rx_bytes rises by > 1048576 over 1024 samples',
     ].join("\n"),
   );
 });
@@ -64,9 +64,13 @@ monitors:
   );
   assert.ok(lines.includes("  event log demo-out/events.log"));
   assert.ok(lines.includes("    [1] cnp 0x0000000000000002"));
-  assert.ok(lines.includes('    "quiet": dt_lt rx < 10'));
   assert.ok(
-    lines.includes('    "cnp storm": inc_gt cnp >= 18446744073709551615'),
+    lines.includes('    "quiet": dt_lt rx rises by < 10 over 10000 samples'),
+  );
+  assert.ok(
+    lines.includes(
+      '    "cnp storm": inc_gt cnp rises by >= 18446744073709551615 from one sample to the next',
+    ),
   );
   assert.ok(lines.includes("monitor old: source replay, input capture.csv"));
   assert.ok(lines.includes("  event log old-events.log"));
@@ -74,9 +78,18 @@ monitors:
 });
 
 Deno.test("describeRule() spells out each rule type", () => {
-  const monitor = { columns: [{ name: "rx", dataId: "0x0000000000000001" }] };
-  const expected = { gt: ">", lt: "<", dt_gt: ">", dt_lt: "<", inc_gt: ">=" };
-  for (const [type, op] of Object.entries(expected)) {
+  const monitor = {
+    depth: 3,
+    columns: [{ name: "rx", dataId: "0x0000000000000001" }],
+  };
+  const expected = {
+    gt: "rx > 5 for 3 samples in a row",
+    lt: "rx < 5 for 3 samples in a row",
+    dt_gt: "rx rises by > 5 over 3 samples",
+    dt_lt: "rx rises by < 5 over 3 samples",
+    inc_gt: "rx rises by >= 5 from one sample to the next",
+  };
+  for (const [type, condition] of Object.entries(expected)) {
     assert.equal(
       describeRule(
         {
@@ -87,7 +100,7 @@ Deno.test("describeRule() spells out each rule type", () => {
         },
         monitor,
       ),
-      `"r": ${type} rx ${op} 5`,
+      `"r": ${type} ${condition}`,
     );
   }
 });
