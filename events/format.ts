@@ -17,17 +17,56 @@ export const MAX_U64_DIGITS = 20;
 /** Length of {@linkcode writeUtcSecond}'s output (`YYYY-MM-DDTHH:MM:SSZ`). */
 export const UTC_SECOND_LENGTH = 20;
 
-/** Writes a non-negative safe integer in decimal at `pos`; returns the end. */
-export function writeUint(buf: Uint8Array, pos: number, n: number): number {
-  let digits = 1;
-  for (let t = n; t >= 10; t = Math.floor(t / 10)) digits++;
-  const end = pos + digits;
-  for (let i = end - 1; i >= pos; i--) {
-    const q = Math.floor(n / 10);
-    buf[i] = ZERO + (n - q * 10);
+/** Decimal digits of an integer 0 <= n < 2^32, by comparison (no division). */
+function digitsUint32(n: number): number {
+  if (n < 100000) {
+    if (n < 100) return n < 10 ? 1 : 2;
+    return n < 1000 ? 3 : n < 10000 ? 4 : 5;
+  }
+  if (n < 10000000) return n < 1000000 ? 6 : 7;
+  return n < 100000000 ? 8 : n < 1000000000 ? 9 : 10;
+}
+
+/**
+ * Writes an integer 0 <= n < 2^32 in decimal at `pos`; returns the end.
+ * `>>> 0` keeps the quotient an unsigned 32-bit integer, so each digit costs
+ * one division the compiler can turn into a multiplication.
+ */
+function writeUint32(buf: Uint8Array, pos: number, n: number): number {
+  const end = pos + digitsUint32(n);
+  for (let i = end - 1; i > pos; i--) {
+    const q = (n / 10) >>> 0;
+    buf[i] = ZERO + n - q * 10;
     n = q;
   }
+  buf[pos] = ZERO + n;
   return end;
+}
+
+/** Writes 0 <= n < 1e9 as exactly nine digits, zero-padded. */
+function writeNineDigits(buf: Uint8Array, pos: number, n: number): number {
+  for (let i = pos + 8; i >= pos; i--) {
+    const q = (n / 10) >>> 0;
+    buf[i] = ZERO + n - q * 10;
+    n = q;
+  }
+  return pos + 9;
+}
+
+/** Writes a non-negative safe integer in decimal at `pos`; returns the end. */
+export function writeUint(buf: Uint8Array, pos: number, n: number): number {
+  if (n < 4294967296) return writeUint32(buf, pos, n);
+  let q = Math.floor(n / 1e9);
+  let r = n - q * 1e9;
+  // The float quotient can round across an integer: correct it.
+  if (r < 0) {
+    q--;
+    r += 1e9;
+  } else if (r >= 1e9) {
+    q++;
+    r -= 1e9;
+  }
+  return writeNineDigits(buf, writeUint(buf, pos, q), r);
 }
 
 /** Writes `n` as exactly `width` digits, zero-padded, at `pos`. */
@@ -62,9 +101,11 @@ export function writeU64(
   lo: number,
   hi: number,
 ): number {
+  if (hi === 0) return writeUint32(buf, pos, lo);
   if (hi < 0x200000) return writeUint(buf, pos, hi * 4294967296 + lo);
+  // Beyond 2^53 a double is not exact: divide the halves by 1e9 exactly.
   const q = divmod1e9(lo, hi, scratchRem);
-  return writePadded(buf, writeUint(buf, pos, q), scratchRem[0], 9);
+  return writeNineDigits(buf, writeUint(buf, pos, q), scratchRem[0]);
 }
 
 /**

@@ -58,3 +58,25 @@ Deno.test("writeUtcSecond agrees with Date#toISOString across eras", () => {
     );
   }
 });
+
+Deno.test("writeUint and writeU64 are exact next to multiples of 1e9 up to 2^53", () => {
+  const buf = new Uint8Array(32);
+  for (let q = 9_007_199; q > 0; q = Math.floor(q * 0.77)) {
+    for (const r of [0, 1, 999_999_998, 999_999_999]) {
+      const n = q * 1e9 + r;
+      if (n > Number.MAX_SAFE_INTEGER) continue;
+      const expected = BigInt(q) * 1_000_000_000n + BigInt(r);
+      assert.equal(text(buf, writeUint(buf, 0, n)), expected.toString());
+      const end = writeU64(
+        buf,
+        0,
+        Number(expected & 0xffffffffn),
+        Number(expected >> 32n),
+      );
+      assert.equal(text(buf, end), expected.toString());
+    }
+  }
+  for (const n of [4294967295, 4294967296, 999_999_999, 1e9, 9_999_999_999]) {
+    assert.equal(text(buf, writeUint(buf, 0, n)), String(n));
+  }
+});

@@ -63,11 +63,12 @@ const LOST_MARKER_BYTES = GAP.length + UTC_SECOND_LENGTH + LOST.length +
  * Appends the traceback history of one monitor to its events log.
  *
  * The per-sample methods ({@linkcode row} and the markers) only format bytes
- * into the current chunk. Full chunks, event boundaries and a one-second
- * timer hand chunks to a pump that writes them in order; an event end and
- * {@linkcode close} also fsync. If the disk falls behind by every chunk,
- * rows are counted as dropped (and a marker says how many) rather than
- * blocking the sampler.
+ * into the current chunk. Event boundaries and a one-second timer queue what
+ * was formatted since the last flush (a segment of the current chunk, which
+ * stays current); a full chunk is queued and replaced by a spare. A pump
+ * writes the segments in order. An event end and {@linkcode close} also
+ * fsync. If the disk falls behind by every chunk, rows are counted as
+ * dropped (and a marker says how many) rather than blocking the sampler.
  *
  * @example
  * ```ts ignore
@@ -87,14 +88,19 @@ export class EventsLog implements EventSink {
   readonly #rowBytes: number;
   readonly #recordWords: number;
   readonly #timer: ReturnType<typeof setInterval>;
-  // Chunks handed to the pump, in file order, with their lengths.
+  // Segments handed to the pump, in file order: bytes [start, end) of a
+  // chunk, and whether the chunk is free again once that segment is written
+  // (true only for the last segment of a full chunk).
   readonly #queue: Uint8Array[] = [];
-  readonly #queueLengths: number[] = [];
+  readonly #queueStarts: number[] = [];
+  readonly #queueEnds: number[] = [];
+  readonly #queueReleases: boolean[] = [];
   readonly #spare: Uint8Array[] = [];
   #chunks = 1;
   #chunk: Uint8Array;
   #pos = 0;
-  #headWritten = 0; // bytes of the queue's first chunk already in the file
+  #queuedTo = 0; // bytes of the current chunk already queued
+  #headWritten = 0; // bytes of the first segment already in the file
   #pump: Promise<void> | null = null;
   #syncWanted = false;
   #closed = false;
@@ -137,16 +143,17 @@ export class EventsLog implements EventSink {
     const file = await Deno.open(options.path, { append: true, create: true });
     const log = new EventsLog(file, options);
     const header = encoder.encode(formatHeader(options));
-    log.#queue.push(header);
-    log.#queueLengths.push(header.length);
+    log.#enqueue(header, 0, header.length, false);
     log.#startPump();
     return log;
   }
 
   /** Writer counters, for health reporting. */
   get stats(): EventsLogStats {
-    let pending = this.#pos - this.#headWritten;
-    for (const n of this.#queueLengths) pending += n;
+    let pending = this.#pos - this.#queuedTo - this.#headWritten;
+    for (let i = 0; i < this.#queue.length; i++) {
+      pending += this.#queueEnds[i] - this.#queueStarts[i];
+    }
     return {
       bytesWritten: this.#bytesWritten,
       writeErrors: this.#writeErrors,
@@ -217,9 +224,7 @@ export class EventsLog implements EventSink {
    * failing disk then drops rows rather than stalling the source forever).
    */
   ready(): Promise<void> | undefined {
-    if (this.#closed || this.#queue.length < this.#maxChunks / 2) {
-      return undefined;
-    }
+    if (this.#closed || !this.#backlogged()) return undefined;
     this.#startPump();
     return new Promise((resolve) => this.#waiters.push(resolve));
   }
@@ -227,7 +232,7 @@ export class EventsLog implements EventSink {
   /** Hands everything formatted so far to the pump. Never waits. */
   flush(): void {
     if (this.#closed) return;
-    if (this.#pos > 0) this.#handOff();
+    this.#queueCurrent();
     this.#startPump();
   }
 
@@ -242,15 +247,10 @@ export class EventsLog implements EventSink {
     this.#closed = true;
     clearInterval(this.#timer);
     while (this.#pump) await this.#pump;
-    // Write what is left (a full queue may have kept rows in the current
-    // chunk), then fsync; stop at the first failure.
-    do {
-      if (this.#pos > 0) this.#handOff();
-      this.#syncWanted = true;
-      await this.#drain();
-    } while (
-      this.#lastError === null && (this.#pos > 0 || this.#queue.length > 0)
-    );
+    // Write what is left, then fsync; stop at the first failure.
+    this.#queueCurrent();
+    this.#syncWanted = true;
+    await this.#drain();
     this.#wake();
     this.#file.close();
     const pending = this.stats.pendingBytes;
@@ -310,7 +310,32 @@ export class EventsLog implements EventSink {
     return true;
   }
 
-  // Queues the current chunk and takes a spare one; false if none is left.
+  // Queues what the current chunk holds beyond what is already queued.
+  #queueCurrent(): void {
+    if (this.#pos === this.#queuedTo) return;
+    this.#enqueue(this.#chunk, this.#queuedTo, this.#pos, false);
+    this.#queuedTo = this.#pos;
+  }
+
+  #enqueue(
+    chunk: Uint8Array,
+    start: number,
+    end: number,
+    release: boolean,
+  ): void {
+    this.#queue.push(chunk);
+    this.#queueStarts.push(start);
+    this.#queueEnds.push(end);
+    this.#queueReleases.push(release);
+  }
+
+  // More than half the chunks are waiting on the disk.
+  #backlogged(): boolean {
+    return this.#chunks - this.#spare.length > this.#maxChunks / 2;
+  }
+
+  // Queues the rest of the full current chunk (the pump frees it once
+  // written) and takes a spare one; false if none is left.
   #handOff(): boolean {
     let next = this.#spare.pop();
     if (next === undefined) {
@@ -319,10 +344,10 @@ export class EventsLog implements EventSink {
       next = new Uint8Array(this.#chunkBytes);
       this.#chunks++;
     }
-    this.#queue.push(this.#chunk);
-    this.#queueLengths.push(this.#pos);
+    this.#enqueue(this.#chunk, this.#queuedTo, this.#pos, true);
     this.#chunk = next;
     this.#pos = 0;
+    this.#queuedTo = 0;
     return true;
   }
 
@@ -340,20 +365,34 @@ export class EventsLog implements EventSink {
     try {
       while (this.#queue.length > 0) {
         const chunk = this.#queue[0];
-        const length = this.#queueLengths[0];
-        while (this.#headWritten < length) {
+        // Segments that continue each other in one chunk (flushes between
+        // two turns of the pump) go out in one write.
+        while (
+          this.#queue.length > 1 && this.#queue[1] === chunk &&
+          this.#queueStarts[1] === this.#queueEnds[0]
+        ) {
+          this.#queueEnds[0] = this.#queueEnds[1];
+          this.#queueReleases[0] = this.#queueReleases[1];
+          this.#queue.splice(1, 1);
+          this.#queueStarts.splice(1, 1);
+          this.#queueEnds.splice(1, 1);
+          this.#queueReleases.splice(1, 1);
+        }
+        const start = this.#queueStarts[0];
+        const end = this.#queueEnds[0];
+        while (start + this.#headWritten < end) {
           const n = await this.#file.write(
-            chunk.subarray(this.#headWritten, length),
+            chunk.subarray(start + this.#headWritten, end),
           );
           this.#headWritten += n;
           this.#bytesWritten += n;
         }
         this.#headWritten = 0;
         this.#queue.shift();
-        this.#queueLengths.shift();
-        // The header is its own array; only real chunks are reused.
-        if (chunk.length === this.#chunkBytes) this.#spare.push(chunk);
-        if (this.#queue.length < this.#maxChunks / 2) this.#wake();
+        this.#queueStarts.shift();
+        this.#queueEnds.shift();
+        if (this.#queueReleases.shift()) this.#spare.push(chunk);
+        if (!this.#backlogged()) this.#wake();
       }
       if (this.#syncWanted) {
         this.#syncWanted = false;

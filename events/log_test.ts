@@ -166,3 +166,34 @@ Deno.test({
     assert.equal(log.stats.bytesWritten, 0);
   },
 });
+
+Deno.test("EventsLog flushes at every event boundary without using up its chunks", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = join(dir, "events.log");
+    // Four 1 KiB chunks and 24 boundaries (about 2 KiB) between turns of the event loop:
+    // if each flush gave up a chunk, rows would be dropped.
+    const log = await EventsLog.open(
+      options(path, { maxChunks: 4, chunkBytes: 1 }),
+    );
+    const words = record(0n, 0n, 0n);
+    for (let i = 0; i < 2000; i++) {
+      words[0] = i;
+      log.row(words, 0);
+      if (i % 2 === 0) log.eventStart(0, T0);
+      else log.eventEnd(0, T0);
+      if (i % 24 === 23) await new Promise((r) => setTimeout(r, 0));
+    }
+    await log.close();
+    assert.equal(log.stats.droppedRows, 0);
+    const text = await Deno.readTextFile(path);
+    assert.equal(text.split("<<Event end>>").length - 1, 1000);
+    assert.ok(
+      text.endsWith(
+        '1999, 0, 0\n<<Event end>> Time: 2026-11-21T14:50:00Z, Rule: "ecn ""burst"""\n',
+      ),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
