@@ -1,0 +1,379 @@
+/**
+ * `deno task bench`: compiles bench/engine.c, runs it and bench/engine.ts
+ * on the same workload, checks that they did the same work, and prints a
+ * comparison table with the machine it ran on.
+ *
+ * ```sh
+ * deno task bench                # 3 rounds
+ * deno task bench --rounds 5
+ * ```
+ *
+ * Throughput on a shared machine drifts by tens of percent within seconds,
+ * so each round runs C and Deno back to back (alternating which goes
+ * first) and the C/Deno ratio is taken per round, from runs that saw the
+ * same machine. Raw JSON lines of the last run go to bench/out/last-run.jsonl.
+ *
+ * @module
+ */
+
+import { fileURLToPath as fromFileUrl } from "node:url";
+import { CASES, specText } from "./mix.ts";
+import type { BenchCase } from "./mix.ts";
+
+const HERE = new URL("./", import.meta.url);
+const decoder = new TextDecoder();
+
+/** Throughput targets the engine is reported against. */
+const TARGET_IDLE_SAMPLES_PER_S = 1_000_000;
+const TARGET_MAX_RATIO = 3;
+/** The cases the targets apply to; `base` is context, not a goal. */
+const TARGET_CASES = ["idle", "event"];
+
+/** A summary line as both engines print it. */
+interface Summary {
+  readonly engine: "deno" | "c";
+  readonly case: string;
+  readonly median_samples_per_s: number;
+  readonly median_close_s: number;
+  readonly median_samples_per_s_with_close: number;
+  readonly max_heap_growth_bytes?: number;
+  readonly max_heap_retained_bytes?: number | null;
+  readonly checksum: Record<string, unknown>;
+  readonly log_path: string | null;
+  readonly log_header_bytes: number;
+  readonly runtime?: string;
+}
+
+/** A per-repetition line. */
+interface Rep {
+  readonly engine: "deno" | "c";
+  readonly case: string;
+  readonly samples: number;
+  readonly samples_per_s: number;
+  readonly close_s: number;
+  readonly heap_growth_bytes?: number;
+}
+
+/** What one engine process printed. */
+interface EngineRun {
+  readonly summary: Summary;
+  readonly reps: Rep[];
+  readonly lines: string[];
+}
+
+async function output(
+  command: string,
+  args: string[],
+  stdin?: string,
+): Promise<string> {
+  const child = new Deno.Command(command, {
+    args,
+    stdin: stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "inherit", // the engines' human lines show progress
+  }).spawn();
+  if (stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(stdin));
+    await writer.close();
+  }
+  const { code, stdout } = await child.output();
+  if (code !== 0) {
+    throw new Error(`${command} ${args.join(" ")} exited with code ${code}`);
+  }
+  return decoder.decode(stdout);
+}
+
+function parseRun(stdout: string): EngineRun {
+  const lines = stdout.split("\n").filter((l) => l.startsWith("{"));
+  const parsed = lines.map((l) => JSON.parse(l));
+  const summary = parsed.find((p) => p.summary === true);
+  if (summary === undefined) throw new Error("Engine printed no summary");
+  return { summary, reps: parsed.filter((p) => p.summary !== true), lines };
+}
+
+function runC(binary: string, benchCase: BenchCase, dir: string) {
+  return output(binary, [dir], specText(benchCase)).then(parseRun);
+}
+
+function runDeno(benchCase: BenchCase, dir: string) {
+  return output(Deno.execPath(), [
+    "run",
+    // For gc() around the timed loop: heap growth is measured, not guessed.
+    "--v8-flags=--expose-gc",
+    "--allow-read",
+    "--allow-write",
+    "--allow-env",
+    fromFileUrl(new URL("engine.ts", HERE)),
+    benchCase.name,
+    dir,
+  ]).then(parseRun);
+}
+
+/**
+ * Compares the two events logs of a kept case: the Deno one after its
+ * header block, the C one whole, with marker times (wall clock, which
+ * differs between the runs) skipped. Returns the number of bytes compared.
+ */
+async function compareLogs(deno: Summary, c: Summary): Promise<number> {
+  const a = (await Deno.readFile(deno.log_path!)).subarray(
+    deno.log_header_bytes,
+  );
+  const b = await Deno.readFile(c.log_path!);
+  if (a.length !== b.length) {
+    throw new Error(
+      `Logs differ in length: Deno ${a.length} B, C ${b.length} B`,
+    );
+  }
+  const time = new TextEncoder().encode("Time: ");
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] === b[i]) continue;
+    // Inside a marker's `Time: YYYY-MM-DDTHH:MM:SSZ`? Skip to its end.
+    const line = a.lastIndexOf(10, i) + 1;
+    let t = line;
+    while (t < i && a[t] !== 84 /* T of "Time: " */) t++;
+    const isTime = time.every((byte, j) => a[t + j] === byte) &&
+      i < t + time.length + 20;
+    if (!isTime) {
+      const text = decoder.decode(a.subarray(line, a.indexOf(10, i)));
+      throw new Error(`Logs differ at byte ${i}, in line: ${text}`);
+    }
+    i = t + time.length + 19;
+  }
+  return a.length;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function millions(n: number): string {
+  return `${(n / 1e6).toFixed(2)} M`;
+}
+
+async function machine(): Promise<Record<string, string>> {
+  // Deno wants --allow-all to read /proc/cpuinfo itself; cat needs only
+  // the --allow-run the task already has.
+  const cpuinfo = await output("cat", ["/proc/cpuinfo"]).catch(() => "");
+  const model = /^model name\s*:\s*(.*)$/m.exec(cpuinfo)?.[1] ?? "unknown";
+  const cores = cpuinfo.match(/^processor\s*:/gm)?.length ??
+    navigator.hardwareConcurrency;
+  const cc = (await output("cc", ["--version"])).split("\n")[0];
+  return {
+    cpu: model,
+    cores: String(cores),
+    os: `${Deno.build.os} ${Deno.osRelease()} ${Deno.build.arch}`,
+    deno: `${Deno.version.deno} (v8 ${Deno.version.v8})`,
+    cc,
+  };
+}
+
+function parseRounds(args: string[]): number {
+  const i = args.indexOf("--rounds");
+  if (i < 0) return 3;
+  const n = Number(args[i + 1]);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new RangeError(
+      `--rounds needs a positive integer, got ${args[i + 1]}`,
+    );
+  }
+  return n;
+}
+
+async function main(): Promise<number> {
+  const rounds = parseRounds(Deno.args);
+  const host = await machine();
+  const dir = await Deno.makeTempDir({ prefix: "dpu-traceback-bench-" });
+  const lines: string[] = [];
+  try {
+    const binary = `${dir}/engine`;
+    await output("cc", [
+      "-O2",
+      "-std=c99",
+      "-Wall",
+      "-Wextra",
+      "-o",
+      binary,
+      fromFileUrl(new URL("engine.c", HERE)),
+    ]);
+
+    // Cross-check first: a mismatch makes every number below meaningless.
+    const churn = CASES.churn;
+    console.error(`cross-check: ${churn.description}`);
+    const churnC = await runC(binary, churn, dir);
+    const churnDeno = await runDeno(churn, dir);
+    lines.push(...churnC.lines, ...churnDeno.lines);
+    assertSameWork(churn.name, [churnC.summary, churnDeno.summary]);
+    const comparedBytes = await compareLogs(churnDeno.summary, churnC.summary);
+    await Deno.remove(churnDeno.summary.log_path!);
+    await Deno.remove(churnC.summary.log_path!);
+
+    const results = new Map<string, { c: EngineRun[]; deno: EngineRun[] }>();
+    for (let round = 1; round <= rounds; round++) {
+      for (const name of ["idle", "event", "base"]) {
+        const benchCase = CASES[name];
+        console.error(`round ${round}/${rounds}: ${benchCase.description}`);
+        const cFirst = round % 2 === 1;
+        const first = cFirst
+          ? await runC(binary, benchCase, dir)
+          : await runDeno(benchCase, dir);
+        const second = cFirst
+          ? await runDeno(benchCase, dir)
+          : await runC(binary, benchCase, dir);
+        const [c, deno] = cFirst ? [first, second] : [second, first];
+        lines.push(...c.lines, ...deno.lines);
+        const entry = results.get(name) ?? { c: [], deno: [] };
+        entry.c.push(c);
+        entry.deno.push(deno);
+        results.set(name, entry);
+        assertSameWork(name, [...entry.c, ...entry.deno].map((r) => r.summary));
+      }
+    }
+
+    await Deno.mkdir(new URL("out/", HERE), { recursive: true });
+    await Deno.writeTextFile(
+      new URL("out/last-run.jsonl", HERE),
+      lines.join("\n") + "\n",
+    );
+    report(host, rounds, results, churnDeno.summary, comparedBytes);
+    return 0;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** Throws unless every summary of a case carries the same checksum. */
+function assertSameWork(name: string, summaries: readonly Summary[]): void {
+  const want = JSON.stringify(summaries[0].checksum);
+  for (const s of summaries) {
+    const got = JSON.stringify(s.checksum);
+    if (got !== want) {
+      throw new Error(
+        `Checksums differ for case ${name}: ${s.engine} ${got}, expected ${want}`,
+      );
+    }
+  }
+}
+
+function report(
+  host: Record<string, string>,
+  rounds: number,
+  results: Map<string, { c: EngineRun[]; deno: EngineRun[] }>,
+  churn: Summary,
+  comparedBytes: number,
+): void {
+  const rows: string[][] = [[
+    "case",
+    "Deno samples/s",
+    "C samples/s",
+    "C/Deno",
+    "close (drain+fsync) Deno / C",
+  ]];
+  const ratios = new Map<string, number>();
+  const denoMedians = new Map<string, number>();
+  for (const [name, { c, deno }] of results) {
+    const rates = (runs: EngineRun[]) =>
+      runs.flatMap((r) => r.reps.map((rep) => rep.samples_per_s));
+    const d = rates(deno);
+    const k = rates(c);
+    // Paired per round: both engines ran within seconds of each other.
+    const paired = c.map((run, i) =>
+      run.summary.median_samples_per_s / deno[i].summary.median_samples_per_s
+    );
+    ratios.set(name, median(paired));
+    denoMedians.set(name, median(d));
+    const closes = (runs: EngineRun[]) =>
+      median(runs.flatMap((r) => r.reps.map((rep) => rep.close_s)));
+    rows.push([
+      name,
+      `${millions(median(d))} (${millions(Math.min(...d))}-${
+        millions(Math.max(...d))
+      })`,
+      `${millions(median(k))} (${millions(Math.min(...k))}-${
+        millions(Math.max(...k))
+      })`,
+      `${median(paired).toFixed(2)}x (${Math.min(...paired).toFixed(2)}-${
+        Math.max(...paired).toFixed(2)
+      })`,
+      `${(closes(deno) * 1000).toFixed(1)} ms / ${
+        (closes(c) * 1000).toFixed(1)
+      } ms`,
+    ]);
+  }
+  const widths = rows[0].map((_, i) =>
+    Math.max(...rows.map((r) => r[i].length))
+  );
+  const line = (r: string[]) =>
+    "| " + r.map((cell, i) => cell.padEnd(widths[i])).join(" | ") + " |";
+  const table = [
+    line(rows[0]),
+    "|" + widths.map((w) => "-".repeat(w + 2)).join("|") + "|",
+    ...rows.slice(1).map(line),
+  ];
+
+  const out: string[] = [];
+  out.push(
+    "",
+    `Machine: ${host.cpu}, ${host.cores} cores, ${host.os}`,
+    `Deno ${host.deno}; ${host.cc}`,
+    `${rounds} round(s); each round: one process per engine per case, ` +
+      "5 timed repetitions each after a warm-up.",
+    "Samples/s: median over all timed repetitions (min-max); C/Deno: median " +
+      "of per-round ratios of medians (min-max).",
+    "",
+    ...table,
+    "",
+  );
+  for (const [name, { deno }] of results) {
+    const reps = deno.flatMap((r) => r.reps);
+    const growth = Math.max(...reps.map((r) => r.heap_growth_bytes ?? 0));
+    const retained = Math.max(
+      ...deno.map((r) => r.summary.max_heap_retained_bytes ?? 0),
+    );
+    // The feeder yields once per batch (a promise and a MessageEvent):
+    // per-batch bytes that match the rule-less base case mean the
+    // per-sample path itself allocates nothing.
+    const batches = Math.ceil(reps[0].samples / CASES[name].batch);
+    out.push(
+      `Deno heap, ${name}: at most ${growth} B more heap after a timed loop ` +
+        `of ${reps[0].samples} samples without a GC in between ` +
+        `(${(growth / batches).toFixed(0)} B per ${CASES[name].batch}-sample ` +
+        `batch, ${(growth / reps[0].samples).toFixed(3)} B/sample); ` +
+        `${retained} B after gc().`,
+    );
+  }
+  out.push(
+    `Cross-check (${churn.case}): same checksum in C and Deno ` +
+      `${JSON.stringify(churn.checksum)}; ${comparedBytes} bytes of ` +
+      "events.log identical apart from marker times.",
+    "",
+  );
+  const idle = denoMedians.get("idle") ?? 0;
+  out.push(
+    `Target >= ${millions(TARGET_IDLE_SAMPLES_PER_S)} samples/s with no ` +
+      `event: ${idle >= TARGET_IDLE_SAMPLES_PER_S ? "met" : "NOT met"} ` +
+      `(${millions(idle)}).`,
+  );
+  for (const [name, ratio] of ratios) {
+    if (!TARGET_CASES.includes(name)) continue;
+    out.push(
+      `Target Deno within ${TARGET_MAX_RATIO}x of C, ${name}: ` +
+        `${ratio <= TARGET_MAX_RATIO ? "met" : "NOT met"} ` +
+        `(C/Deno ${ratio.toFixed(2)}).`,
+    );
+  }
+  console.log(out.join("\n"));
+}
+
+if (import.meta.main) {
+  try {
+    Deno.exit(await main());
+  } catch (error) {
+    console.error(
+      `bench: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    Deno.exit(1);
+  }
+}
