@@ -110,7 +110,10 @@ async function run(options: RunOptions): Promise<number> {
 
   let agent: Agent;
   try {
-    agent = await Agent.open(config, { version: `${PROGRAM} ${VERSION}` });
+    agent = await Agent.open(config, {
+      version: `${PROGRAM} ${VERSION}`,
+      warn: (m) => fail(`warning: ${m}`),
+    });
   } catch (error) {
     fail(messageOf(error));
     return EXIT_FAILURE;

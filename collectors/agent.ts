@@ -50,11 +50,26 @@ export class Agent {
    */
   static async open(
     config: AgentConfig,
-    options: { readonly version: string },
+    options: {
+      readonly version: string;
+      readonly warn?: (message: string) => void;
+    },
   ): Promise<Agent> {
     const tally = new EventTally();
     // Collectors first: a bad source must fail before any log gets a header.
-    const collectors = config.monitors.map((m) => createCollector(m));
+    const collectors: Collector[] = [];
+    try {
+      for (const m of config.monitors) {
+        collectors.push(createCollector(m, {
+          forceOwnership: config.forceOwnership,
+          docaLibDir: config.docaLibDir,
+          warn: options.warn,
+        }));
+      }
+    } catch (error) {
+      await closeAll(collectors);
+      throw error;
+    }
     const monitors: AgentMonitor[] = [];
     try {
       for (const [i, m] of config.monitors.entries()) {
@@ -71,6 +86,7 @@ export class Agent {
         monitors.push({ config: m, monitor, collector: collectors[i], log });
       }
     } catch (error) {
+      await closeAll(collectors);
       await Promise.allSettled(monitors.map((m) => m.log.close()));
       throw error;
     }
@@ -108,13 +124,29 @@ export class Agent {
    * failures (one per log that could not finish); never throws.
    */
   async close(): Promise<Error[]> {
+    // Sources first (stop the device), then the logs they fed.
+    const failures = await closeAll(this.monitors.map((m) => m.collector));
     const results = await Promise.allSettled(
       this.monitors.map((m) => m.log.close()),
     );
-    return results.flatMap((r) =>
-      r.status === "rejected"
-        ? [r.reason instanceof Error ? r.reason : new Error(String(r.reason))]
-        : []
-    );
+    return [...failures, ...rejections(results)];
   }
+}
+
+/** Closes every collector that has something to close; returns the failures. */
+async function closeAll(collectors: readonly Collector[]): Promise<Error[]> {
+  const results = await Promise.allSettled(
+    collectors.map(async (c) => await c.close?.()),
+  );
+  return rejections(results);
+}
+
+function rejections(
+  results: readonly PromiseSettledResult<unknown>[],
+): Error[] {
+  return results.flatMap((r) =>
+    r.status === "rejected"
+      ? [r.reason instanceof Error ? r.reason : new Error(String(r.reason))]
+      : []
+  );
 }

@@ -49,4 +49,10 @@ export interface Collector {
    * between polls.
    */
   run(sink: SampleSink, signal: AbortSignal): Promise<void>;
+  /**
+   * Releases the source (a device, libraries) after {@linkcode run} has
+   * returned, or when it never ran. Throws a one-line Error if the source
+   * refused part of it; the rest is still released.
+   */
+  close?(): void | Promise<void>;
 }

@@ -6,11 +6,21 @@
 
 import type { MonitorConfig } from "../config/types.ts";
 import type { Collector } from "./collector.ts";
+import { DocaCollector } from "./doca.ts";
 import { ReplayCollector } from "./replay.ts";
 import { SimCollector } from "./sim.ts";
 
+/** Agent-wide settings a collector may need. */
+export interface CollectorContext {
+  readonly forceOwnership?: boolean;
+  readonly docaLibDir?: string;
+  /** Where a collector reports conditions worth an operator's attention. */
+  readonly warn?: (message: string) => void;
+}
+
 /**
- * The collector a monitor's `source` names. Throws an Error with a one-line
+ * The collector a monitor's `source` names; hardware sources are opened
+ * and started here, so a missing device fails before any log is written. Throws an Error with a one-line
  * message when the source cannot be used as configured.
  *
  * @example
@@ -19,7 +29,10 @@ import { SimCollector } from "./sim.ts";
  * createCollector(config.monitors[0]).source; // "sim"
  * ```
  */
-export function createCollector(config: MonitorConfig): Collector {
+export function createCollector(
+  config: MonitorConfig,
+  agent: CollectorContext = {},
+): Collector {
   switch (config.source) {
     case "sim":
       return new SimCollector({
@@ -38,10 +51,20 @@ export function createCollector(config: MonitorConfig): Collector {
         columns: config.columns,
       });
     case "doca":
-      throw new Error(
-        `Cannot start monitor "${config.name}": the DOCA Telemetry Diag collector is not in this build yet; ` +
-          "use --source sim (built-in simulator) or --source replay --input FILE",
-      );
+      if (config.device === undefined) {
+        throw new TypeError(
+          `Cannot start monitor "${config.name}": source doca needs a device (-d DEVICE)`,
+        );
+      }
+      return DocaCollector.open({
+        device: config.device,
+        columns: config.columns,
+        samplePeriodNs: config.samplePeriodNs,
+        depth: config.depth,
+        forceOwnership: agent.forceOwnership ?? false,
+        libDir: agent.docaLibDir,
+        warn: agent.warn,
+      });
   }
 }
 

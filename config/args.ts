@@ -21,6 +21,7 @@ export interface RunOptions {
   readonly listen?: string;
   readonly seed?: number;
   readonly forceOwnership: boolean;
+  readonly docaLibDir?: string;
   /** No live status line and no closing table. */
   readonly quiet: boolean;
 }
@@ -62,6 +63,7 @@ Run options:
       --listen HOST:PORT   metrics endpoint address (default 0.0.0.0:9477)
       --seed N             simulator seed
       --force-ownership    take the diag context over from another owner
+      --doca-lib-dir DIR   load the DOCA libraries from DIR first (also DOCA_LIB_DIR)
   -q, --quiet              no live status line, no closing event table
 
 Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
@@ -96,6 +98,7 @@ export function parseCommand(args: readonly string[]): Command {
         listen: { type: "string" },
         seed: { type: "string" },
         "force-ownership": { type: "boolean" },
+        "doca-lib-dir": { type: "string" },
         quiet: { type: "boolean", short: "q" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "V" },
@@ -156,6 +159,7 @@ export function parseCommand(args: readonly string[]): Command {
       : parseListen(values.listen, "--listen"),
     seed: parseSeed(values.seed),
     forceOwnership: values["force-ownership"] ?? false,
+    docaLibDir: values["doca-lib-dir"],
     quiet: values.quiet ?? false,
   };
   if (command === "demo") {

@@ -169,6 +169,7 @@ export function normalizeAgent(
     form: "agent",
     listen: doc.listen ?? DEFAULTS.listen,
     forceOwnership: doc.force_ownership ?? false,
+    docaLibDir: doc.doca_lib_dir,
     monitors,
   };
 }

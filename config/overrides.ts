@@ -60,6 +60,7 @@ export function applyRunOptions(
     ...config,
     listen: options.listen ?? config.listen,
     forceOwnership: options.forceOwnership || config.forceOwnership,
+    docaLibDir: options.docaLibDir ?? config.docaLibDir,
     monitors,
   };
 }

@@ -146,6 +146,7 @@ export const monitorSchema = strict({
 export const agentSchema = strict({
   listen: leaf(parseListen).optional(),
   force_ownership: leaf(parseBoolean).optional(),
+  doca_lib_dir: leaf(parseText).optional(),
   device: leaf(parseText).optional(),
   monitors: list(monitorSchema, ["monitor", "monitors"], 1),
 });

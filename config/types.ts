@@ -60,6 +60,8 @@ export interface AgentConfig {
   readonly listen: string;
   /** Take the diag context over from another owner. */
   readonly forceOwnership: boolean;
+  /** Directory to load the DOCA libraries from, before the standard ones. */
+  readonly docaLibDir?: string;
   readonly monitors: readonly MonitorConfig[];
 }
 

@@ -115,7 +115,7 @@ Deno.test("check-config summarizes a valid config", async () => {
   assert.match(result.stdout, /dt_gt/);
 });
 
-Deno.test("doca needs a device (exit 2) and is not in this build yet (exit 1)", async () => {
+Deno.test("doca needs a device (exit 2) and its libraries (exit 1, saying where it looked)", async () => {
   await withTempDir(async (dir) => {
     const file = join(dir, "rules.json");
     await Deno.writeTextFile(file, JSON.stringify(REFERENCE_RULES));
@@ -130,11 +130,13 @@ Deno.test("doca needs a device (exit 2) and is not in this build yet (exit 1)", 
       file,
       "--event-log",
       log,
-    ]);
+      "--doca-lib-dir",
+      join(dir, "no-doca-here"),
+    ], { env: { DOCA_LIB_DIR: join(dir, "nor-here") } });
     assert.equal(doca.code, 1);
     assertOneLineError(
       doca.stderr,
-      /DOCA Telemetry Diag collector is not in this build yet; use --source sim/,
+      /libdoca_common not found \(looked in .*no-doca-here, .*nor-here, \/opt\/mellanox\/doca\/lib\/.*-linux-gnu, \/opt\/mellanox\/doca\/lib64\).*--source sim/,
     );
     // A source that cannot start must not leave a header behind.
     await assert.rejects(() => Deno.stat(log), Deno.errors.NotFound);

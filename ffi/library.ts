@@ -1,0 +1,71 @@
+/**
+ * Finding and opening a native library by trying directories and sonames
+ * in order. Declarations only: what a failure means is the caller's call.
+ *
+ * @module
+ */
+
+/** Where a library was found and what was tried before it. */
+export interface LibraryCandidate {
+  /** Absolute paths in the order they are tried. */
+  readonly paths: readonly string[];
+}
+
+/**
+ * Candidate paths for `stem` (e.g. `libdoca_common`) in `dirs`, each with
+ * `suffixes` in order (e.g. `.so.3`, `.so.2`, `.so`).
+ *
+ * @example
+ * ```ts
+ * import { libraryPaths } from "./library.ts";
+ * libraryPaths("libdoca_common", ["/opt/d"], [".so.3", ".so"]);
+ * // ["/opt/d/libdoca_common.so.3", "/opt/d/libdoca_common.so"]
+ * ```
+ */
+export function libraryPaths(
+  stem: string,
+  dirs: readonly string[],
+  suffixes: readonly string[],
+): string[] {
+  const paths: string[] = [];
+  for (const dir of dirs) {
+    for (const suffix of suffixes) {
+      paths.push(`${dir.replace(/\/+$/, "")}/${stem}${suffix}`);
+    }
+  }
+  return paths;
+}
+
+/** What {@linkcode openFirst} returns: the library and the path it came from. */
+export interface OpenedLibrary<S extends Deno.ForeignLibraryInterface> {
+  readonly library: Deno.DynamicLibrary<S>;
+  readonly path: string;
+}
+
+/**
+ * Opens the first of `paths` that exists with `symbols`. Paths that do not
+ * exist are skipped; a file that exists but cannot be loaded (wrong
+ * architecture, a required symbol missing) is an error naming it, since
+ * silently trying the next one would hide a broken install. Returns null
+ * when none exists.
+ */
+export function openFirst<S extends Deno.ForeignLibraryInterface>(
+  paths: readonly string[],
+  symbols: S,
+): OpenedLibrary<S> | null {
+  for (const path of paths) {
+    try {
+      Deno.statSync(path);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) continue;
+      throw error;
+    }
+    try {
+      return { library: Deno.dlopen(path, symbols), path };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new Error(`Cannot load ${path}: ${message.split("\n")[0]}`);
+    }
+  }
+  return null;
+}
