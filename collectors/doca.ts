@@ -66,6 +66,8 @@ const PCI_ADDRESS = /^([0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/i;
 /** Consecutive transient failures before the collector gives up (about 30 s). */
 const MAX_TRANSIENT_FAILURES = 40;
 const MIN_POLL_MS = 1;
+/** Device ring at least this long in time, so millisecond polls keep up. */
+const RING_MIN_MS = 100;
 
 /** Standard install locations, newest layout first. */
 export function docaLibraryDirs(
@@ -482,10 +484,16 @@ function configure(
   session.diag = Deno.UnsafePointer.create(out[0]);
   const d = session.diag;
 
-  // The device ring holds at least `depth` samples where the device allows.
+  // The reference sizes the device ring from the depth because it polls
+  // every sample period. We poll every few milliseconds, so the ring also
+  // holds at least RING_MIN_MS of samples, where the device allows.
+  const wanted = Math.max(
+    options.depth,
+    RING_MIN_MS * 1e6 / options.samplePeriodNs,
+  );
   const logSamples = Math.max(
     1,
-    Math.min(Math.ceil(Math.log2(options.depth)), logMax[0]),
+    Math.min(Math.ceil(Math.log2(wanted)), logMax[0]),
   );
   check(
     t.doca_telemetry_diag_set_output_format(d, OutputFormat.FORMAT_1),

@@ -37,11 +37,14 @@ export async function runCli(
 }
 
 /** Starts `main.ts` with `args` and returns the child, for signal tests. */
-export function spawnCli(args: readonly string[]): Deno.ChildProcess {
+export function spawnCli(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "main.ts", ...args],
     cwd: ROOT,
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

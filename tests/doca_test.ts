@@ -1,0 +1,376 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { DocaCollector } from "../collectors/doca.ts";
+import { ReplayCollector } from "../collectors/replay.ts";
+import type { ColumnConfig, RuleConfig } from "../config/types.ts";
+import { EventsLog } from "../events/log.ts";
+import { Monitor } from "../rules/monitor.ts";
+import { formatU64 } from "../rules/u64.ts";
+import { runCli, spawnCli } from "./cli_util.ts";
+import {
+  buildDocaSim,
+  simCounterValue,
+  simValueBase,
+} from "./fixtures/libdoca_sim/build.ts";
+
+const PERIOD = 100_000;
+const RX_BYTES = 0x1020000100000000n;
+const columns: ColumnConfig[] = [
+  { name: "port_0_rx_bytes", dataId: "0x1020000100000000" },
+  { name: "port_0_rx_ecn_packets", dataId: "0x1080000400000000" },
+  { name: "icmc_requests", dataId: "0x1180000100000000" },
+];
+const rules: RuleConfig[] = [
+  // The simulated ECN counter rises by 5 a sample plus (k^2 mod 97) noise:
+  // over 8 samples, sometimes above 100 and sometimes not, so events churn.
+  {
+    name: "ECN > 100 per 8",
+    column: 1,
+    comparisonType: "dt_gt",
+    comparisonValue: 100n,
+  },
+  {
+    name: "icmc wraps",
+    column: 2,
+    comparisonType: "lt",
+    comparisonValue: 1000n,
+  },
+];
+
+const REFERENCE = {
+  diag_sample_period_ns: PERIOD,
+  sample_history_depth: 8,
+  "data-ids": columns.map((c) => ({ name: c.name, data_id: c.dataId })),
+  rules: [{
+    name: "ECN > 100 per 8",
+    data_id: "0x1080000400000000",
+    comparison_type: "dt_gt",
+    comparison_value: 100,
+  }],
+};
+
+/** Runs `fn` with the simulator built and a temp dir holding rules.json. */
+async function withSim(
+  fn: (simDir: string, dir: string) => Promise<void>,
+): Promise<void> {
+  const sim = await buildDocaSim();
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      join(dir, "rules.json"),
+      JSON.stringify(REFERENCE),
+    );
+    await fn(sim.dir, dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await sim.cleanup();
+  }
+}
+
+/** Sets DOCA_SIM_* variables for an in-process test and restores them. */
+async function withEnv(
+  vars: Record<string, string>,
+  fn: () => Promise<void>,
+): Promise<void> {
+  const before = Object.fromEntries(
+    Object.keys(vars).map((k) => [k, Deno.env.get(k)]),
+  );
+  for (const [k, v] of Object.entries(vars)) Deno.env.set(k, v);
+  try {
+    await fn();
+  } finally {
+    for (const [k, v] of Object.entries(before)) {
+      v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
+    }
+  }
+}
+
+function u64(words: Uint32Array, at: number): bigint {
+  return (BigInt(words[at + 1]) << 32n) | BigInt(words[at]);
+}
+
+function agentArgs(dir: string, ...extra: string[]): string[] {
+  return [
+    "--rules",
+    join(dir, "rules.json"),
+    "--event-log",
+    join(dir, "events.log"),
+    "-q",
+    ...extra,
+  ];
+}
+
+Deno.test("every identifier form selects the simulated device", async () => {
+  await withSim(async (simDir, dir) => {
+    for (const device of ["03:00.0", "0000:03:00.0", "mlx5_0", "p0s0"]) {
+      const result = await runCli(
+        agentArgs(dir, "-d", device, "--duration", "0.3"),
+        {
+          env: { DOCA_LIB_DIR: simDir },
+        },
+      );
+      assert.equal(result.code, 0, `${device}: ${result.stderr}`);
+    }
+    const unknown = await runCli(
+      agentArgs(dir, "-d", "04:00.0", "--duration", "0.3"),
+      {
+        env: { DOCA_LIB_DIR: simDir },
+      },
+    );
+    assert.equal(unknown.code, 1);
+    assert.match(
+      unknown.stderr,
+      /no device matches "04:00.0"; found 0000:03:00.0 \(mlx5_0, p0s0\)\n$/,
+    );
+  });
+});
+
+Deno.test("each device fault ends with one clear line and exit 1", async () => {
+  await withSim(async (simDir, dir) => {
+    const cases: [Record<string, string>, RegExp][] = [
+      [
+        { DOCA_SIM_FAULT_CREATE: "IN_USE" },
+        /in use by another program; stop it, or take it over with --force-ownership/,
+      ],
+      [
+        { DOCA_SIM_FAULT_REJECT_INDEX: "1" },
+        /rejected data ID "port_0_rx_ecn_packets" \(0x1080000400000000\)/,
+      ],
+      [{ DOCA_SIM_FAULT_START: "21" }, /starting sampling: DOCA_ERROR_DRIVER/],
+      [
+        { DOCA_SIM_FAULT_QUERY_AFTER: "3", DOCA_SIM_FAULT_QUERY_ERROR: "17" },
+        /query_counters failed: DOCA_ERROR_IO_FAILED/,
+      ],
+      [
+        { DOCA_SIM_DEVICES: "pci=0000:03:00.0,ibdev=mlx5_0,iface=p0,diag=0" },
+        /does not support Telemetry Diag/,
+      ],
+      [{
+        DOCA_SIM_DEVICES:
+          "pci=0000:03:00.0,ibdev=mlx5_0,iface=p0,max_data_ids=2",
+      }, /at most 2 data IDs, the config has 3/],
+      [
+        { DOCA_SIM_DEVICES: "pci=0000:03:00.0,ibdev=mlx5_0,iface=p0,ts=frc" },
+        /no real-time-clock \(RTC\) timestamps/,
+      ],
+    ];
+    for (const [env, pattern] of cases) {
+      const result = await runCli(
+        agentArgs(dir, "-d", "03:00.0", "--duration", "1"),
+        {
+          env: { DOCA_LIB_DIR: simDir, ...env },
+        },
+      );
+      assert.equal(result.code, 1, `${JSON.stringify(env)}: ${result.stderr}`);
+      const lines = result.stderr.trimEnd().split("\n");
+      assert.equal(lines.length, 1, result.stderr);
+      assert.match(lines[0], pattern);
+    }
+    const forced = await runCli(
+      agentArgs(dir, "-d", "03:00.0", "--duration", "0.3", "--force-ownership"),
+      {
+        env: { DOCA_LIB_DIR: simDir, DOCA_SIM_FAULT_CREATE: "IN_USE" },
+      },
+    );
+    assert.equal(forced.code, 0, forced.stderr);
+  });
+});
+
+Deno.test("transient query errors are retried and a rounded period is reported", async () => {
+  await withSim(async (simDir, dir) => {
+    const result = await runCli(
+      agentArgs(dir, "-d", "03:00.0", "--duration", "0.5"),
+      {
+        env: {
+          DOCA_LIB_DIR: simDir,
+          DOCA_SIM_FAULT_QUERY_AFTER: "2",
+          DOCA_SIM_FAULT_QUERY_ERROR: "5",
+          DOCA_SIM_FAULT_QUERY_COUNT: "3",
+          DOCA_SIM_PERIOD_QUANTUM_NS: "65536",
+          DOCA_SIM_LOG: join(dir, "calls.log"),
+        },
+      },
+    );
+    assert.equal(result.code, 0, result.stderr);
+    const queries = (await Deno.readTextFile(join(dir, "calls.log")))
+      .split("\n").filter((l) => l.startsWith("telemetry_diag_query_counters"));
+    // Two good polls, three AGAIN, then good again: the collector kept going.
+    assert.deepEqual(
+      queries.slice(0, 6).map((l) => l.includes("DOCA_ERROR_AGAIN")),
+      [false, false, true, true, true, false],
+    );
+    assert.match(
+      result.stderr,
+      /warning: .* samples every 131072 ns, not the 100000 ns configured/,
+    );
+  });
+});
+
+Deno.test("shutdown stops, destroys, closes the device, in that order, and leaks nothing (SIGTERM too)", async () => {
+  await withSim(async (simDir, dir) => {
+    const log = join(dir, "calls.log");
+    const child = spawnCli(agentArgs(dir, "-d", "03:00.0"), {
+      DOCA_LIB_DIR: simDir,
+      DOCA_SIM_LOG: log,
+    });
+    for (let i = 0; i < 100; i++) {
+      const text = await Deno.readTextFile(log).catch(() => "");
+      if (text.includes("query_counters")) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill("SIGTERM");
+    const out = await child.output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const calls = (await Deno.readTextFile(log)).trimEnd().split("\n").map((
+      l,
+    ) => l.split(" ")[0]);
+    const tail = calls.filter((c) =>
+      /^(telemetry_diag_stop|telemetry_diag_destroy|dev_close|leaks)$/.test(c)
+    );
+    assert.deepEqual(tail, [
+      "telemetry_diag_stop",
+      "telemetry_diag_destroy",
+      "dev_close",
+      "leaks",
+    ]);
+    assert.match(
+      await Deno.readTextFile(log),
+      /\nleaks lists=0 devices=0 diags=0\n$/,
+    );
+  });
+});
+
+Deno.test("decoded samples are the device's values, and SKIPPED gaps are counted exactly", async () => {
+  await withSim(async (simDir) => {
+    await withEnv({
+      DOCA_SIM_DEVICES:
+        "pci=0000:03:00.0,ibdev=mlx5_0,iface=p0,log_max_samples=4",
+    }, async () => {
+      const doca = DocaCollector.open({
+        device: "03:00.0",
+        columns,
+        samplePeriodNs: PERIOD,
+        depth: 16,
+        forceOwnership: false,
+        libDir: simDir,
+      });
+      try {
+        assert.equal(doca.deviceRingSamples, 16);
+        const records: bigint[][] = [];
+        let gaps = 0;
+        const words = new Uint32Array(8);
+        const sink = {
+          words,
+          columns: columns.length,
+          claim: () => 0,
+          commit: () =>
+            records.push([0, 1, 2, 3].map((i) => u64(words, 2 * i))),
+          gap: (n: number) => gaps += n,
+        };
+        for (let i = 0; i < 5; i++) {
+          // 16 samples fit; sleeping 5 ms lets ~50 arrive, so most polls skip.
+          await new Promise((r) => setTimeout(r, 5));
+          doca.poll(sink);
+        }
+        assert.ok(records.length > 0);
+        assert.ok(doca.stats.skippedPolls > 0, "the slow reader saw SKIPPED");
+        // Every record is sample k of the formula, k recovered from rx bytes
+        // (step 3000 > the 0..96 noise), and the k's skipped equal the gaps.
+        const base = simValueBase(RX_BYTES);
+        const ks = records.map((r) => (r[1] - base) / 3000n);
+        records.forEach((r, i) => {
+          columns.forEach((c, j) =>
+            assert.equal(r[j + 1], simCounterValue(BigInt(c.dataId), ks[i]))
+          );
+          if (i > 0) {
+            assert.equal(
+              r[0] - records[i - 1][0],
+              (ks[i] - ks[i - 1]) * BigInt(PERIOD),
+            );
+          }
+        });
+        const missing = Number(ks[ks.length - 1] - ks[0]) + 1 - records.length;
+        assert.equal(gaps, missing);
+        assert.equal(doca.stats.droppedSamples, missing);
+        assert.ok(missing > 0);
+      } finally {
+        doca.close();
+      }
+    });
+  });
+});
+
+Deno.test("the DOCA path writes the same rows and markers as a replay of the same counters", async () => {
+  await withSim(async (simDir, dir) => {
+    const capture: string[] = [
+      ["timestamp", ...columns.map((c) => c.name)].join(","),
+    ];
+    const logOptions = (path: string) => ({
+      path,
+      version: "test",
+      device: "x",
+      depth: 8,
+      samplePeriodNs: PERIOD,
+      columns,
+      rules,
+    });
+    const docaLog = await EventsLog.open(logOptions(join(dir, "doca.log")));
+    const monitor = new Monitor(
+      { name: "nic", depth: 8, columns, rules },
+      docaLog,
+    );
+    // Capture exactly what the monitor was given, in the replay format.
+    const sink = {
+      words: monitor.words,
+      columns: monitor.columns,
+      claim: () => monitor.claim(),
+      commit: () => {
+        const at = monitor.ring.offsetBack(0);
+        const cells = [];
+        for (let w = at; w < at + monitor.ring.stride; w += 2) {
+          cells.push(formatU64(monitor.words[w], monitor.words[w + 1]));
+        }
+        capture.push(cells.join(","));
+        monitor.commit();
+      },
+      gap: (n: number) => monitor.gap(n),
+    };
+    const doca = DocaCollector.open({
+      device: "mlx5_0",
+      columns,
+      samplePeriodNs: PERIOD,
+      depth: 8,
+      forceOwnership: false,
+      libDir: simDir,
+    });
+    try {
+      await doca.run(sink, AbortSignal.timeout(400));
+    } finally {
+      doca.close();
+      await docaLog.close();
+    }
+    assert.ok(monitor.events > 0, "rules fired on the device's counters");
+    await Deno.writeTextFile(
+      join(dir, "capture.csv"),
+      capture.join("\n") + "\n",
+    );
+
+    const replayLog = await EventsLog.open(logOptions(join(dir, "replay.log")));
+    const replayed = new Monitor(
+      { name: "nic", depth: 8, columns, rules },
+      replayLog,
+    );
+    await new ReplayCollector({ path: join(dir, "capture.csv"), columns }).run(
+      replayed,
+      new AbortController().signal,
+    );
+    await replayLog.close();
+    const body = async (path: string) =>
+      (await Deno.readTextFile(path)).replace(/Time: \S+Z/g, "Time: <t>");
+    assert.equal(
+      await body(join(dir, "replay.log")),
+      await body(join(dir, "doca.log")),
+    );
+    assert.equal(replayed.samples, monitor.samples);
+  });
+});
