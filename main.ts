@@ -156,7 +156,11 @@ async function run(options: RunOptions): Promise<number> {
     console.log(formatEventTable(agent.tally.events));
     for (const m of agent.monitors) {
       console.log(
-        `${m.monitor.name}: ${m.monitor.samples} samples, events log ${m.log.path}`,
+        `${m.monitor.name}: ${m.monitor.samples} samples` +
+          (m.monitor.droppedSamples > 0
+            ? `, ${m.monitor.droppedSamples} lost by the source`
+            : "") +
+          `, events log ${m.log.path}`,
       );
     }
   }

@@ -155,16 +155,24 @@ Deno.test("each device fault ends with one clear line and exit 1", async () => {
       ],
     ];
     for (const [env, pattern] of cases) {
+      const calls = join(dir, "calls.log");
+      await Deno.remove(calls).catch(() => {});
       const result = await runCli(
         agentArgs(dir, "-d", "03:00.0", "--duration", "1"),
         {
-          env: { DOCA_LIB_DIR: simDir, ...env },
+          env: { DOCA_LIB_DIR: simDir, DOCA_SIM_LOG: calls, ...env },
         },
       );
       assert.equal(result.code, 1, `${JSON.stringify(env)}: ${result.stderr}`);
       const lines = result.stderr.trimEnd().split("\n");
       assert.equal(lines.length, 1, result.stderr);
       assert.match(lines[0], pattern);
+      // Every error path released what it had acquired.
+      assert.match(
+        await Deno.readTextFile(calls),
+        /\nleaks lists=0 devices=0 diags=0\n$/,
+        JSON.stringify(env),
+      );
     }
     const forced = await runCli(
       agentArgs(dir, "-d", "03:00.0", "--duration", "0.3", "--force-ownership"),
