@@ -22,7 +22,7 @@ import { formatHeader } from "../events/header.ts";
 import { Monitor } from "../rules/monitor.ts";
 import {
   type BenchCase,
-  CASES,
+  caseFromArgs,
   COLUMNS,
   COUNTER,
   PERIOD_NS,
@@ -378,16 +378,7 @@ export async function runCase(
 }
 
 if (import.meta.main) {
-  const name = Deno.args[0] ?? "idle";
-  const benchCase = CASES[name];
-  if (benchCase === undefined) {
-    console.error(
-      `Unknown case "${name}"; expected one of ${
-        Object.keys(CASES).join(", ")
-      }`,
-    );
-    Deno.exit(2);
-  }
+  const benchCase = caseFromArgs();
   const ownDir = Deno.args[1] === undefined;
   const dir = Deno.args[1] ??
     await Deno.makeTempDir({ prefix: "dpu-traceback-bench-" });

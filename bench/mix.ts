@@ -369,7 +369,8 @@ export function specText(benchCase: BenchCase): string {
   return lines.join("\n");
 }
 
-if (import.meta.main) {
+/** The case named by the first command-line argument (default idle); exits 2 if unknown. */
+export function caseFromArgs(): BenchCase {
   const name = Deno.args[0] ?? "idle";
   const benchCase = CASES[name];
   if (benchCase === undefined) {
@@ -380,5 +381,10 @@ if (import.meta.main) {
     );
     Deno.exit(2);
   }
+  return benchCase;
+}
+
+if (import.meta.main) {
+  const benchCase = caseFromArgs();
   Deno.stdout.writeSync(new TextEncoder().encode(specText(benchCase)));
 }
