@@ -153,6 +153,14 @@ Deno.test("each device fault ends with one clear line and exit 1", async () => {
         { DOCA_SIM_DEVICES: "pci=0000:03:00.0,ibdev=mlx5_0,iface=p0,ts=frc" },
         /no real-time-clock \(RTC\) timestamps/,
       ],
+      [
+        {
+          DOCA_SIM_DEVICES:
+            "pci=0000:03:00.0,ibdev=mlx5_0,iface=p0,modes=single+on_demand",
+        },
+        /does not support repetitive sampling/,
+      ],
+      [{ DOCA_SIM_FAULT_CAP: "NOT_FOUND" }, /mlx5_fwctl module loaded/],
     ];
     for (const [env, pattern] of cases) {
       const calls = join(dir, "calls.log");
