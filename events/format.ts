@@ -70,7 +70,7 @@ export function writeUint(buf: Uint8Array, pos: number, n: number): number {
 }
 
 /** Writes `n` as exactly `width` digits, zero-padded, at `pos`. */
-export function writePadded(
+function writePadded(
   buf: Uint8Array,
   pos: number,
   n: number,

@@ -28,7 +28,7 @@ export const DocaError = {
 } as const;
 
 /** Every code DOCA 3.0 defines, for messages when the library cannot name one. */
-export const DOCA_ERROR_NAMES: readonly string[] = [
+const DOCA_ERROR_NAMES: readonly string[] = [
   "SUCCESS",
   "UNKNOWN",
   "NOT_PERMITTED",

@@ -5,12 +5,6 @@
  * @module
  */
 
-/** Where a library was found and what was tried before it. */
-export interface LibraryCandidate {
-  /** Absolute paths in the order they are tried. */
-  readonly paths: readonly string[];
-}
-
 /**
  * Candidate paths for `stem` (e.g. `libdoca_common`) in `dirs`, each with
  * `suffixes` in order (e.g. `.so.3`, `.so.2`, `.so`).

@@ -93,15 +93,6 @@ export function toNumberU64(lo: number, hi: number): number {
 }
 
 /**
- * Writes a non-negative safe integer as halves to `out[at..at+1]`.
- */
-export function fromNumberU64(out: Uint32Array, at: number, n: number): void {
-  const hi = Math.floor(n / TWO_32);
-  out[at] = n - hi * TWO_32;
-  out[at + 1] = hi;
-}
-
-/**
  * Splits a u64 into `q = floor(v / 1e9)` and `r = v mod 1e9`, both exact
  * numbers (q < 1.85e10). Long division by 16-bit digits keeps every
  * intermediate below 2^53. Returns q; r is written to `rem[0]`.
