@@ -139,8 +139,15 @@ export class EventsLog implements EventSink {
    * incident.
    */
   static async open(options: EventsLogOptions): Promise<EventsLog> {
-    await Deno.mkdir(dirname(options.path), { recursive: true });
-    const file = await Deno.open(options.path, { append: true, create: true });
+    let file: Deno.FsFile;
+    try {
+      await Deno.mkdir(dirname(options.path), { recursive: true });
+      file = await Deno.open(options.path, { append: true, create: true });
+    } catch (error) {
+      // Deno's message names the syscall; the operator needs the log's name.
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`Cannot open events log ${options.path}: ${reason}`);
+    }
     const log = new EventsLog(file, options);
     const header = encoder.encode(formatHeader(options));
     log.#enqueue(header, 0, header.length, false);

@@ -198,3 +198,15 @@ Deno.test("EventsLog flushes at every event boundary without using up its chunks
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("EventsLog.open names the log it cannot open", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await assert.rejects(
+      () => EventsLog.open(options(dir)),
+      /^Error: Cannot open events log .*: Is a directory/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
