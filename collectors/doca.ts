@@ -581,7 +581,7 @@ function configure(
 }
 
 /** One line per device: address (ibdev, iface), for messages. */
-function describeDevice(
+function describeDevinfo(
   common: DocaCommon,
   devinfo: Deno.PointerValue,
 ): string {
@@ -626,7 +626,7 @@ function openDevice(
     const found: string[] = [];
     for (let i = 0; i < countOut[0]; i++) {
       const devinfo = view.getPointer(i * 8);
-      const description = describeDevice(common, devinfo);
+      const description = describeDevinfo(common, devinfo);
       found.push(description);
       let match = false;
       if (byPci) {

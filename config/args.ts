@@ -7,6 +7,7 @@
 
 import { parseArgs } from "node:util";
 import type { SourceKind } from "./types.ts";
+import { parseListen } from "./values.ts";
 
 /** Options of `run` (and `demo`), as given on the command line. */
 export interface RunOptions {
@@ -156,7 +157,7 @@ export function parseCommand(args: readonly string[]): Command {
     durationS: parseDuration(values.duration),
     listen: values.listen === undefined
       ? undefined
-      : parseListen(values.listen, "--listen"),
+      : parseListenOption(values.listen),
     seed: parseSeed(values.seed),
     forceOwnership: values["force-ownership"] ?? false,
     docaLibDir: values["doca-lib-dir"],
@@ -205,19 +206,11 @@ function parseSeed(value: string | undefined): number | undefined {
   return n;
 }
 
-/**
- * Checks a `HOST:PORT` listen address (IPv6 hosts in brackets) and returns
- * it unchanged. Throws a TypeError naming `what` otherwise.
- */
-export function parseListen(value: string, what: string): string {
-  const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/.exec(
-    value,
-  );
-  const port = match ? Number(match[2]) : 0;
-  if (!match || port < 1 || port > 65535) {
-    throw new TypeError(
-      `${what} must be HOST:PORT with a port from 1 to 65535, got "${value}"`,
-    );
+/** The listen address, checked by the same rule as the config's `listen`. */
+function parseListenOption(value: string): string {
+  const parsed = parseListen(value);
+  if (!parsed.ok) {
+    throw new TypeError(`--listen ${parsed.problem}, got "${value}"`);
   }
-  return value;
+  return parsed.value;
 }

@@ -169,11 +169,6 @@ export class EventsLog implements EventSink {
     };
   }
 
-  /** The most recent write failure, if the log is currently failing. */
-  get lastError(): Error | null {
-    return this.#lastError;
-  }
-
   /** Writes the column-name row. */
   columnNames(): void {
     this.#put(this.#columnNames);

@@ -66,7 +66,7 @@ Deno.test("usage errors exit 2 with one line and a hint", async () => {
       ],
       [
         ["--rules", "x.json", "--listen", "nowhere"],
-        /--listen must be HOST:PORT/,
+        /--listen must be "HOST:PORT"/,
       ],
       [["check-config"], /check-config needs a FILE/],
     ] as const
