@@ -20,6 +20,8 @@ export interface RunOptions {
   readonly input?: string;
   readonly durationS?: number;
   readonly listen?: string;
+  readonly webConfigFile?: string;
+  readonly metricsWindowS?: number;
   readonly seed?: number;
   readonly forceOwnership: boolean;
   readonly docaLibDir?: string;
@@ -61,7 +63,11 @@ Run options:
       --source SOURCE      doca (default), sim (built-in simulator) or replay
       --input FILE         CSV capture for --source replay
       --duration SECONDS   stop after this long (default: until SIGINT/SIGTERM)
-      --listen HOST:PORT   metrics endpoint address (default 0.0.0.0:9477)
+      --listen HOST:PORT   metrics endpoint address (default 0.0.0.0:9477; off for none)
+      --web-config-file FILE
+                           TLS and basic auth for the endpoint (exporter-toolkit format)
+      --metrics-window SECONDS
+                           aggregation window of the served rates and extremes (default 10)
       --seed N             simulator seed
       --force-ownership    take the diag context over from another owner
       --doca-lib-dir DIR   load the DOCA libraries from DIR first (also DOCA_LIB_DIR)
@@ -97,6 +103,8 @@ export function parseCommand(args: readonly string[]): Command {
         input: { type: "string" },
         duration: { type: "string" },
         listen: { type: "string" },
+        "web-config-file": { type: "string" },
+        "metrics-window": { type: "string" },
         seed: { type: "string" },
         "force-ownership": { type: "boolean" },
         "doca-lib-dir": { type: "string" },
@@ -154,10 +162,12 @@ export function parseCommand(args: readonly string[]): Command {
     eventLog: values["event-log"],
     source: parseSource(values.source),
     input: values.input,
-    durationS: parseDuration(values.duration),
+    durationS: parsePositive("--duration", values.duration),
     listen: values.listen === undefined
       ? undefined
       : parseListenOption(values.listen),
+    webConfigFile: values["web-config-file"],
+    metricsWindowS: parsePositive("--metrics-window", values["metrics-window"]),
     seed: parseSeed(values.seed),
     forceOwnership: values["force-ownership"] ?? false,
     docaLibDir: values["doca-lib-dir"],
@@ -184,12 +194,15 @@ function parseSource(value: string | undefined): SourceKind | undefined {
   return value as SourceKind;
 }
 
-function parseDuration(value: string | undefined): number | undefined {
+function parsePositive(
+  option: string,
+  value: string | undefined,
+): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
     throw new TypeError(
-      `--duration must be a positive number of seconds, got "${value}"`,
+      `${option} must be a positive number of seconds, got "${value}"`,
     );
   }
   return n;

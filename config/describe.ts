@@ -6,6 +6,7 @@
  * @module
  */
 
+import { LISTEN_OFF } from "./values.ts";
 import type {
   AgentConfig,
   ComparisonType,
@@ -53,7 +54,7 @@ export function describeConfig(config: AgentConfig): string {
   const lines = [
     `${config.file}: ${config.form} form, ${count} monitor${
       count === 1 ? "" : "s"
-    }, metrics on ${config.listen}${
+    }, ${describeEndpoint(config)}${
       config.forceOwnership ? ", force ownership" : ""
     }`,
   ];
@@ -61,6 +62,14 @@ export function describeConfig(config: AgentConfig): string {
     lines.push(...describeMonitor(monitor));
   }
   return lines.join("\n");
+}
+
+function describeEndpoint(config: AgentConfig): string {
+  if (config.listen === LISTEN_OFF) return "no metrics endpoint";
+  const window = `${config.metricsWindowNs / 1e9} s windows`;
+  return config.webConfigFile === undefined
+    ? `metrics on ${config.listen} (${window})`
+    : `metrics on ${config.listen} (${window}, web config ${config.webConfigFile})`;
 }
 
 function describeMonitor(m: MonitorConfig): string[] {
@@ -81,7 +90,9 @@ function describeMonitor(m: MonitorConfig): string[] {
     })`,
     `  event log ${m.eventLog}`,
     `  columns (${m.columns.length}):`,
-    ...m.columns.map((c, i) => `    [${i}] ${c.name} ${c.dataId}`),
+    ...m.columns.map((c, i) =>
+      `    [${i}] ${c.name} ${c.dataId}${c.kind === "gauge" ? " (gauge)" : ""}`
+    ),
     `  rules (${m.rules.length}):${m.rules.length === 0 ? " none" : ""}`,
     ...m.rules.map((r) => `    ${describeRule(r, m)}`),
   ];

@@ -13,7 +13,7 @@ Deno.test("describeConfig() summarizes a reference config", () => {
   assert.equal(
     describeConfig(config),
     [
-      "rules.json: reference form, 1 monitor, metrics on 0.0.0.0:9477",
+      "rules.json: reference form, 1 monitor, metrics on 0.0.0.0:9477 (10 s windows)",
       "monitor nic: source doca",
       "  sample period 100000 ns (10 kHz), depth 1024 samples, ring 2048 samples (32 KiB)",
       "  event log events.log",
@@ -29,6 +29,8 @@ Deno.test("describeConfig() lists every monitor with its settings", () => {
   const config = parseConfig(
     `
 listen: "127.0.0.1:9500"
+metrics_window_s: 2.5
+web_config_file: /etc/dpu-traceback/web.yml
 force_ownership: true
 monitors:
   - name: nic
@@ -40,13 +42,14 @@ monitors:
     columns:
       - {name: rx, data_id: "0x1"}
       - {name: cnp, data_id: "0x2"}
+      - {name: latency, data_id: "0x3", kind: gauge}
     rules:
       - {name: "quiet", column: rx, comparison_type: differential_less_than, comparison_value: 10}
       - {name: "cnp storm", data_id: "0x2", comparison_type: inc_gt, comparison_value: "18446744073709551615"}
   - name: old
     source: replay
     input: capture.csv
-    columns: [{name: x, data_id: "0x3"}]
+    columns: [{name: x, data_id: "0x4"}]
 `,
     "demo.yaml",
   );
@@ -54,12 +57,13 @@ monitors:
   const lines = text.split("\n");
   assert.equal(
     lines[0],
-    "demo.yaml: agent form, 2 monitors, metrics on 127.0.0.1:9500, force ownership",
+    "demo.yaml: agent form, 2 monitors, metrics on 127.0.0.1:9500 (2.5 s windows, web config /etc/dpu-traceback/web.yml), force ownership",
   );
+  assert.ok(lines.includes("    [2] latency 0x0000000000000003 (gauge)"));
   assert.ok(lines.includes("monitor nic: source sim, seed 7"));
   assert.ok(
     lines.includes(
-      "  sample period 1000 ns (1 MHz), depth 10000 samples, ring 20000 samples (469 KiB)",
+      "  sample period 1000 ns (1 MHz), depth 10000 samples, ring 20000 samples (625 KiB)",
     ),
   );
   assert.ok(lines.includes("  event log demo-out/events.log"));
@@ -80,7 +84,11 @@ monitors:
 Deno.test("describeRule() spells out each rule type", () => {
   const monitor = {
     depth: 3,
-    columns: [{ name: "rx", dataId: "0x0000000000000001" }],
+    columns: [{
+      name: "rx",
+      dataId: "0x0000000000000001",
+      kind: "counter" as const,
+    }],
   };
   const expected = {
     gt: "rx > 5 for 3 samples in a row",

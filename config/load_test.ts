@@ -436,6 +436,46 @@ const BAD: readonly BadCase[] = [
     words: ["port 70000", "65535", 'got "0.0.0.0:70000"'],
   },
   {
+    name: "two rules with one name",
+    file: "demo.yaml",
+    text: agentYaml(
+      "",
+      `
+      - {name: busy, column: port_0_rx_bytes, comparison_type: gt, comparison_value: 1}
+      - {name: busy, column: port_0_tx_bytes, comparison_type: gt, comparison_value: 1}`,
+    ),
+    error: TypeError,
+    path: "monitors[0].rules[1].name",
+    words: ["already the name of monitors[0].rules[0]", "unique"],
+  },
+  {
+    name: "window of zero seconds",
+    file: "demo.yaml",
+    text: agentYaml("", undefined, "metrics_window_s: 0"),
+    error: RangeError,
+    path: "metrics_window_s",
+    words: ["greater than 0", "got 0"],
+  },
+  {
+    name: "quoted window",
+    file: "demo.yaml",
+    text: agentYaml("", undefined, 'metrics_window_s: "10"'),
+    error: TypeError,
+    path: "metrics_window_s",
+    words: ["without quotes", 'got "10"'],
+  },
+  {
+    name: "unknown column kind",
+    file: "demo.yaml",
+    text: agentYaml().replace(
+      'data_id: "0x1020000200000000"',
+      'data_id: "0x1020000200000000"\n        kind: histogram',
+    ),
+    error: TypeError,
+    path: "monitors[0].columns[1].kind",
+    words: ["counter, gauge", 'got "histogram"'],
+  },
+  {
     name: "IPv6 without brackets",
     file: "demo.yaml",
     text: agentYaml("", undefined, 'listen: "::1:9477"'),
@@ -651,13 +691,18 @@ Deno.test("parseConfig() accepts the reference example verbatim", () => {
     file: "rules.json",
     form: "reference",
     listen: DEFAULTS.listen,
+    metricsWindowNs: DEFAULTS.metricsWindowNs,
     forceOwnership: false,
     monitors: [{
       name: "nic",
       source: "doca",
       samplePeriodNs: 100000,
       depth: 1024,
-      columns: [{ name: "port_0_rx_bytes", dataId: "0x1020000100000000" }],
+      columns: [{
+        name: "port_0_rx_bytes",
+        dataId: "0x1020000100000000",
+        kind: "counter",
+      }],
       rules: [{
         name: "Rx Bytes/s > 1MeBs",
         column: 0,
@@ -795,8 +840,16 @@ Deno.test("parseConfig() reads the agent form with defaults", () => {
     samplePeriodNs: DEFAULTS.samplePeriodNs,
     depth: DEFAULTS.depth,
     columns: [
-      { name: "port_0_rx_bytes", dataId: "0x1020000100000000" },
-      { name: "port_0_tx_bytes", dataId: "0x1020000200000000" },
+      {
+        name: "port_0_rx_bytes",
+        dataId: "0x1020000100000000",
+        kind: "counter",
+      },
+      {
+        name: "port_0_tx_bytes",
+        dataId: "0x1020000200000000",
+        kind: "counter",
+      },
     ],
     rules: [{
       name: "Rx Bytes/s > 1MeBs",
@@ -812,6 +865,8 @@ Deno.test("parseConfig() reads the agent form with defaults", () => {
 Deno.test("parseConfig() reads every agent-form setting", () => {
   const text = `
 listen: "[::1]:9477"
+metrics_window_s: 0.5
+web_config_file: web.yml
 force_ownership: true
 device: "03:00.0"
 monitors:
@@ -830,10 +885,12 @@ monitors:
     input: capture.csv
     seed: 7
     data-ids:
-      - {name: x, data_id: "0x1"}
+      - {name: x, data_id: "0x1", kind: gauge}
 `;
   const config = parseConfig(text, "demo.yaml");
   assert.equal(config.listen, "[::1]:9477");
+  assert.equal(config.metricsWindowNs, 500_000_000);
+  assert.equal(config.webConfigFile, "web.yml");
   assert.equal(config.forceOwnership, true);
   const [nic, replayed] = config.monitors;
   assert.equal(nic.source, "doca");
@@ -855,6 +912,7 @@ monitors:
   assert.deepEqual(replayed.columns, [{
     name: "x",
     dataId: "0x0000000000000001",
+    kind: "gauge",
   }]);
   assert.equal("input" in nic, false);
 });

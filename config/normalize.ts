@@ -21,8 +21,8 @@ import type {
 } from "./schema.ts";
 import {
   type AgentConfig,
-  type ColumnConfig,
   DEFAULTS,
+  type MonitorColumn,
   type MonitorConfig,
   type RuleConfig,
 } from "./types.ts";
@@ -95,6 +95,7 @@ export function normalizeReference(
     file: source.file,
     form: "reference",
     listen: DEFAULTS.listen,
+    metricsWindowNs: DEFAULTS.metricsWindowNs,
     forceOwnership: false,
     monitors: [monitor],
   };
@@ -168,6 +169,10 @@ export function normalizeAgent(
     file: source.file,
     form: "agent",
     listen: doc.listen ?? DEFAULTS.listen,
+    metricsWindowNs: doc.metrics_window_s === undefined
+      ? DEFAULTS.metricsWindowNs
+      : Math.round(doc.metrics_window_s * 1e9),
+    webConfigFile: doc.web_config_file,
     forceOwnership: doc.force_ownership ?? false,
     docaLibDir: doc.doca_lib_dir,
     monitors,
@@ -176,7 +181,7 @@ export function normalizeAgent(
 
 /** A monitor's columns and their lookups. */
 interface Columns {
-  readonly columns: readonly ColumnConfig[];
+  readonly columns: readonly MonitorColumn[];
   readonly byName: ReadonlyMap<string, number>;
   readonly byDataId: ReadonlyMap<string, number>;
 }
@@ -215,9 +220,24 @@ function resolveRules(
   source: ConfigSource,
   at: ConfigPath,
 ): RuleConfig[] {
+  const byName = new Map<string, number>();
   return (rules ?? []).map((rule, j): RuleConfig => {
     const named: { column?: string; data_id?: string } = rule;
     const here: ConfigPath = [...at, "rules", j];
+    // A rule's name labels its metrics and its events; two rules with one
+    // name could not be told apart in either.
+    const sameName = byName.get(rule.name);
+    if (sameName !== undefined) {
+      throw configError(
+        source,
+        [...here, "name"],
+        `is already the name of ${
+          formatPath([...at, "rules", sameName])
+        }; rule names label metrics and events, so each must be unique`,
+        "type",
+      );
+    }
+    byName.set(rule.name, j);
     let column: number | undefined;
     if ((named.column === undefined) === (named.data_id === undefined)) {
       throw configError(
@@ -269,7 +289,7 @@ function checkColumns(
 ): Columns {
   const byName = new Map<string, number>();
   const byDataId = new Map<string, number>();
-  const columns = entries.map((entry, k): ColumnConfig => {
+  const columns = entries.map((entry, k): MonitorColumn => {
     const sameName = byName.get(entry.name);
     if (sameName !== undefined) {
       throw configError(
@@ -292,7 +312,11 @@ function checkColumns(
     }
     byName.set(entry.name, k);
     byDataId.set(entry.data_id, k);
-    return { name: entry.name, dataId: entry.data_id };
+    return {
+      name: entry.name,
+      dataId: entry.data_id,
+      kind: entry.kind ?? "counter",
+    };
   });
   return { columns, byName, byDataId };
 }

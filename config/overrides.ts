@@ -59,6 +59,10 @@ export function applyRunOptions(
   return {
     ...config,
     listen: options.listen ?? config.listen,
+    metricsWindowNs: options.metricsWindowS === undefined
+      ? config.metricsWindowNs
+      : Math.round(options.metricsWindowS * 1e9),
+    webConfigFile: options.webConfigFile ?? config.webConfigFile,
     forceOwnership: options.forceOwnership || config.forceOwnership,
     docaLibDir: options.docaLibDir ?? config.docaLibDir,
     monitors,

@@ -14,6 +14,7 @@ import { unknownKeyProblem } from "./errors.ts";
 import {
   MAX_COLUMNS,
   parseBoolean,
+  parseColumnKind,
   parseComparisonType,
   type Parsed,
   parseDataId,
@@ -21,6 +22,7 @@ import {
   parseListen,
   parseMonitorName,
   parsePositiveInteger,
+  parsePositiveNumber,
   parseSource,
   parseText,
   parseU64,
@@ -99,6 +101,21 @@ export const columnSchema = strict({
 /** 1 to {@linkcode MAX_COLUMNS} columns. */
 export const columnsSchema = list(columnSchema, ENTRIES, 1, MAX_COLUMNS);
 
+/** An agent-form column, which may say how it is aggregated. */
+export const agentColumnSchema = strict({
+  name: leaf(parseText),
+  data_id: leaf(parseDataId),
+  kind: leaf(parseColumnKind).optional(),
+});
+
+/** 1 to {@linkcode MAX_COLUMNS} agent-form columns. */
+export const agentColumnsSchema = list(
+  agentColumnSchema,
+  ENTRIES,
+  1,
+  MAX_COLUMNS,
+);
+
 /** A reference-form rule: always names its counter by data ID. */
 export const referenceRuleSchema = strict({
   name: leaf(parseText),
@@ -137,14 +154,16 @@ export const monitorSchema = strict({
   event_log: leaf(parseText).optional(),
   input: leaf(parseText).optional(),
   seed: leaf(parseInteger).optional(),
-  columns: columnsSchema.optional(),
-  "data-ids": columnsSchema.optional(),
+  columns: agentColumnsSchema.optional(),
+  "data-ids": agentColumnsSchema.optional(),
   rules: list(agentRuleSchema, RULES).optional(),
 });
 
 /** Our agent form: global settings and a list of monitors. */
 export const agentSchema = strict({
   listen: leaf(parseListen).optional(),
+  metrics_window_s: leaf(parsePositiveNumber).optional(),
+  web_config_file: leaf(parseText).optional(),
   force_ownership: leaf(parseBoolean).optional(),
   doca_lib_dir: leaf(parseText).optional(),
   device: leaf(parseText).optional(),
@@ -160,5 +179,7 @@ export type ReferenceDocument = z.output<typeof referenceSchema>;
 export type AgentDocument = z.output<typeof agentSchema>;
 /** One validated agent-form monitor. */
 export type MonitorDocument = z.output<typeof monitorSchema>;
-/** One validated `{name, data_id}` entry. */
-export type ColumnDocument = z.output<typeof columnSchema>;
+/** One validated `{name, data_id}` entry, `kind` where the form allows it. */
+export type ColumnDocument =
+  & z.output<typeof columnSchema>
+  & Partial<Pick<z.output<typeof agentColumnSchema>, "kind">>;

@@ -12,12 +12,25 @@ export type ComparisonType = "gt" | "lt" | "dt_gt" | "dt_lt" | "inc_gt";
 /** Where a monitor's samples come from. */
 export type SourceKind = "doca" | "sim" | "replay";
 
-/** One sampled counter: its operator-facing name and its 64-bit diag data ID. */
+/**
+ * How the metrics endpoint aggregates a column: a `counter` only grows
+ * (modulo 2^64) and is reported as rates; a `gauge` is a level (a latency,
+ * a temperature), reported as min/max/mean. Rules do not care.
+ */
+export type ColumnKind = "counter" | "gauge";
+
+/** One sampled value: its operator-facing name and its 64-bit diag data ID. */
 export interface ColumnConfig {
   /** Column name as written in events.log and replay CSV headers. */
   readonly name: string;
   /** `0x` followed by 16 lowercase hex digits. */
   readonly dataId: string;
+}
+
+/** A monitor's column: what the source reads and how metrics treat it. */
+export interface MonitorColumn extends ColumnConfig {
+  /** Counter unless the config says gauge. */
+  readonly kind: ColumnKind;
 }
 
 /** One hysteresis rule over one column. */
@@ -40,7 +53,7 @@ export interface MonitorConfig {
   readonly samplePeriodNs: number;
   /** History depth in samples (>= 1); the ring holds twice this many. */
   readonly depth: number;
-  readonly columns: readonly ColumnConfig[];
+  readonly columns: readonly MonitorColumn[];
   readonly rules: readonly RuleConfig[];
   /** Path of this monitor's events log. */
   readonly eventLog: string;
@@ -56,8 +69,15 @@ export interface AgentConfig {
   readonly file: string;
   /** `reference` for the reference app's JSON, `agent` for our form. */
   readonly form: "reference" | "agent";
-  /** Metrics endpoint address, `HOST:PORT`. */
+  /** Metrics endpoint address, `HOST:PORT`, or `off` for none. */
   readonly listen: string;
+  /** Length of the metrics aggregation window, in nanoseconds. */
+  readonly metricsWindowNs: number;
+  /**
+   * Exporter-toolkit web configuration (TLS, basic auth) for the metrics
+   * endpoint; plain HTTP without it.
+   */
+  readonly webConfigFile?: string;
   /** Take the diag context over from another owner. */
   readonly forceOwnership: boolean;
   /** Directory to load the DOCA libraries from, before the standard ones. */
@@ -71,5 +91,6 @@ export const DEFAULTS = {
   depth: 1024,
   eventLog: "events.log",
   listen: "0.0.0.0:9477",
+  metricsWindowNs: 10_000_000_000,
   seed: 1,
 } as const;

@@ -12,7 +12,7 @@
  */
 
 import type { ProblemKind } from "./errors.ts";
-import type { ComparisonType, SourceKind } from "./types.ts";
+import type { ColumnKind, ComparisonType, SourceKind } from "./types.ts";
 
 /** The outcome of parsing one value. */
 export type Parsed<T> =
@@ -46,6 +46,10 @@ const COMPARISON_TYPES: Readonly<Record<string, ComparisonType>> = {
 const SOURCES: readonly SourceKind[] = ["doca", "sim", "replay"];
 
 const MONITOR_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+const COLUMN_KINDS: readonly ColumnKind[] = ["counter", "gauge"];
+
+/** The listen address that turns the metrics endpoint off. */
+export const LISTEN_OFF = "off";
 const DATA_ID = /^0[xX]([0-9a-fA-F]+)$/;
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -306,13 +310,16 @@ export function parseMonitorName(value: unknown): Parsed<string> {
 
 /**
  * Parses a listen address `HOST:PORT`, with IPv6 hosts in brackets
- * (`[::1]:9477`) and a port from 1 to 65535. The text is kept as written.
+ * (`[::1]:9477`) and a port from 0 (any free port) to 65535, or
+ * {@linkcode LISTEN_OFF} for no metrics endpoint. The text is kept as
+ * written.
  *
  * @example Usage
  * ```ts
  * import { parseListen } from "./values.ts";
  * parseListen("[::1]:9477"); // { ok: true, value: "[::1]:9477" }
- * parseListen("0.0.0.0:0").ok; // false
+ * parseListen("off"); // { ok: true, value: "off" }: no endpoint
+ * parseListen("0.0.0.0:99999").ok; // false
  * ```
  */
 export function parseListen(value: unknown): Parsed<string> {
@@ -320,6 +327,7 @@ export function parseListen(value: unknown): Parsed<string> {
   if (typeof value !== "string") {
     return bad('must be a string "HOST:PORT" such as "0.0.0.0:9477"');
   }
+  if (value === LISTEN_OFF) return ok(value);
   const match =
     /^(?:\[([0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?)\]|([A-Za-z0-9_.-]+)):([0-9]+)$/
       .exec(value);
@@ -336,8 +344,50 @@ export function parseListen(value: unknown): Parsed<string> {
     return bad("must use brackets only around an IPv6 address");
   }
   const port = Number(match[3]);
-  if (port < 1 || port > 65535) {
-    return bad(`port ${match[3]} is not between 1 and 65535`, "range");
+  // Port 0 asks the system for a free port (tests; the agent prints it).
+  if (port > 65535) {
+    return bad(`port ${match[3]} is not between 0 and 65535`, "range");
   }
+  return ok(value);
+}
+
+/**
+ * Parses a column kind: `counter` (only grows, reported as rates) or
+ * `gauge` (a level, reported as min/max/mean).
+ *
+ * @example Usage
+ * ```ts
+ * import { parseColumnKind } from "./values.ts";
+ * parseColumnKind("gauge"); // { ok: true, value: "gauge" }
+ * ```
+ */
+export function parseColumnKind(value: unknown): Parsed<ColumnKind> {
+  if (value === undefined) return REQUIRED;
+  if (typeof value === "string" && (COLUMN_KINDS as string[]).includes(value)) {
+    return ok(value as ColumnKind);
+  }
+  return bad(`must be one of ${COLUMN_KINDS.join(", ")}`);
+}
+
+/**
+ * Parses a positive, finite number (fractions allowed), such as a window
+ * length in seconds.
+ *
+ * @example Usage
+ * ```ts
+ * import { parsePositiveNumber } from "./values.ts";
+ * parsePositiveNumber(2.5); // { ok: true, value: 2.5 }
+ * parsePositiveNumber(0).ok; // false
+ * ```
+ */
+export function parsePositiveNumber(value: unknown): Parsed<number> {
+  if (value === undefined) return REQUIRED;
+  if (typeof value === "string") {
+    return bad("must be a number, written without quotes");
+  }
+  if (typeof value !== "number" || !Number.isFinite(value)) {
+    return bad("must be a number");
+  }
+  if (value <= 0) return bad("must be greater than 0", "range");
   return ok(value);
 }

@@ -162,12 +162,15 @@ Deno.test("parseListen() checks HOST:PORT", () => {
       "localhost:1",
       "[::1]:65535",
       "[fe80::1%eth0]:9477",
+      "127.0.0.1:0",
+      "off",
     ]
   ) {
     assert.deepEqual(parseListen(good), { ok: true, value: good });
   }
   const cases: [unknown, "type" | "range", RegExp][] = [
-    ["0.0.0.0:0", "range", /port 0 is not between 1 and 65535/],
+    ["0.0.0.0:65536", "range", /port 65536 is not between 0 and 65535/],
+    ["Off", "type", /HOST:PORT/],
     ["0.0.0.0:65536", "range", /65536/],
     ["0.0.0.0:123456", "range", /123456/],
     ["::1:9477", "type", /brackets/],
