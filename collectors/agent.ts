@@ -8,9 +8,24 @@
 import type { AgentConfig, MonitorConfig } from "../config/types.ts";
 import { EventsLog } from "../events/log.ts";
 import { EventTally } from "../events/tally.ts";
+import { WindowAggregator } from "../metrics/aggregate.ts";
 import { Monitor } from "../rules/monitor.ts";
 import type { Collector } from "./collector.ts";
 import { createCollector, describeDevice } from "./create.ts";
+
+/**
+ * Where a monitor's source is: `idle` before {@linkcode Agent.run},
+ * `running`, `ended` (a replay reached its end, or the agent stopped it),
+ * or `failed` (with the one-line reason).
+ */
+export type SourceState = "idle" | "running" | "ended" | "failed";
+
+/** A source's state, updated by {@linkcode Agent.run}. */
+export interface SourceStatus {
+  state: SourceState;
+  /** Why the source failed, when it did. */
+  error?: string;
+}
 
 /** One monitor of a running agent and what feeds and records it. */
 export interface AgentMonitor {
@@ -18,6 +33,9 @@ export interface AgentMonitor {
   readonly monitor: Monitor;
   readonly collector: Collector;
   readonly log: EventsLog;
+  /** Windowed aggregates of every sample, for the metrics endpoint. */
+  readonly aggregator: WindowAggregator;
+  readonly status: SourceStatus;
 }
 
 /**
@@ -82,8 +100,22 @@ export class Agent {
           columns: m.columns,
           rules: m.rules,
         });
-        const monitor = new Monitor(m, log, tally.listener);
-        monitors.push({ config: m, monitor, collector: collectors[i], log });
+        const aggregator = new WindowAggregator({
+          columns: m.columns,
+          windowNs: config.metricsWindowNs,
+        });
+        const monitor = new Monitor(m, log, {
+          onTransition: tally.listener,
+          observer: aggregator,
+        });
+        monitors.push({
+          config: m,
+          monitor,
+          collector: collectors[i],
+          log,
+          aggregator,
+          status: { state: "idle" },
+        });
       }
     } catch (error) {
       await closeAll(collectors);
@@ -106,9 +138,15 @@ export class Agent {
     let failure: unknown = undefined;
     try {
       await Promise.all(this.monitors.map(async (m) => {
+        m.status.state = "running";
         try {
           await m.collector.run(m.monitor, stop.signal);
+          m.status.state = "ended";
         } catch (error) {
+          m.status.state = "failed";
+          m.status.error = error instanceof Error
+            ? error.message
+            : String(error);
           failure ??= error;
           stop.abort();
         }

@@ -14,6 +14,8 @@
  * @module
  */
 
+import type { PollStats } from "./poll_stats.ts";
+
 /** Where a collector delivers samples. Implemented by the monitor. */
 export interface SampleSink {
   /**
@@ -42,6 +44,11 @@ export interface SampleSink {
 export interface Collector {
   /** Short name of the source kind, for messages (`sim`, `replay`, `doca`). */
   readonly source: string;
+  /**
+   * The poll loop's health, for sources that poll a device on a timer
+   * (absent for replay, which reads as fast as the sink takes).
+   */
+  readonly pollStats?: PollStats;
   /**
    * Delivers samples to `sink` until `signal` aborts (resolves) or the source
    * ends by itself (resolves: replay at end of file). Rejects on a fatal

@@ -31,6 +31,7 @@ import {
 } from "../ffi/doca.ts";
 import { libraryPaths, openFirst } from "../ffi/library.ts";
 import type { Collector, SampleSink } from "./collector.ts";
+import { PollStats } from "./poll_stats.ts";
 
 /** How to reach the device and what to sample. */
 export interface DocaOptions {
@@ -120,6 +121,8 @@ interface DiagSession {
  */
 export class DocaCollector implements Collector {
   readonly source = "doca";
+  /** The poll loop's health. */
+  readonly pollStats: PollStats = new PollStats();
   /** Where the libraries were loaded from. */
   readonly libraries: readonly string[];
   /** The device as DOCA lists it: PCIe address (ibdev, iface). */
@@ -272,7 +275,9 @@ export class DocaCollector implements Collector {
       };
       if (signal.aborted) return resolve();
       signal.addEventListener("abort", stop, { once: true });
+      let due = performance.now();
       const poll = () => {
+        this.pollStats.recordPoll(performance.now() - due);
         let status: number;
         try {
           status = this.poll(sink);
@@ -283,6 +288,7 @@ export class DocaCollector implements Collector {
         let wait = this.#intervalMs;
         if (status === DocaError.AGAIN || status === DocaError.TIME_OUT) {
           this.#transient++;
+          this.pollStats.recordError(docaErrorName(this.#common, status));
           if (++failures > MAX_TRANSIENT_FAILURES) {
             signal.removeEventListener("abort", stop);
             return reject(fail(
@@ -296,6 +302,7 @@ export class DocaCollector implements Collector {
         } else if (
           status !== DocaError.SUCCESS && status !== DocaError.SKIPPED
         ) {
+          this.pollStats.recordError(docaErrorName(this.#common, status));
           signal.removeEventListener("abort", stop);
           return reject(
             fail(
@@ -307,6 +314,7 @@ export class DocaCollector implements Collector {
         } else {
           failures = 0;
         }
+        due = performance.now() + wait;
         timer = setTimeout(poll, wait);
       };
       poll();
@@ -331,6 +339,7 @@ export class DocaCollector implements Collector {
     if (status === DocaError.SKIPPED) this.#skippedPolls++;
     else if (status !== DocaError.SUCCESS) return status;
     const n = count[0];
+    this.pollStats.recordBatch(n, this.deviceRingSamples);
     const words = this.#words;
     const stride = this.#sampleWords;
     const columns = this.#columns;

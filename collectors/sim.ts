@@ -13,6 +13,7 @@
  */
 
 import type { Collector, SampleSink } from "./collector.ts";
+import { PollStats } from "./poll_stats.ts";
 import type { ColumnConfig } from "../config/types.ts";
 import { addNumberU64, bigintToU64, mulAdd1e9U64 } from "../rules/u64.ts";
 import { CYCLE_MS, newScenarioRates, Rate, scenarioAt } from "./scenario.ts";
@@ -186,6 +187,8 @@ const DATA_ID = /^0x[0-9a-fA-F]{16}$/;
 export class SimCollector implements Collector {
   /** Always `"sim"`. */
   readonly source = "sim";
+  /** The poll loop's health. */
+  readonly pollStats: PollStats = new PollStats();
 
   readonly #columns: number;
   readonly #periodNs: number;
@@ -353,8 +356,10 @@ export class SimCollector implements Collector {
     }
     if (signal.aborted) return Promise.resolve();
     return new Promise((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let due = performance.now();
       const stop = () => {
-        clearInterval(timer);
+        clearTimeout(timer);
         signal.removeEventListener("abort", onAbort);
         this.#running = false;
       };
@@ -363,15 +368,23 @@ export class SimCollector implements Collector {
         resolve();
       };
       const tick = () => {
+        const now = performance.now();
+        this.pollStats.recordPoll(now - due);
         try {
-          this.poll(sink);
+          const delivered = this.poll(sink);
+          this.pollStats.recordBatch(delivered, this.#bufferSamples);
         } catch (error) {
           stop();
-          reject(error);
+          return reject(error);
         }
+        // Timers drift; due times do not, so lateness is measured against
+        // the schedule rather than the previous tick. A poll drains all
+        // that is due, so after a stall the schedule restarts from now.
+        due += this.#pollMs;
+        if (due <= now) due = now + this.#pollMs;
+        timer = setTimeout(tick, Math.max(0, due - performance.now()));
       };
       this.#running = true;
-      const timer = setInterval(tick, this.#pollMs);
       signal.addEventListener("abort", onAbort, { once: true });
       tick();
     });

@@ -25,7 +25,7 @@ export interface EventRecord {
  * @example
  * ```ts ignore
  * const tally = new EventTally();
- * const monitor = new Monitor(options, log, tally.listener);
+ * const monitor = new Monitor(options, log, { onTransition: tally.listener });
  * // ... run ...
  * console.log(formatEventTable(tally.events));
  * ```

@@ -328,7 +328,8 @@ export class WindowAggregator {
           } else {
             addU64(inc, 2 * k, inc[2 * k], inc[2 * k + 1], dLo, dHi);
             if (dt > 0) {
-              const rate = toNumberU64(dLo, dHi) / dt * 1e9;
+              // Scale before dividing: exact for whole-number results.
+              const rate = toNumberU64(dLo, dHi) * 1e9 / dt;
               this.#rateCount[k]++;
               sum[k] += rate;
               if (rate < min[k]) min[k] = rate;
@@ -399,7 +400,7 @@ export class WindowAggregator {
       if (counter[k] === 1) {
         const increase = toNumberU64(inc[2 * k], inc[2 * k + 1]);
         const ns = t[SPAN] - this.#excludedNs[k];
-        s.rate[k] = ns > 0 ? increase / ns * 1e9 : NaN;
+        s.rate[k] = ns > 0 ? increase * 1e9 / ns : NaN;
         s.increase[k] = increase;
         s.resets[k] = this.#resets[k];
         s.resetsTotal[k] = this.#resetsTotal[k];

@@ -21,6 +21,23 @@ export type TransitionListener = (
   unixMs: number,
 ) => void;
 
+/**
+ * Sees every committed sample after the rules have, e.g. the metrics
+ * aggregator. Called on the per-sample path: it must not allocate or wait.
+ */
+export interface SampleObserver {
+  /** The record at word offset `at` of `words` (the ring's storage). */
+  observe(words: Uint32Array, at: number): void;
+}
+
+/** Who else a monitor tells about its samples and transitions. */
+export interface MonitorHooks {
+  /** Told of every rule transition. */
+  readonly onTransition?: TransitionListener;
+  /** Told of every sample. */
+  readonly observer?: SampleObserver;
+}
+
 /** What a monitor is built from: see {@linkcode MonitorConfig}. */
 export interface MonitorOptions {
   readonly name: string;
@@ -66,6 +83,11 @@ export class Monitor implements SampleSink {
   readonly columns: number;
   readonly #sink: EventSink;
   readonly #listener: TransitionListener | undefined;
+  readonly #observer: SampleObserver | undefined;
+  // Per rule: when it last started or ended, and time spent active before
+  // its current activation (ms). NaN until the first transition.
+  readonly #changedAtMs: Float64Array;
+  readonly #activeMs: Float64Array;
   #activeRules = 0;
   #samples = 0;
   #droppedSamples = 0;
@@ -75,15 +97,18 @@ export class Monitor implements SampleSink {
   constructor(
     options: MonitorOptions,
     sink: EventSink,
-    listener?: TransitionListener,
+    hooks: MonitorHooks = {},
   ) {
     this.name = options.name;
     this.columns = options.columns.length;
     this.ring = new SampleRing(this.columns, 2 * options.depth);
     this.words = this.ring.words;
     this.rules = options.rules.map((r) => new Rule(r, options.depth));
+    this.#changedAtMs = new Float64Array(this.rules.length).fill(NaN);
+    this.#activeMs = new Float64Array(this.rules.length);
     this.#sink = sink;
-    this.#listener = listener;
+    this.#listener = hooks.onTransition;
+    this.#observer = hooks.observer;
   }
 
   /** Samples committed since start. */
@@ -106,6 +131,17 @@ export class Monitor implements SampleSink {
     return this.#activeRules;
   }
 
+  /** Unix ms of rule `i`'s last start or end; NaN if it never started. */
+  ruleChangedAtMs(i: number): number {
+    return this.#changedAtMs[i];
+  }
+
+  /** Milliseconds rule `i` has been active in all, counted up to `nowMs`. */
+  ruleActiveMs(i: number, nowMs: number): number {
+    const open = this.rules[i].active ? nowMs - this.#changedAtMs[i] : 0;
+    return this.#activeMs[i] + Math.max(0, open);
+  }
+
   /** Reserves the next record in the ring; see {@linkcode SampleSink.claim}. */
   claim(): number {
     return this.ring.claim();
@@ -115,6 +151,7 @@ export class Monitor implements SampleSink {
    * Processes the claimed record in the reference order: log it if an event
    * was already active, then evaluate every rule; the first activation dumps
    * the whole ring (quirks included, see traceback-semantics.md section 4).
+   * Then the observer, if any, sees the record.
    */
   commit(): void {
     this.#samples++;
@@ -134,15 +171,19 @@ export class Monitor implements SampleSink {
           }
         }
         const now = Date.now();
+        this.#changedAtMs[i] = now;
         sink.eventStart(i, now);
         this.#listener?.(this, i, true, now);
       } else {
         this.#activeRules--;
         const now = Date.now();
+        this.#activeMs[i] += Math.max(0, now - this.#changedAtMs[i]);
+        this.#changedAtMs[i] = now;
         sink.eventEnd(i, now);
         this.#listener?.(this, i, false, now);
       }
     }
+    this.#observer?.observe(this.words, ring.offsetBack(0));
   }
 
   /** Whether the event sink keeps up; see {@linkcode SampleSink.ready}. */

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import v8 from "node:v8";
 import type { ComparisonType } from "../config/types.ts";
 import type { EventSink } from "../events/sink.ts";
+import { WindowAggregator } from "../metrics/aggregate.ts";
 import { Monitor } from "./monitor.ts";
 import { M, P53, RecordingSink, writeRecord } from "./rules_test_util.ts";
 
@@ -343,6 +344,41 @@ Deno.test("Monitor: rows carry the exact u64 timestamp and values of each record
   assert.equal(monitor.rules[0].activations, 1);
 });
 
+Deno.test("Monitor: rule times add up across activations; the observer sees every sample", () => {
+  const seen: number[] = [];
+  const monitor = new Monitor(
+    {
+      name: "m",
+      depth: 1,
+      columns: ["a"],
+      rules: [{
+        name: "a>5",
+        column: 0,
+        comparisonType: "gt",
+        comparisonValue: 5n,
+      }],
+    },
+    new RecordingSink(["a>5"]),
+    { observer: { observe: (words, at) => seen.push(words[at + 2]) } },
+  );
+  assert.ok(Number.isNaN(monitor.ruleChangedAtMs(0)));
+  assert.equal(monitor.ruleActiveMs(0, Date.now()), 0);
+  const t0 = Date.now();
+  feed(monitor, 1n, [9n]); // starts (depth 1)
+  const started = monitor.ruleChangedAtMs(0);
+  assert.ok(started >= t0 && started <= Date.now());
+  // While active, the open activation counts up to the time asked about.
+  assert.equal(monitor.ruleActiveMs(0, started + 250), 250);
+  feed(monitor, 2n, [1n]); // ends
+  const ended = monitor.ruleChangedAtMs(0);
+  const first = ended - started;
+  assert.equal(monitor.ruleActiveMs(0, ended + 10_000), first);
+  feed(monitor, 3n, [9n]); // starts again
+  const again = monitor.ruleChangedAtMs(0);
+  assert.equal(monitor.ruleActiveMs(0, again + 100), first + 100);
+  assert.deepEqual(seen, [9, 1, 9]);
+});
+
 Deno.test("Monitor: gap of 0 or less is ignored", () => {
   const sink = new RecordingSink(["a>5"]);
   const monitor = build(1, ["a"], [a5()], sink);
@@ -357,7 +393,7 @@ const gc = (globalThis as { gc?: () => void }).gc;
 
 Deno.test({
   name:
-    "Monitor: 200,000 samples, 16 columns, 16 rules: heap flat (needs --v8-flags=--expose-gc)",
+    "Monitor: 200,000 samples, 16 columns, 16 rules, aggregated: heap flat (needs --v8-flags=--expose-gc)",
   ignore: typeof gc !== "function",
   fn() {
     const columns = Array.from({ length: 16 }, (_, k) => `c${k}`);
@@ -390,9 +426,19 @@ Deno.test({
     const allocated = (): number | undefined =>
       (v8.getHeapStatistics() as { total_allocated_bytes?: number })
         .total_allocated_bytes;
+    // Timestamps advance 1 ns a sample: a 1 us window completes every
+    // 1,000 samples, so finishing windows is on the measured path too.
+    const aggregator = new WindowAggregator({
+      columns: columns.map((name, k) => ({
+        name,
+        kind: k % 2 === 0 ? "counter" : "gauge",
+      })),
+      windowNs: 1000,
+    });
     const monitor = new Monitor(
       { name: "alloc", depth: 4, columns, rules },
       noop,
+      { observer: aggregator },
     );
     const acc = new Float64Array(16);
     const words = monitor.words;
@@ -426,6 +472,7 @@ Deno.test({
     gc!();
     const after = Deno.memoryUsage().heapUsed;
     assert.equal(monitor.samples, 220_000);
+    assert.ok(aggregator.completed.sequence > 200, "windows should complete");
     assert.ok(
       monitor.events > 1000,
       `rules should toggle often, got ${monitor.events} events`,

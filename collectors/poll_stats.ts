@@ -1,0 +1,96 @@
+/**
+ * How a collector's poll loop is doing: polls, how late each one ran, and
+ * errors by name. Collectors record into it; the metrics endpoint reads it.
+ *
+ * @module
+ */
+
+/**
+ * Upper bounds (seconds) of the lateness histogram's buckets. A poll loop
+ * on a quiet machine is late by well under a millisecond; anything past
+ * 10 ms risks the device ring, and a second is a stall.
+ */
+export const LATENESS_BOUNDS_S: readonly number[] = [
+  0.0005,
+  0.001,
+  0.002,
+  0.005,
+  0.01,
+  0.025,
+  0.05,
+  0.1,
+  0.25,
+  1,
+];
+
+/**
+ * Counters of one poll loop. Recording allocates nothing (the histogram is
+ * preallocated); error names come from a fixed set (the source's status
+ * names), so the map stays small.
+ *
+ * @example Record two polls and an error
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { PollStats } from "./poll_stats.ts";
+ *
+ * const stats = new PollStats();
+ * stats.recordPoll(0.3); // ran 0.3 ms after it was due
+ * stats.recordPoll(7);
+ * stats.recordError("DOCA_ERROR_AGAIN");
+ * assert.equal(stats.polls, 2);
+ * assert.equal(stats.latenessMaxS, 0.007);
+ * assert.equal(stats.errors.get("DOCA_ERROR_AGAIN"), 1);
+ * ```
+ */
+export class PollStats {
+  /** Polls run. */
+  polls = 0;
+  /** Sum of every poll's lateness, seconds. */
+  latenessSumS = 0;
+  /** The largest lateness seen, seconds. */
+  latenessMaxS = 0;
+  /**
+   * Polls per lateness bucket (not cumulative): entry `i` counts polls
+   * late by at most `LATENESS_BOUNDS_S[i]` and more than the bound before;
+   * the last entry counts those over the largest bound.
+   */
+  readonly latenessCounts: Float64Array = new Float64Array(
+    LATENESS_BOUNDS_S.length + 1,
+  );
+  /** Failed polls by the source's error name. */
+  readonly errors: Map<string, number> = new Map();
+  /**
+   * How full the device's buffer was at the last poll (samples drained over
+   * what it holds, 0 to 1): near 1 means samples are about to be lost.
+   */
+  bufferFill = 0;
+  /** The fullest the device's buffer has been at a poll, 0 to 1. */
+  bufferFillMax = 0;
+
+  /**
+   * Counts one poll that ran `lateMs` milliseconds after it was due
+   * (negative values, from a timer firing early, count as 0).
+   */
+  recordPoll(lateMs: number): void {
+    const late = lateMs > 0 ? lateMs / 1000 : 0;
+    this.polls++;
+    this.latenessSumS += late;
+    if (late > this.latenessMaxS) this.latenessMaxS = late;
+    const bounds = LATENESS_BOUNDS_S;
+    let i = 0;
+    while (i < bounds.length && late > bounds[i]) i++;
+    this.latenessCounts[i]++;
+  }
+
+  /** Notes how many of the device buffer's `capacity` samples a poll drained. */
+  recordBatch(samples: number, capacity: number): void {
+    const fill = capacity > 0 ? Math.min(1, samples / capacity) : 0;
+    this.bufferFill = fill;
+    if (fill > this.bufferFillMax) this.bufferFillMax = fill;
+  }
+
+  /** Counts one failed poll under the source's name for the error. */
+  recordError(name: string): void {
+    this.errors.set(name, (this.errors.get(name) ?? 0) + 1);
+  }
+}
