@@ -20,6 +20,12 @@ import { applyRunOptions } from "./config/overrides.ts";
 import type { AgentConfig } from "./config/types.ts";
 import { VERSION } from "./config/version.ts";
 import { formatEventTable } from "./events/tally.ts";
+import { LISTEN_OFF } from "./config/values.ts";
+import { AgentMetrics } from "./metrics/agent_metrics.ts";
+import { createMetricsApp } from "./metrics/app.ts";
+import { BasicAuthVerifier } from "./metrics/basic_auth.ts";
+import { type MetricsServer, serveMetrics } from "./metrics/server.ts";
+import { loadWebConfig, type WebConfig } from "./metrics/web_config.ts";
 
 const PROGRAM = "dpu-traceback";
 const EXIT_OK = 0;
@@ -77,7 +83,13 @@ export async function main(args: readonly string[]): Promise<number> {
   }
 }
 
-async function prepare(options: RunOptions): Promise<AgentConfig> {
+/** A run's configuration, with its web config when the endpoint has one. */
+interface Prepared {
+  readonly config: AgentConfig;
+  readonly web?: WebConfig;
+}
+
+async function prepare(options: RunOptions): Promise<Prepared> {
   const config = applyRunOptions(
     await loadConfig(options.configFile, { dataIdsFile: options.dataIdsFile }),
     options,
@@ -96,17 +108,22 @@ async function prepare(options: RunOptions): Promise<AgentConfig> {
       throw error;
     }
   }
-  return config;
+  const web = config.listen !== LISTEN_OFF && config.webConfigFile !== undefined
+    ? await loadWebConfig(config.webConfigFile)
+    : undefined;
+  return { config, web };
 }
 
 async function run(options: RunOptions): Promise<number> {
-  let config: AgentConfig;
+  let prepared: Prepared;
   try {
-    config = await prepare(options);
+    prepared = await prepare(options);
   } catch (error) {
     fail(messageOf(error));
     return EXIT_USAGE;
   }
+  const { config, web } = prepared;
+  const startMs = Date.now();
 
   let agent: Agent;
   try {
@@ -117,6 +134,34 @@ async function run(options: RunOptions): Promise<number> {
   } catch (error) {
     fail(messageOf(error));
     return EXIT_FAILURE;
+  }
+
+  const metrics = new AgentMetrics(agent.monitors, {
+    version: VERSION,
+    startMs,
+    windowNs: config.metricsWindowNs,
+  });
+  const freshness = metrics.start();
+  let server: MetricsServer | undefined;
+  if (config.listen !== LISTEN_OFF) {
+    try {
+      server = serveMetrics(
+        createMetricsApp(metrics, {
+          auth: web !== undefined && web.basicAuthUsers.size > 0
+            ? new BasicAuthVerifier(web.basicAuthUsers)
+            : undefined,
+          headers: web?.headers,
+          onError: fail,
+        }),
+        { listen: config.listen, tls: web?.tls, onError: fail },
+      );
+      console.error(`${PROGRAM}: metrics on ${server.url}`);
+    } catch (error) {
+      fail(messageOf(error));
+      freshness.stop();
+      for (const problem of await agent.close()) fail(problem.message);
+      return EXIT_FAILURE;
+    }
   }
 
   const stop = new AbortController();
@@ -144,6 +189,8 @@ async function run(options: RunOptions): Promise<number> {
   } finally {
     clearTimeout(deadline);
     status?.stop();
+    freshness.stop();
+    await server?.shutdown();
     Deno.removeSignalListener("SIGINT", onSignal);
     Deno.removeSignalListener("SIGTERM", onSignal);
     for (const error of await agent.close()) {

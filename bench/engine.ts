@@ -202,12 +202,14 @@ async function runRep(
       rules: benchCase.rules,
     },
     log,
-    (m, rule, active) => {
-      transitions++;
-      transitionHash = fnv(
-        fnv(fnv(transitionHash, m.samples), rule),
-        active ? 1 : 0,
-      );
+    {
+      onTransition(m, rule, active) {
+        transitions++;
+        transitionHash = fnv(
+          fnv(fnv(transitionHash, m.samples), rule),
+          active ? 1 : 0,
+        );
+      },
     },
   );
   generator.reset();

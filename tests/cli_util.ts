@@ -17,13 +17,24 @@ export interface CliResult {
   readonly stderr: string;
 }
 
+/**
+ * The agent's arguments as a test runs them: unless the test chooses a
+ * `--listen`, the metrics endpoint gets a free loopback port, so test runs
+ * never fight each other (or a running agent) over port 9477.
+ */
+function withListen(args: readonly string[]): string[] {
+  return args.some((a) => a === "--listen" || a.startsWith("--listen="))
+    ? [...args]
+    : [...args, "--listen", "127.0.0.1:0"];
+}
+
 /** Runs `main.ts` with `args` from the repository root and waits for it. */
 export async function runCli(
   args: readonly string[],
   options: { env?: Record<string, string> } = {},
 ): Promise<CliResult> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", ...args],
+    args: ["run", "-A", "main.ts", ...withListen(args)],
     cwd: ROOT,
     env: { NO_COLOR: "1", ...options.env },
     stdin: "null",
@@ -42,7 +53,7 @@ export function spawnCli(
   env: Record<string, string> = {},
 ): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", ...args],
+    args: ["run", "-A", "main.ts", ...withListen(args)],
     cwd: ROOT,
     env: { NO_COLOR: "1", ...env },
     stdin: "null",

@@ -1,0 +1,114 @@
+/**
+ * What the metrics endpoint knows about a running agent: its monitors (with
+ * their aggregators, logs and sources), when each last delivered data, and
+ * whether the agent is ready. Renderers read it; nothing here touches a
+ * ring or a device.
+ *
+ * @module
+ */
+
+import type { AgentMonitor } from "../collectors/agent.ts";
+import { Freshness } from "./freshness.ts";
+
+/** The agent-wide facts the endpoint reports. */
+export interface AgentInfo {
+  /** Agent version, as `--version` prints it (e.g. `0.1.0`). */
+  readonly version: string;
+  /** Host time the agent started, Unix ms. */
+  readonly startMs: number;
+  /** Aggregation window, ns. */
+  readonly windowNs: number;
+}
+
+/** Whether the agent is ready, and if not, why (one line per monitor). */
+export interface Readiness {
+  readonly ready: boolean;
+  readonly problems: readonly string[];
+}
+
+/**
+ * Data older than this many sample periods means the source is stale,
+ * but never less than {@linkcode MIN_STALE_MS}: sources are drained every
+ * few ms and freshness is checked every 100 ms.
+ */
+export const STALE_PERIODS = 10;
+/** The least data age that counts as stale, ms. */
+export const MIN_STALE_MS = 1000;
+
+/**
+ * The endpoint's view of one agent.
+ *
+ * @example
+ * ```ts ignore
+ * const metrics = new AgentMetrics(agent.monitors, { version, startMs: Date.now(), windowNs });
+ * const ticker = metrics.start();
+ * metrics.readiness(Date.now()); // { ready: false, problems: ["nic: no data yet"] } at first
+ * ticker.stop();
+ * ```
+ */
+export class AgentMetrics {
+  /** The monitors, in configuration order. */
+  readonly monitors: readonly AgentMonitor[];
+  /** Agent-wide facts. */
+  readonly info: AgentInfo;
+  /** When each monitor last delivered a sample. */
+  readonly freshness: Freshness;
+  /** Per monitor: data older than this (ms) is stale. */
+  readonly staleAfterMs: readonly number[];
+
+  constructor(monitors: readonly AgentMonitor[], info: AgentInfo) {
+    this.monitors = monitors;
+    this.info = info;
+    this.freshness = new Freshness(
+      monitors.map((m) => m.monitor),
+      info.startMs,
+    );
+    this.staleAfterMs = monitors.map((m) =>
+      Math.max(MIN_STALE_MS, STALE_PERIODS * m.config.samplePeriodNs / 1e6)
+    );
+  }
+
+  /** Starts tracking freshness; stop it when the agent stops. */
+  start(): { stop(): void } {
+    return this.freshness.start();
+  }
+
+  /** Whether monitor `i`'s source is running and its data is fresh. */
+  isUp(i: number, nowMs: number): boolean {
+    return this.problemOf(i, nowMs) === undefined;
+  }
+
+  /** Why monitor `i` is not up, or undefined when it is. */
+  problemOf(i: number, nowMs: number): string | undefined {
+    const m = this.monitors[i];
+    const name = m.monitor.name;
+    switch (m.status.state) {
+      case "idle":
+        return `${name}: not started`;
+      case "ended":
+        return `${name}: source ended`;
+      case "failed":
+        return `${name}: source failed: ${m.status.error ?? "unknown error"}`;
+      case "running":
+        break;
+    }
+    const age = this.freshness.ageMs(i, nowMs);
+    if (!this.freshness.hasData(i)) {
+      return `${name}: no data yet after ${(age / 1000).toFixed(1)} s`;
+    }
+    if (age > this.staleAfterMs[i]) {
+      return `${name}: no data for ${(age / 1000).toFixed(1)} s`;
+    }
+    return undefined;
+  }
+
+  /** Ready when every configured source is up. */
+  readiness(nowMs: number): Readiness {
+    const problems: string[] = [];
+    for (let i = 0; i < this.monitors.length; i++) {
+      const problem = this.problemOf(i, nowMs);
+      if (problem !== undefined) problems.push(problem);
+    }
+    return { ready: problems.length === 0, problems };
+  }
+}

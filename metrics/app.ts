@@ -1,0 +1,100 @@
+/**
+ * The metrics endpoint's Hono app: `/metrics`, `/api/v1/snapshot`,
+ * `/healthz`, `/readyz` and an index page. Read-only; every response is
+ * built from the agent's counters and last completed windows.
+ *
+ * @module
+ */
+
+import { Hono } from "hono";
+import type { AgentMetrics } from "./agent_metrics.ts";
+import type { BasicAuthVerifier } from "./basic_auth.ts";
+import { basicAuth } from "./basic_auth.ts";
+import { gzipResponses } from "./compress.ts";
+import { contentTypeOf, negotiateFormat } from "./exposition.ts";
+import {
+  type ConnectionInfo,
+  type RequestLimitOptions,
+  requestLimits,
+} from "./limits.ts";
+import { MetricsRenderer } from "./render.ts";
+import { buildSnapshot } from "./snapshot.ts";
+
+/** What the app is built from. */
+export interface MetricsAppOptions {
+  /** Basic auth for every path, when the web config has users. */
+  readonly auth?: BasicAuthVerifier;
+  /** Extra response headers (web config `http_server_config.headers`). */
+  readonly headers?: ReadonlyMap<string, string>;
+  readonly limits?: RequestLimitOptions;
+  /** Told of handler failures (one line each); the client gets a 500. */
+  readonly onError?: (message: string) => void;
+  /** Host clock, Unix ms; for tests. */
+  readonly now?: () => number;
+}
+
+const INDEX = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>dpu-traceback</title></head>
+<body><h1>dpu-traceback</h1>
+<ul>
+<li><a href="metrics">metrics</a>: Prometheus text or OpenMetrics</li>
+<li><a href="api/v1/snapshot">api/v1/snapshot</a>: the same aggregates as JSON</li>
+<li><a href="healthz">healthz</a>: the process is alive</li>
+<li><a href="readyz">readyz</a>: every source is running and its data is fresh</li>
+</ul></body></html>
+`;
+
+/**
+ * Builds the endpoint's app for `metrics`.
+ *
+ * @example
+ * ```ts ignore
+ * const app = createMetricsApp(metrics);
+ * Deno.serve((req, info) => app.fetch(req, { remoteAddr: info.remoteAddr }));
+ * ```
+ */
+export function createMetricsApp(
+  metrics: AgentMetrics,
+  options: MetricsAppOptions = {},
+): Hono<{ Bindings: ConnectionInfo }> {
+  const now = options.now ?? Date.now;
+  const renderer = new MetricsRenderer(metrics);
+  const app = new Hono<{ Bindings: ConnectionInfo }>();
+
+  app.use(requestLimits(options.limits));
+  const extra = [...(options.headers ?? new Map())];
+  app.use(async function commonHeaders(c, next) {
+    await next();
+    c.header("cache-control", "no-store");
+    c.header("x-content-type-options", "nosniff");
+    for (const [name, value] of extra) c.header(name, value);
+  });
+  app.use(gzipResponses());
+  if (options.auth !== undefined) app.use(basicAuth(options.auth));
+
+  app.get("/", (c) => c.html(INDEX));
+  app.get("/metrics", (c) => {
+    const format = negotiateFormat(c.req.header("accept"));
+    return c.body(renderer.render(format, now()), 200, {
+      "content-type": contentTypeOf(format),
+    });
+  });
+  app.get("/api/v1/snapshot", (c) => c.json(buildSnapshot(metrics, now())));
+  app.get("/healthz", (c) => c.text("ok\n"));
+  app.get("/readyz", (c) => {
+    const { ready, problems } = metrics.readiness(now());
+    return ready
+      ? c.text("ready\n")
+      : c.text(`not ready\n${problems.join("\n")}\n`, 503);
+  });
+  app.notFound((c) => c.text("not found\n", 404));
+  app.onError((error, c) => {
+    options.onError?.(
+      `metrics endpoint: ${c.req.path}: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+    );
+    return c.text("internal error\n", 500);
+  });
+  return app;
+}

@@ -1,0 +1,267 @@
+import assert from "node:assert/strict";
+import { createMetricsApp } from "./app.ts";
+import { fedMonitor } from "./metrics_test_util.ts";
+import type { AgentSnapshot } from "./snapshot.ts";
+
+const T0 = 1_700_000_000_000_000_000n; // ns, on a whole second
+const MS = 1_000_000n;
+const PROMETHEUS_ACCEPT =
+  "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+
+/**
+ * 2001 samples 1 ms apart in 1 s windows: the second window (samples
+ * 1000..1999, baseline 999) is the last completed one when sample 2000
+ * arrives. rx rises 1000 a sample, 10,000 once (sample 1500); lat is 100
+ * but 900 for samples 1200..1210.
+ */
+async function scenario() {
+  const fed = await fedMonitor(1e9);
+  let rx = 0n;
+  for (let i = 0; i <= 2000; i++) {
+    rx += i === 0 ? 0n : i === 1500 ? 10_000n : 1000n;
+    const lat = i >= 1200 && i <= 1210 ? 900n : 100n;
+    fed.feed(T0 + BigInt(i) * MS, rx, lat);
+  }
+  return fed;
+}
+
+function lineOf(body: string, prefix: string): string {
+  const line = body.split("\n").find((l) => l.startsWith(`${prefix} `));
+  assert.ok(line !== undefined, `no line for ${prefix}`);
+  return line;
+}
+
+Deno.test("GET /metrics renders the last completed window exactly", async () => {
+  const fed = await scenario();
+  try {
+    const app = createMetricsApp(fed.metrics);
+    const res = await app.request("/metrics");
+    assert.equal(res.status, 200);
+    assert.equal(
+      res.headers.get("content-type"),
+      "text/plain; version=0.0.4; charset=utf-8",
+    );
+    const body = await res.text();
+    const nic = 'monitor="nic"';
+    const expected: [string, string][] = [
+      [`dpu_traceback_samples_total{${nic}}`, "2001"],
+      [`dpu_traceback_window_samples{${nic}}`, "1000"],
+      [`dpu_traceback_window_end_timestamp_seconds{${nic}}`, "1700000002"],
+      [`dpu_traceback_column_rate{${nic},column="rx"}`, "1009000"],
+      [`dpu_traceback_column_rate_min{${nic},column="rx"}`, "1000000"],
+      // The one-sample burst: 10,000 in 1 ms, invisible in the mean rate.
+      [`dpu_traceback_column_rate_max{${nic},column="rx"}`, "10000000"],
+      [`dpu_traceback_column_total{${nic},column="rx"}`, "2008000"],
+      [`dpu_traceback_column_value{${nic},column="lat"}`, "100"],
+      [`dpu_traceback_column_min{${nic},column="lat"}`, "100"],
+      [`dpu_traceback_column_max{${nic},column="lat"}`, "900"],
+      [`dpu_traceback_column_mean{${nic},column="lat"}`, "108.8"],
+      [`dpu_traceback_rule_active{${nic},rule="lat \\"high\\""}`, "0"],
+      [
+        `dpu_traceback_rule_activations_total{${nic},rule="lat \\"high\\""}`,
+        "1",
+      ],
+      [`dpu_traceback_rule_activations_total{${nic},rule="rx\\\\total"}`, "1"],
+      [`dpu_traceback_rule_active{${nic},rule="rx\\\\total"}`, "1"],
+      [`dpu_traceback_events_total{${nic}}`, "2"],
+      [`dpu_traceback_ring_samples{${nic}}`, "4"],
+      [
+        `dpu_traceback_build_info{version="0.1.0",deno="${Deno.version.deno}"}`,
+        "1",
+      ],
+    ];
+    for (const [series, value] of expected) {
+      assert.equal(lineOf(body, series), `${series} ${value}`);
+    }
+    // A column appears only in the families of its kind.
+    assert.ok(
+      !body.includes('dpu_traceback_column_rate{monitor="nic",column="lat"}'),
+    );
+    assert.ok(
+      !body.includes('dpu_traceback_column_max{monitor="nic",column="rx"}'),
+    );
+    // Rule thresholds are exact u64 text, from the config.
+    assert.ok(body.includes(
+      'dpu_traceback_rule_info{monitor="nic",rule="rx\\\\total",column="rx",comparison_type="gt",comparison_value="2000000"} 1',
+    ));
+  } finally {
+    await fed.close();
+  }
+});
+
+Deno.test("GET /metrics speaks OpenMetrics when Prometheus asks for it", async () => {
+  const fed = await scenario();
+  try {
+    const app = createMetricsApp(fed.metrics);
+    const res = await app.request("/metrics", {
+      headers: { accept: PROMETHEUS_ACCEPT },
+    });
+    assert.equal(
+      res.headers.get("content-type"),
+      "application/openmetrics-text; version=1.0.0; charset=utf-8",
+    );
+    const body = await res.text();
+    assert.ok(body.endsWith("# EOF\n"));
+    assert.ok(body.includes("# TYPE dpu_traceback_samples counter\n"));
+    assert.ok(
+      body.includes('dpu_traceback_samples_total{monitor="nic"} 2001\n'),
+    );
+    assert.ok(body.includes("# TYPE dpu_traceback_build info\n"));
+  } finally {
+    await fed.close();
+  }
+});
+
+Deno.test("no column series before the first window completes", async () => {
+  const fed = await fedMonitor(1e9);
+  try {
+    fed.feed(T0, 5n, 7n);
+    const body = await (await createMetricsApp(fed.metrics).request("/metrics"))
+      .text();
+    assert.ok(body.includes('dpu_traceback_samples_total{monitor="nic"} 1\n'));
+    assert.ok(!body.includes("dpu_traceback_column_rate{"));
+    assert.ok(!body.includes("dpu_traceback_window_samples{"));
+    const snap: AgentSnapshot = await (await createMetricsApp(fed.metrics)
+      .request("/api/v1/snapshot")).json();
+    assert.equal(snap.monitors[0].window, null);
+  } finally {
+    await fed.close();
+  }
+});
+
+Deno.test("GET /api/v1/snapshot carries the same aggregates as JSON", async () => {
+  const fed = await scenario();
+  try {
+    const res = await createMetricsApp(fed.metrics).request("/api/v1/snapshot");
+    assert.equal(res.status, 200);
+    const snap: AgentSnapshot = await res.json();
+    const nic = snap.monitors[0];
+    assert.equal(snap.agent.version, "0.1.0");
+    assert.equal(snap.agent.window_seconds, 1);
+    assert.equal(nic.samples, 2001);
+    assert.equal(nic.events, 2);
+    assert.deepEqual(nic.window?.columns, [
+      {
+        name: "rx",
+        kind: "counter",
+        rate: 1009000,
+        rate_min: 1e6,
+        rate_max: 1e7,
+        rate_mean: 1009000,
+        increase: 1009000,
+        resets: 0,
+        last: 2008000,
+      },
+      {
+        name: "lat",
+        kind: "gauge",
+        last: 100,
+        min: 100,
+        max: 900,
+        mean: 108.8,
+      },
+    ]);
+    assert.equal(nic.window?.start, "2023-11-14T22:13:21.000Z");
+    assert.equal(nic.window?.samples, 1000);
+    assert.deepEqual(nic.rules.map((r) => [r.name, r.activations]), [
+      ['lat "high"', 1],
+      ["rx\\total", 1],
+    ]);
+    assert.equal(nic.rules[1].comparison_value, "2000000");
+    assert.ok(nic.rules[0].last_transition !== null);
+    assert.equal(nic.events_log.write_errors, 0);
+  } finally {
+    await fed.close();
+  }
+});
+
+Deno.test("GET /readyz follows the data, not just the process", async () => {
+  const fed = await fedMonitor(1e9);
+  try {
+    let now = 1_700_000_000_000;
+    const app = createMetricsApp(fed.metrics, { now: () => now });
+    const ready = async () => {
+      const res = await app.request("/readyz");
+      return [res.status, await res.text()];
+    };
+    assert.deepEqual(await ready(), [
+      503,
+      "not ready\nnic: no data yet after 0.0 s\n",
+    ]);
+    fed.feed(T0, 1n, 1n);
+    fed.metrics.freshness.tick(now);
+    assert.deepEqual(await ready(), [200, "ready\n"]);
+    // No new sample for longer than 10 periods (at least 1 s): stale.
+    now += 1500;
+    assert.deepEqual(await ready(), [
+      503,
+      "not ready\nnic: no data for 1.5 s\n",
+    ]);
+    fed.feed(T0 + MS, 2n, 1n);
+    fed.metrics.freshness.tick(now);
+    assert.equal((await ready())[0], 200);
+    fed.agentMonitor.status.state = "failed";
+    fed.agentMonitor.status.error = "DOCA source x: query_counters failed";
+    assert.deepEqual(await ready(), [
+      503,
+      "not ready\nnic: source failed: DOCA source x: query_counters failed\n",
+    ]);
+    const body = await (await app.request("/metrics")).text();
+    assert.ok(body.includes('dpu_traceback_source_up{monitor="nic"} 0\n'));
+    // The process itself is alive all along.
+    assert.equal((await app.request("/healthz")).status, 200);
+  } finally {
+    await fed.close();
+  }
+});
+
+Deno.test("the endpoint is read-only and bounded", async () => {
+  const fed = await fedMonitor(1e9);
+  try {
+    const app = createMetricsApp(fed.metrics);
+    const post = await app.request("/metrics", { method: "POST", body: "x" });
+    assert.equal(post.status, 405);
+    assert.equal(post.headers.get("allow"), "GET, HEAD");
+    const withBody = await app.request("/metrics", {
+      headers: { "content-length": "5" },
+    });
+    assert.equal(withBody.status, 413);
+    const big = await app.request("/metrics", {
+      headers: { "x-filler": "a".repeat(9000) },
+    });
+    assert.equal(big.status, 431);
+    const long = await app.request(`/metrics?${"a".repeat(3000)}`);
+    assert.equal(long.status, 414);
+    const missing = await app.request("/metrics/../../etc/passwd");
+    assert.equal(missing.status, 404);
+    assert.equal(await missing.text(), "not found\n");
+    const head = await app.request("/metrics", { method: "HEAD" });
+    assert.equal(head.status, 200);
+    assert.equal(await head.text(), "");
+    const index = await app.request("/");
+    assert.match(await index.text(), /href="metrics"/);
+    assert.equal(index.headers.get("x-content-type-options"), "nosniff");
+    assert.equal(index.headers.get("cache-control"), "no-store");
+  } finally {
+    await fed.close();
+  }
+});
+
+Deno.test("web config headers are added to every response", async () => {
+  const fed = await fedMonitor(1e9);
+  try {
+    const app = createMetricsApp(fed.metrics, {
+      headers: new Map([["strict-transport-security", "max-age=31536000"]]),
+    });
+    for (const path of ["/metrics", "/nope"]) {
+      const res = await app.request(path);
+      await res.body?.cancel();
+      assert.equal(
+        res.headers.get("strict-transport-security"),
+        "max-age=31536000",
+      );
+    }
+  } finally {
+    await fed.close();
+  }
+});

@@ -1,0 +1,426 @@
+/**
+ * `/metrics`: the agent's aggregates, rule states and health in the
+ * Prometheus text format or OpenMetrics.
+ *
+ * A scrape reads only the last completed window and a few counters, so its
+ * cost depends on the configuration (columns, rules), never on the sample
+ * rate. Every label value comes from the configuration (monitor, column and
+ * rule names) or from a fixed set (source kinds, error names): nothing from
+ * a request becomes a label.
+ *
+ * @module
+ */
+
+import process from "node:process";
+import { LATENESS_BOUNDS_S } from "../collectors/poll_stats.ts";
+import type { AgentMetrics } from "./agent_metrics.ts";
+import {
+  type ExpositionFormat,
+  ExpositionWriter,
+  formatLabels,
+} from "./exposition.ts";
+
+const P = "dpu_traceback_";
+
+interface MonitorLabels {
+  readonly monitor: string;
+  readonly info: string;
+  readonly columns: readonly string[];
+  readonly rules: readonly string[];
+  readonly ruleInfo: readonly string[];
+}
+
+/**
+ * Renders an agent's metrics. Label sets are rendered once, here, so a
+ * scrape only concatenates.
+ *
+ * @example
+ * ```ts ignore
+ * const renderer = new MetricsRenderer(metrics);
+ * const body = renderer.render("prometheus", Date.now());
+ * ```
+ */
+export class MetricsRenderer {
+  readonly #metrics: AgentMetrics;
+  readonly #labels: readonly MonitorLabels[];
+  readonly #buildLabels: string;
+
+  constructor(metrics: AgentMetrics) {
+    this.#metrics = metrics;
+    this.#buildLabels = formatLabels([
+      ["version", metrics.info.version],
+      ["deno", Deno.version.deno],
+    ]);
+    this.#labels = metrics.monitors.map((m): MonitorLabels => {
+      const monitor: [string, string] = ["monitor", m.monitor.name];
+      return {
+        monitor: formatLabels([monitor]),
+        info: formatLabels([
+          monitor,
+          ["source", m.config.source],
+          ["device", m.config.device ?? m.config.input ?? ""],
+        ]),
+        columns: m.config.columns.map((c) =>
+          formatLabels([monitor, ["column", c.name]])
+        ),
+        rules: m.config.rules.map((r) =>
+          formatLabels([monitor, ["rule", r.name]])
+        ),
+        ruleInfo: m.config.rules.map((r) =>
+          formatLabels([
+            monitor,
+            ["rule", r.name],
+            ["column", m.config.columns[r.column].name],
+            ["comparison_type", r.comparisonType],
+            ["comparison_value", r.comparisonValue.toString()],
+          ])
+        ),
+      };
+    });
+  }
+
+  /** The whole exposition in `format`, as of host time `nowMs`. */
+  render(format: ExpositionFormat, nowMs: number): string {
+    const w = new ExpositionWriter(format);
+    this.#agent(w);
+    this.#sources(w, nowMs);
+    this.#logs(w);
+    this.#windows(w);
+    this.#rules(w, nowMs);
+    return w.finish();
+  }
+
+  #agent(w: ExpositionWriter): void {
+    const info = this.#metrics.info;
+    w.family(`${P}build`, "info", "Agent and runtime versions.")
+      .sample(this.#buildLabels, 1);
+    w.family(
+      `${P}metrics_window_seconds`,
+      "gauge",
+      "Length of the window the column aggregates cover.",
+      "seconds",
+    ).sample("", info.windowNs / 1e9);
+    const cpu = process.cpuUsage();
+    w.family(
+      "process_cpu_seconds",
+      "counter",
+      "User and system CPU time spent, in seconds.",
+      "seconds",
+    ).sample("", (cpu.user + cpu.system) / 1e6);
+    w.family(
+      "process_resident_memory_bytes",
+      "gauge",
+      "Resident memory size, in bytes.",
+      "bytes",
+    ).sample("", Deno.memoryUsage().rss);
+    w.family(
+      "process_start_time_seconds",
+      "gauge",
+      "Start time of the process since the Unix epoch, in seconds.",
+      "seconds",
+    ).sample("", Math.floor(info.startMs / 1000));
+  }
+
+  #sources(w: ExpositionWriter, nowMs: number): void {
+    const metrics = this.#metrics;
+    const monitors = metrics.monitors;
+    const labels = this.#labels;
+    w.family(
+      `${P}monitor`,
+      "info",
+      "Each configured monitor, its source kind and device or input.",
+    );
+    labels.forEach((l) => w.sample(l.info, 1));
+    w.family(
+      `${P}source_up`,
+      "gauge",
+      "1 when the monitor's source is running and its data is fresh.",
+    );
+    labels.forEach((l, i) =>
+      w.sample(l.monitor, metrics.isUp(i, nowMs) ? 1 : 0)
+    );
+    w.family(
+      `${P}source_data_age_seconds`,
+      "gauge",
+      "Host time since the monitor's source last delivered a sample (100 ms resolution).",
+      "seconds",
+    );
+    labels.forEach((l, i) =>
+      w.sample(l.monitor, metrics.freshness.ageMs(i, nowMs) / 1000)
+    );
+    w.family(`${P}samples`, "counter", "Samples processed by the monitor.");
+    labels.forEach((l, i) => w.sample(l.monitor, monitors[i].monitor.samples));
+    w.family(
+      `${P}lost_samples`,
+      "counter",
+      "Samples the source lost before the agent read them (sample_id gaps, device buffer overruns).",
+    );
+    labels.forEach((l, i) =>
+      w.sample(l.monitor, monitors[i].monitor.droppedSamples)
+    );
+    w.family(`${P}events`, "counter", "Events started (rule activations).");
+    labels.forEach((l, i) => w.sample(l.monitor, monitors[i].monitor.events));
+    w.family(
+      `${P}ring_samples`,
+      "gauge",
+      "Samples held in the monitor's history ring.",
+    );
+    labels.forEach((l, i) =>
+      w.sample(l.monitor, monitors[i].monitor.ring.count)
+    );
+    w.family(
+      `${P}ring_capacity_samples`,
+      "gauge",
+      "Samples the monitor's history ring can hold (twice the depth).",
+    );
+    labels.forEach((l, i) =>
+      w.sample(l.monitor, monitors[i].monitor.ring.capacity)
+    );
+
+    w.family(
+      `${P}poll_lateness_seconds`,
+      "histogram",
+      "How long after it was due each poll of the source ran.",
+      "seconds",
+    );
+    labels.forEach((l, i) => {
+      const stats = monitors[i].collector.pollStats;
+      if (stats === undefined) return;
+      w.histogram(
+        l.monitor,
+        LATENESS_BOUNDS_S,
+        stats.latenessCounts,
+        stats.latenessSumS,
+      );
+    });
+    w.family(
+      `${P}poll_lateness_max_seconds`,
+      "gauge",
+      "The latest any poll of the source has run since start.",
+      "seconds",
+    );
+    labels.forEach((l, i) => {
+      const stats = monitors[i].collector.pollStats;
+      if (stats !== undefined) w.sample(l.monitor, stats.latenessMaxS);
+    });
+    w.family(
+      `${P}poll_errors`,
+      "counter",
+      "Failed polls of the source, by the source's error name.",
+    );
+    monitors.forEach((m) => {
+      const errors = m.collector.pollStats?.errors;
+      if (errors === undefined) return;
+      for (const [name, count] of errors) {
+        w.sample(
+          formatLabels([["monitor", m.monitor.name], ["error", name]]),
+          count,
+        );
+      }
+    });
+    w.family(
+      `${P}source_buffer_fill_ratio`,
+      "gauge",
+      "How full the device's sample buffer was at the last poll (1 = samples are being lost).",
+      "ratio",
+    );
+    labels.forEach((l, i) => {
+      const stats = monitors[i].collector.pollStats;
+      if (stats !== undefined) w.sample(l.monitor, stats.bufferFill);
+    });
+  }
+
+  #logs(w: ExpositionWriter): void {
+    const monitors = this.#metrics.monitors;
+    const labels = this.#labels;
+    const stats = monitors.map((m) => m.log.stats);
+    w.family(
+      `${P}events_log_written_bytes`,
+      "counter",
+      "Bytes written to the monitor's events log.",
+    );
+    labels.forEach((l, i) => w.sample(l.monitor, stats[i].bytesWritten));
+    w.family(
+      `${P}events_log_write_errors`,
+      "counter",
+      "Failed writes to the monitor's events log (e.g. disk full).",
+    );
+    labels.forEach((l, i) => w.sample(l.monitor, stats[i].writeErrors));
+    w.family(
+      `${P}events_log_dropped_rows`,
+      "counter",
+      "Rows left out of the events log because the disk stayed behind.",
+    );
+    labels.forEach((l, i) => w.sample(l.monitor, stats[i].droppedRows));
+    w.family(
+      `${P}events_log_pending_bytes`,
+      "gauge",
+      "Bytes waiting to be written to the monitor's events log.",
+      "bytes",
+    );
+    labels.forEach((l, i) => w.sample(l.monitor, stats[i].pendingBytes));
+  }
+
+  #windows(w: ExpositionWriter): void {
+    const monitors = this.#metrics.monitors;
+    const labels = this.#labels;
+    // A monitor appears in the column families once its first window has
+    // completed: before that there is nothing true to say.
+    const done = monitors.map((m) => m.aggregator.completed);
+    const kinds = monitors.map((m) => m.config.columns.map((c) => c.kind));
+    w.family(
+      `${P}window_samples`,
+      "gauge",
+      "Samples in the last completed window.",
+    );
+    labels.forEach((l, i) => {
+      if (done[i].sequence > 0) w.sample(l.monitor, done[i].samples);
+    });
+    w.family(
+      `${P}window_end_timestamp_seconds`,
+      "gauge",
+      "End of the last completed window (sample clock), seconds since the Unix epoch.",
+      "seconds",
+    );
+    labels.forEach((l, i) => {
+      if (done[i].sequence > 0) w.sample(l.monitor, done[i].endNs / 1e9);
+    });
+
+    const column = (
+      name: string,
+      type: "counter" | "gauge",
+      help: string,
+      kind: "counter" | "gauge",
+      values: (i: number) => Float64Array,
+    ) => {
+      w.family(`${P}${name}`, type, help);
+      labels.forEach((l, i) => {
+        if (done[i].sequence === 0) return;
+        const v = values(i);
+        for (let k = 0; k < l.columns.length; k++) {
+          if (kinds[i][k] === kind) w.sample(l.columns[k], v[k]);
+        }
+      });
+    };
+    column(
+      "column_rate",
+      "gauge",
+      "Counter columns: increase per second over the last window.",
+      "counter",
+      (i) => done[i].rate,
+    );
+    column(
+      "column_rate_min",
+      "gauge",
+      "Counter columns: the lowest sample-to-sample rate per second in the last window.",
+      "counter",
+      (i) => done[i].rateMin,
+    );
+    column(
+      "column_rate_max",
+      "gauge",
+      "Counter columns: the highest sample-to-sample rate per second in the last window (the burst a scrape would miss).",
+      "counter",
+      (i) => done[i].rateMax,
+    );
+    column(
+      "column_rate_mean",
+      "gauge",
+      "Counter columns: the mean of the sample-to-sample rates per second in the last window.",
+      "counter",
+      (i) => done[i].rateMean,
+    );
+    column(
+      "column",
+      "counter",
+      "Counter columns: the device counter's value at the end of the last window.",
+      "counter",
+      (i) => done[i].last,
+    );
+    column(
+      "column_resets",
+      "counter",
+      "Counter columns: times the device counter went backwards.",
+      "counter",
+      (i) => done[i].resetsTotal,
+    );
+    column(
+      "column_value",
+      "gauge",
+      "Gauge columns: the last value in the last window.",
+      "gauge",
+      (i) => done[i].last,
+    );
+    column(
+      "column_min",
+      "gauge",
+      "Gauge columns: the lowest value in the last window.",
+      "gauge",
+      (i) => done[i].min,
+    );
+    column(
+      "column_max",
+      "gauge",
+      "Gauge columns: the highest value in the last window.",
+      "gauge",
+      (i) => done[i].max,
+    );
+    column(
+      "column_mean",
+      "gauge",
+      "Gauge columns: the mean value in the last window.",
+      "gauge",
+      (i) => done[i].mean,
+    );
+  }
+
+  #rules(w: ExpositionWriter, nowMs: number): void {
+    const monitors = this.#metrics.monitors;
+    const labels = this.#labels;
+    w.family(
+      `${P}rule`,
+      "info",
+      "Each configured rule: its column, comparison type and threshold.",
+    );
+    labels.forEach((l) => l.ruleInfo.forEach((s) => w.sample(s, 1)));
+    w.family(`${P}rule_active`, "gauge", "1 while the rule's event is active.");
+    labels.forEach((l, i) =>
+      l.rules.forEach((s, j) =>
+        w.sample(s, monitors[i].monitor.rules[j].active ? 1 : 0)
+      )
+    );
+    w.family(
+      `${P}rule_activations`,
+      "counter",
+      "Times the rule became active (events started).",
+    );
+    labels.forEach((l, i) =>
+      l.rules.forEach((s, j) =>
+        w.sample(s, monitors[i].monitor.rules[j].activations)
+      )
+    );
+    w.family(
+      `${P}rule_active_seconds`,
+      "counter",
+      "Time the rule has spent active, in seconds.",
+      "seconds",
+    );
+    labels.forEach((l, i) =>
+      l.rules.forEach((s, j) =>
+        w.sample(s, monitors[i].monitor.ruleActiveMs(j, nowMs) / 1000)
+      )
+    );
+    w.family(
+      `${P}rule_last_transition_timestamp_seconds`,
+      "gauge",
+      "When the rule last started or ended, seconds since the Unix epoch (0: never).",
+      "seconds",
+    );
+    labels.forEach((l, i) =>
+      l.rules.forEach((s, j) => {
+        const at = monitors[i].monitor.ruleChangedAtMs(j);
+        w.sample(s, Number.isNaN(at) ? 0 : at / 1000);
+      })
+    );
+  }
+}

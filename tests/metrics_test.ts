@@ -1,0 +1,117 @@
+/**
+ * The metrics endpoint of a running agent (the demo config on the sim
+ * source), scraped over HTTP as Prometheus would.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { ROOT, spawnCli } from "./cli_util.ts";
+import { startedAgent } from "./agent_util.ts";
+
+Deno.test("a running agent serves rates, bursts, rules and health over HTTP", async () => {
+  const agent = await startedAgent([
+    "demo",
+    "-q",
+    "--metrics-window",
+    "1",
+    "--duration",
+    "60",
+  ]);
+  try {
+    await agent.waitReady();
+    // The first window is partial (the agent starts mid-second); the
+    // second, about two seconds after start, is whole.
+    const body = await agent.waitFor(
+      "/metrics",
+      (text) =>
+        /dpu_traceback_window_samples\{[^}]*\} (9999|10000|10001)\n/.test(text),
+    );
+    const value = (series: string): number => {
+      const line = body.split("\n").find((l) => l.startsWith(`${series} `));
+      assert.ok(line !== undefined, `no series ${series}`);
+      return Number(line.slice(series.length + 1));
+    };
+    const nic = 'monitor="nic"';
+    // 10 kHz for a 1 s window. Window edges are compared in floating point
+    // (256 ns resolution today), so a sample right at an edge may count in
+    // the neighbouring window.
+    assert.ok(
+      Math.abs(value(`dpu_traceback_window_samples{${nic}}`) - 10_000) <= 1,
+    );
+    assert.ok(value(`dpu_traceback_samples_total{${nic}}`) >= 10_000);
+    assert.equal(value(`dpu_traceback_source_up{${nic}}`), 1);
+    // The scripted traffic: ~25 GB/s steady, nearly 0 in the quiet spell.
+    const rx = value(
+      `dpu_traceback_column_rate{${nic},column="port_0_rx_bytes"}`,
+    );
+    assert.ok(rx >= 0 && rx < 60e9, `rx rate ${rx}`);
+    const max = value(
+      `dpu_traceback_column_rate_max{${nic},column="port_0_rx_bytes"}`,
+    );
+    assert.ok(max >= rx, `max ${max} below mean ${rx}`);
+    // The latency column is a gauge: min <= mean <= max.
+    const lat = (s: string) =>
+      value(
+        `dpu_traceback_column_${s}{${nic},column="pcie_max_read_latency_ns"}`,
+      );
+    assert.ok(lat("min") <= lat("mean") && lat("mean") <= lat("max"));
+    // Every rule of the demo config has its series.
+    for (
+      const rule of [
+        "ECN marks > 10000 per 0.1 s",
+        "Rx below 1 MB per 0.1 s",
+      ]
+    ) {
+      const active = value(
+        `dpu_traceback_rule_active{${nic},rule="${rule}"}`,
+      );
+      assert.ok(active === 0 || active === 1);
+    }
+    assert.ok(value(`dpu_traceback_poll_lateness_seconds_count{${nic}}`) > 10);
+
+    const snapshot = await (await agent.get("/api/v1/snapshot")).json();
+    assert.equal(snapshot.monitors[0].name, "nic");
+    assert.equal(snapshot.monitors[0].up, true);
+    assert.equal(snapshot.monitors[0].rules.length, 6);
+
+    const om = await agent.get("/metrics", {
+      accept: "application/openmetrics-text; version=1.0.0",
+    });
+    assert.match(om.headers.get("content-type") ?? "", /openmetrics-text/);
+    assert.ok((await om.text()).endsWith("# EOF\n"));
+  } finally {
+    const { code } = await agent.stop();
+    assert.equal(code, 0);
+  }
+});
+
+Deno.test("--listen off serves nothing; a port in use is one line and exit 1", async () => {
+  const blocker = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    const child = spawnCli([
+      "demo",
+      "-q",
+      "--duration",
+      "5",
+      "--listen",
+      `127.0.0.1:${blocker.addr.port}`,
+    ]);
+    const out = await child.output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 1);
+    assert.match(
+      stderr,
+      new RegExp(
+        `^dpu-traceback: Cannot serve metrics on 127\\.0\\.0\\.1:${blocker.addr.port}: the address is in use .*\\n$`,
+      ),
+    );
+  } finally {
+    blocker.close();
+  }
+  const off = spawnCli(["demo", "-q", "--duration", "1", "--listen", "off"]);
+  const out = await off.output();
+  assert.equal(out.code, 0);
+  assert.ok(!new TextDecoder().decode(out.stderr).includes("metrics on"));
+  assert.ok(ROOT.length > 0);
+});
