@@ -123,6 +123,7 @@ async function run(options: RunOptions): Promise<number> {
     return EXIT_USAGE;
   }
   const { config, web } = prepared;
+  for (const warning of web?.warnings ?? []) fail(`warning: ${warning}`);
   const startMs = Date.now();
 
   let agent: Agent;

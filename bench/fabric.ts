@@ -80,7 +80,13 @@ const agent = await startedAgent([
 ]);
 try {
   await agent.waitReady();
-  await agent.waitFor("/metrics", (t) => t.includes("window_samples{"), 60_000);
+  // The first window is partial (the agent starts mid-window): wait for a
+  // whole one, so the scrape and the sample rate are what a long run sees.
+  await agent.waitFor(
+    "/api/v1/snapshot",
+    (t) => (JSON.parse(t).monitors[0].window?.sequence ?? 0) >= 2,
+    4 * Number(values.window) * 1000 + 10_000,
+  );
   const url = new URL(agent.url);
   const port = Number(url.port);
   const om = await wireGet(url.hostname, port, "/metrics", PROMETHEUS_ACCEPT);

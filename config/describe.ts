@@ -106,7 +106,7 @@ function describeMonitor(m: MonitorConfig): string[] {
  * @example Usage
  * ```ts
  * import { describeRule } from "./describe.ts";
- * const monitor = { depth: 2, columns: [{ name: "rx", dataId: "0x0000000000000001" }] };
+ * const monitor = { depth: 2, columns: [{ name: "rx", dataId: "0x0000000000000001", kind: "counter" as const }] };
  * describeRule({ name: "busy", column: 0, comparisonType: "gt", comparisonValue: 5n }, monitor);
  * // '"busy": gt rx > 5 for 2 samples in a row'
  * ```

@@ -10,7 +10,7 @@ import { Hono } from "hono";
 import type { AgentMetrics } from "./agent_metrics.ts";
 import type { BasicAuthVerifier } from "./basic_auth.ts";
 import { basicAuth } from "./basic_auth.ts";
-import { gzipResponses } from "./compress.ts";
+import { acceptsGzip, gzipResponses } from "./compress.ts";
 import { contentTypeOf, negotiateFormat } from "./exposition.ts";
 import {
   type ConnectionInfo,
@@ -18,6 +18,7 @@ import {
   requestLimits,
 } from "./limits.ts";
 import { MetricsRenderer } from "./render.ts";
+import { ScrapeCache } from "./scrape_cache.ts";
 import { buildSnapshot } from "./snapshot.ts";
 
 /** What the app is built from. */
@@ -29,6 +30,8 @@ export interface MetricsAppOptions {
   readonly limits?: RequestLimitOptions;
   /** Told of handler failures (one line each); the client gets a 500. */
   readonly onError?: (message: string) => void;
+  /** How long one rendering of /metrics is shared, ms (default 200). */
+  readonly scrapeCacheMs?: number;
   /** Host clock, Unix ms; for tests. */
   readonly now?: () => number;
 }
@@ -59,6 +62,10 @@ export function createMetricsApp(
 ): Hono<{ Bindings: ConnectionInfo }> {
   const now = options.now ?? Date.now;
   const renderer = new MetricsRenderer(metrics);
+  const scrapes = new ScrapeCache(
+    (format, nowMs) => renderer.render(format, nowMs),
+    options.scrapeCacheMs,
+  );
   const app = new Hono<{ Bindings: ConnectionInfo }>();
 
   app.use(requestLimits(options.limits));
@@ -75,9 +82,14 @@ export function createMetricsApp(
   app.get("/", (c) => c.html(INDEX));
   app.get("/metrics", (c) => {
     const format = negotiateFormat(c.req.header("accept"));
-    return c.body(renderer.render(format, now()), 200, {
-      "content-type": contentTypeOf(format),
-    });
+    const type = { "content-type": contentTypeOf(format) };
+    if (acceptsGzip(c.req.header("accept-encoding"))) {
+      return c.body(scrapes.gzip(format, now()), 200, {
+        ...type,
+        "content-encoding": "gzip",
+      });
+    }
+    return c.body(scrapes.text(format, now()), 200, type);
   });
   app.get("/api/v1/snapshot", (c) => c.json(buildSnapshot(metrics, now())));
   app.get("/healthz", (c) => c.text("ok\n"));

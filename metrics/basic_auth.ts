@@ -337,7 +337,7 @@ function checkCount(name: string, value: number, min: number): number {
 class BcryptWorker {
   readonly #idleMs: number;
   #worker: Worker | undefined;
-  #idleTimer: number | undefined;
+  #idleTimer: ReturnType<typeof setTimeout> | undefined;
   #nextId = 1;
   readonly #pending = new Map<
     number,
@@ -401,7 +401,7 @@ class BcryptWorker {
 
   #armIdleTimer(): void {
     clearTimeout(this.#idleTimer);
-    this.#idleTimer = setTimeout(() => {
+    const timer = setTimeout(() => {
       this.#idleTimer = undefined;
       if (this.#pending.size === 0) {
         this.#worker?.terminate();
@@ -409,6 +409,7 @@ class BcryptWorker {
       }
     }, this.#idleMs);
     // A live worker keeps the process alive by itself; the timer need not.
-    Deno.unrefTimer(this.#idleTimer);
+    Deno.unrefTimer(timer);
+    this.#idleTimer = timer;
   }
 }

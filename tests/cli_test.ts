@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runCli, spawnCli } from "./cli_util.ts";
+import { errorLines, runCli, spawnCli } from "./cli_util.ts";
 
 const REFERENCE_RULES = {
   diag_sample_period_ns: 100000,
@@ -30,7 +30,7 @@ async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
 
 /** One line on stderr, no stack trace. */
 function assertOneLineError(stderr: string, pattern: RegExp): void {
-  const lines = stderr.trimEnd().split("\n");
+  const lines = errorLines(stderr);
   assert.match(lines[0], pattern);
   assert.ok(!/^\s+at /m.test(stderr), `stack trace in: ${stderr}`);
 }

@@ -61,3 +61,14 @@ export function spawnCli(
     stderr: "piped",
   }).spawn();
 }
+
+/**
+ * Lines of the agent's stderr other than the endpoint's start-up notice
+ * (`dpu-traceback: metrics on URL`), which every run with an endpoint
+ * prints before anything can go wrong.
+ */
+export function errorLines(stderr: string): string[] {
+  return stderr.trimEnd().split("\n").filter((line) =>
+    !/^dpu-traceback: metrics on \S+$/.test(line)
+  );
+}

@@ -6,7 +6,7 @@ import type { ColumnConfig, RuleConfig } from "../config/types.ts";
 import { EventsLog } from "../events/log.ts";
 import { Monitor } from "../rules/monitor.ts";
 import { formatU64 } from "../rules/u64.ts";
-import { runCli, spawnCli } from "./cli_util.ts";
+import { errorLines, runCli, spawnCli } from "./cli_util.ts";
 import {
   buildDocaSim,
   simCounterValue,
@@ -172,7 +172,7 @@ Deno.test("each device fault ends with one clear line and exit 1", async () => {
         },
       );
       assert.equal(result.code, 1, `${JSON.stringify(env)}: ${result.stderr}`);
-      const lines = result.stderr.trimEnd().split("\n");
+      const lines = errorLines(result.stderr);
       assert.equal(lines.length, 1, result.stderr);
       assert.match(lines[0], pattern);
       // Every error path released what it had acquired.
