@@ -16,6 +16,7 @@
  * @module
  */
 
+import { WindowAggregator } from "../metrics/aggregate.ts";
 import { join } from "node:path";
 import { EventsLog, type EventsLogOptions } from "../events/log.ts";
 import { formatHeader } from "../events/header.ts";
@@ -171,6 +172,7 @@ export interface RepResult {
 }
 
 const hex = (n: number) => n.toString(16).padStart(8, "0");
+const AGGREGATE = Deno.env.get("BENCH_AGGREGATE") === "1";
 const gc = (globalThis as { gc?: () => void }).gc;
 
 /** Runs one repetition of `benchCase` with `samples` timed samples. */
@@ -203,6 +205,17 @@ async function runRep(
     },
     log,
     {
+      // With BENCH_AGGREGATE=1 the monitor also feeds the metrics
+      // aggregator, as in the agent; off by default so the C comparison
+      // stays like for like.
+      observer: AGGREGATE
+        ? new WindowAggregator({
+          columns: options.columns.map((c, k) => ({
+            name: c.name,
+            kind: COLUMNS[k + 1].kind === COUNTER ? "counter" : "gauge",
+          })),
+        })
+        : undefined,
       onTransition(m, rule, active) {
         transitions++;
         transitionHash = fnv(

@@ -1,12 +1,16 @@
 /**
  * Scrape cost under a storm: 50 concurrent scrapers (wrk, loopback,
- * bounded in time) against an agent ingesting the demo config at 10 kHz,
- * and the poll loop's lateness during the storm against an equally long
- * quiet period just before it.
+ * bounded in time, Prometheus's Accept and Accept-Encoding headers)
+ * against an agent ingesting the demo config at 10 kHz, and the poll
+ * loop's lateness during each storm against an equally long quiet period
+ * before them. Two storms: paced (each scraper 10 times a second, 500
+ * scrapes/s in all: far more than any real set of Prometheus servers) and
+ * saturating (each scraper sends its next request as soon as the last
+ * answer arrives: as many scrapes as the agent can serve).
  *
- * Lateness comes from the agent's own histogram (dpu_traceback_poll_lateness
- * via /api/v1/snapshot is too coarse; the bucket counts are read from
- * /metrics), so the figures are bucket bounds, not exact percentiles.
+ * Lateness comes from the agent's own histogram
+ * (dpu_traceback_poll_lateness_seconds, read from /metrics between the
+ * phases), so the figures are bucket bounds, not exact percentiles.
  *
  * Needs wrk (Debian: apt-get install wrk).
  * Run: deno run -A bench/scrape.ts [--seconds 15] [--connections 50]
@@ -74,38 +78,53 @@ try {
   const start = await lateness(agent);
   await new Promise((r) => setTimeout(r, seconds * 1000));
   const quietEnd = await lateness(agent);
-  const wrk = await new Deno.Command("wrk", {
-    args: [
-      "-t2",
-      `-c${connections}`,
-      `-d${seconds}s`,
-      "--latency",
-      "-H",
-      "Accept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5",
-      new URL("metrics", agent.url).href,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stormEnd = await lateness(agent);
-  const report = new TextDecoder().decode(wrk.stdout);
-  if (wrk.code !== 0) {
-    throw new Error(`wrk failed: ${new TextDecoder().decode(wrk.stderr)}`);
-  }
-  const p99 = /^\s+99%\s+(\S+)/m.exec(report)?.[1];
-  const rps = /Requests\/sec:\s+(\S+)/.exec(report)?.[1];
-  const errors = /Non-2xx or 3xx responses: (\d+)/.exec(report)?.[1] ?? "0";
-  console.log(
-    `storm: wrk -t2 -c${connections} -d${seconds}s on /metrics (OpenMetrics)`,
-  );
-  console.log(`  p99 latency ${p99}, ${rps} requests/s, non-2xx ${errors}`);
   console.log(
     `poll lateness, quiet ${seconds} s: ${describe(start, quietEnd)}`,
   );
-  console.log(
-    `poll lateness, storm ${seconds} s: ${describe(quietEnd, stormEnd)}`,
-  );
-  console.log("\nwrk report:\n" + report);
+  const paced = await Deno.makeTempFile({ suffix: ".lua" });
+  await Deno.writeTextFile(paced, "function delay()\n  return 100\nend\n");
+  let before = quietEnd;
+  const storms: [string, string | undefined][] = [
+    ["paced", paced],
+    ["saturating", undefined],
+  ];
+  for (const [name, script] of storms) {
+    const wrk = await new Deno.Command("wrk", {
+      args: [
+        "-t2",
+        `-c${connections}`,
+        `-d${seconds}s`,
+        "--latency",
+        ...(script === undefined ? [] : ["-s", script]),
+        "-H",
+        "Accept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5",
+        "-H",
+        "Accept-Encoding: gzip",
+        new URL("metrics", agent.url).href,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const after = await lateness(agent);
+    const report = new TextDecoder().decode(wrk.stdout);
+    if (wrk.code !== 0) {
+      throw new Error(`wrk failed: ${new TextDecoder().decode(wrk.stderr)}`);
+    }
+    const percentile = (p: string) =>
+      new RegExp(`^\\s+${p}%\\s+(\\S+)`, "m").exec(report)?.[1];
+    const rps = /Requests\/sec:\s+(\S+)/.exec(report)?.[1];
+    const errors = /Non-2xx or 3xx responses: (\d+)/.exec(report)?.[1] ?? "0";
+    console.log(
+      `${name} storm: wrk -t2 -c${connections} -d${seconds}s: p50 ${
+        percentile("50")
+      }, p99 ${percentile("99")}, ${rps} requests/s, non-2xx ${errors}`,
+    );
+    console.log(
+      `poll lateness, ${name} storm ${seconds} s: ${describe(before, after)}`,
+    );
+    before = after;
+  }
+  await Deno.remove(paced);
 } finally {
   await agent.stop();
 }
