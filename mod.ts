@@ -1,6 +1,7 @@
 /**
  * dpu-traceback as a library: the configuration loader, the rule engine
- * (ring, rules, monitor), the events.log writer and the sample sources.
+ * (ring, rules, monitor), the events.log writer, the sample sources and
+ * the metrics endpoint (aggregation, exposition, the Hono app).
  * The CLI in main.ts is built from exactly these pieces.
  *
  * @example Run the demo configuration on the simulator for one second
@@ -19,7 +20,9 @@
 export type {
   AgentConfig,
   ColumnConfig,
+  ColumnKind,
   ComparisonType,
+  MonitorColumn,
   MonitorConfig,
   RuleConfig,
   SourceKind,
@@ -32,7 +35,12 @@ export { SampleRing } from "./rules/ring.ts";
 export { Rule } from "./rules/rule.ts";
 export type { RuleOptions } from "./rules/rule.ts";
 export { Monitor } from "./rules/monitor.ts";
-export type { MonitorOptions, TransitionListener } from "./rules/monitor.ts";
+export type {
+  MonitorHooks,
+  MonitorOptions,
+  SampleObserver,
+  TransitionListener,
+} from "./rules/monitor.ts";
 export { formatU64, parseU64 } from "./rules/u64.ts";
 
 export type { EventSink } from "./events/sink.ts";
@@ -48,5 +56,32 @@ export type { SimOptions } from "./collectors/sim.ts";
 export { ReplayCollector } from "./collectors/replay.ts";
 export type { ReplayOptions } from "./collectors/replay.ts";
 export { createCollector } from "./collectors/create.ts";
+export { PollStats } from "./collectors/poll_stats.ts";
 export { Agent } from "./collectors/agent.ts";
-export type { AgentMonitor } from "./collectors/agent.ts";
+export type {
+  AgentMonitor,
+  SourceState,
+  SourceStatus,
+} from "./collectors/agent.ts";
+
+export { WindowAggregator } from "./metrics/aggregate.ts";
+export type {
+  AggregateColumn,
+  WindowAggregatorOptions,
+  WindowSnapshot,
+} from "./metrics/aggregate.ts";
+export {
+  ExpositionWriter,
+  formatLabels,
+  negotiateFormat,
+} from "./metrics/exposition.ts";
+export type { ExpositionFormat, MetricType } from "./metrics/exposition.ts";
+export { AgentMetrics } from "./metrics/agent_metrics.ts";
+export type { AgentInfo, Readiness } from "./metrics/agent_metrics.ts";
+export { createMetricsApp } from "./metrics/app.ts";
+export type { MetricsAppOptions } from "./metrics/app.ts";
+export { serveMetrics } from "./metrics/server.ts";
+export type { MetricsServer, ServeOptions } from "./metrics/server.ts";
+export { loadWebConfig } from "./metrics/web_config.ts";
+export type { WebConfig } from "./metrics/web_config.ts";
+export { BasicAuthVerifier } from "./metrics/basic_auth.ts";
