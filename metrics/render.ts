@@ -18,6 +18,7 @@ import {
   type ExpositionFormat,
   ExpositionWriter,
   formatLabels,
+  type MetricType,
 } from "./exposition.ts";
 
 const P = "dpu_traceback_";
@@ -121,60 +122,83 @@ export class MetricsRenderer {
     ).sample("", Math.floor(info.startMs / 1000));
   }
 
+  /**
+   * One family with a sample per monitor (`{monitor="..."}`); `value`
+   * returns undefined for a monitor the family does not apply to.
+   */
+  #perMonitor(
+    w: ExpositionWriter,
+    family: readonly [
+      name: string,
+      type: MetricType,
+      help: string,
+      unit?: string,
+    ],
+    value: (i: number) => number | undefined,
+  ): void {
+    const [name, type, help, unit] = family;
+    w.family(`${P}${name}`, type, help, unit);
+    this.#labels.forEach((l, i) => {
+      const v = value(i);
+      if (v !== undefined) w.sample(l.monitor, v);
+    });
+  }
+
   #sources(w: ExpositionWriter, nowMs: number): void {
     const metrics = this.#metrics;
-    const monitors = metrics.monitors;
-    const labels = this.#labels;
+    const monitors = metrics.monitors.map((m) => m.monitor);
+    const polls = metrics.monitors.map((m) => m.collector.pollStats);
     w.family(
       `${P}monitor`,
       "info",
       "Each configured monitor, its source kind and device or input.",
     );
-    labels.forEach((l) => w.sample(l.info, 1));
-    w.family(
-      `${P}source_up`,
-      "gauge",
-      "1 when the monitor's source is running and its data is fresh.",
+    this.#labels.forEach((l) => w.sample(l.info, 1));
+    const per = this.#perMonitor.bind(this, w);
+    per(
+      [
+        "source_up",
+        "gauge",
+        "1 when the monitor's source is running and its data is fresh.",
+      ],
+      (i) => metrics.isUp(i, nowMs) ? 1 : 0,
     );
-    labels.forEach((l, i) =>
-      w.sample(l.monitor, metrics.isUp(i, nowMs) ? 1 : 0)
+    per(
+      [
+        "source_data_age_seconds",
+        "gauge",
+        "Host time since the monitor's source last delivered a sample (100 ms resolution).",
+        "seconds",
+      ],
+      (i) => metrics.freshness.ageMs(i, nowMs) / 1000,
     );
-    w.family(
-      `${P}source_data_age_seconds`,
-      "gauge",
-      "Host time since the monitor's source last delivered a sample (100 ms resolution).",
-      "seconds",
+    per(
+      ["samples", "counter", "Samples processed by the monitor."],
+      (i) => monitors[i].samples,
     );
-    labels.forEach((l, i) =>
-      w.sample(l.monitor, metrics.freshness.ageMs(i, nowMs) / 1000)
+    per(
+      [
+        "lost_samples",
+        "counter",
+        "Samples the source lost before the agent read them (sample_id gaps, device buffer overruns).",
+      ],
+      (i) => monitors[i].droppedSamples,
     );
-    w.family(`${P}samples`, "counter", "Samples processed by the monitor.");
-    labels.forEach((l, i) => w.sample(l.monitor, monitors[i].monitor.samples));
-    w.family(
-      `${P}lost_samples`,
-      "counter",
-      "Samples the source lost before the agent read them (sample_id gaps, device buffer overruns).",
+    per(
+      ["events", "counter", "Events started (rule activations)."],
+      (i) => monitors[i].events,
     );
-    labels.forEach((l, i) =>
-      w.sample(l.monitor, monitors[i].monitor.droppedSamples)
+    per(
+      ["ring_samples", "gauge", "Samples held in the monitor's history ring."],
+      (i) => monitors[i].ring.count,
     );
-    w.family(`${P}events`, "counter", "Events started (rule activations).");
-    labels.forEach((l, i) => w.sample(l.monitor, monitors[i].monitor.events));
-    w.family(
-      `${P}ring_samples`,
-      "gauge",
-      "Samples held in the monitor's history ring.",
-    );
-    labels.forEach((l, i) =>
-      w.sample(l.monitor, monitors[i].monitor.ring.count)
-    );
-    w.family(
-      `${P}ring_capacity_samples`,
-      "gauge",
-      "Samples the monitor's history ring can hold (twice the depth).",
-    );
-    labels.forEach((l, i) =>
-      w.sample(l.monitor, monitors[i].monitor.ring.capacity)
+    per(
+      [
+        "ring_capacity_samples",
+        "gauge",
+        "Samples the monitor's history ring can hold (twice the depth).",
+      ],
+      (i) => monitors[i].ring.capacity,
     );
 
     w.family(
@@ -183,8 +207,8 @@ export class MetricsRenderer {
       "How long after it was due each poll of the source ran.",
       "seconds",
     );
-    labels.forEach((l, i) => {
-      const stats = monitors[i].collector.pollStats;
+    this.#labels.forEach((l, i) => {
+      const stats = polls[i];
       if (stats === undefined) return;
       w.histogram(
         l.monitor,
@@ -193,72 +217,73 @@ export class MetricsRenderer {
         stats.latenessSumS,
       );
     });
-    w.family(
-      `${P}poll_lateness_max_seconds`,
-      "gauge",
-      "The latest any poll of the source has run since start.",
-      "seconds",
+    per(
+      [
+        "poll_lateness_max_seconds",
+        "gauge",
+        "The latest any poll of the source has run since start.",
+        "seconds",
+      ],
+      (i) => polls[i]?.latenessMaxS,
     );
-    labels.forEach((l, i) => {
-      const stats = monitors[i].collector.pollStats;
-      if (stats !== undefined) w.sample(l.monitor, stats.latenessMaxS);
-    });
     w.family(
       `${P}poll_errors`,
       "counter",
       "Failed polls of the source, by the source's error name.",
     );
-    monitors.forEach((m) => {
-      const errors = m.collector.pollStats?.errors;
-      if (errors === undefined) return;
-      for (const [name, count] of errors) {
-        w.sample(
-          formatLabels([["monitor", m.monitor.name], ["error", name]]),
-          count,
-        );
+    monitors.forEach((m, i) => {
+      // Error names come from the source's fixed set, so this stays small.
+      for (const [name, count] of polls[i]?.errors ?? []) {
+        w.sample(formatLabels([["monitor", m.name], ["error", name]]), count);
       }
     });
-    w.family(
-      `${P}source_buffer_fill_ratio`,
-      "gauge",
-      "How full the device's sample buffer was at the last poll (1 = samples are being lost).",
-      "ratio",
+    per(
+      [
+        "source_buffer_fill_ratio",
+        "gauge",
+        "How full the device's sample buffer was at the last poll (1 = samples are being lost).",
+        "ratio",
+      ],
+      (i) => polls[i]?.bufferFill,
     );
-    labels.forEach((l, i) => {
-      const stats = monitors[i].collector.pollStats;
-      if (stats !== undefined) w.sample(l.monitor, stats.bufferFill);
-    });
   }
 
   #logs(w: ExpositionWriter): void {
-    const monitors = this.#metrics.monitors;
-    const labels = this.#labels;
-    const stats = monitors.map((m) => m.log.stats);
-    w.family(
-      `${P}events_log_written_bytes`,
-      "counter",
-      "Bytes written to the monitor's events log.",
+    const stats = this.#metrics.monitors.map((m) => m.log.stats);
+    const per = this.#perMonitor.bind(this, w);
+    per(
+      [
+        "events_log_written_bytes",
+        "counter",
+        "Bytes written to the monitor's events log.",
+      ],
+      (i) => stats[i].bytesWritten,
     );
-    labels.forEach((l, i) => w.sample(l.monitor, stats[i].bytesWritten));
-    w.family(
-      `${P}events_log_write_errors`,
-      "counter",
-      "Failed writes to the monitor's events log (e.g. disk full).",
+    per(
+      [
+        "events_log_write_errors",
+        "counter",
+        "Failed writes to the monitor's events log (e.g. disk full).",
+      ],
+      (i) => stats[i].writeErrors,
     );
-    labels.forEach((l, i) => w.sample(l.monitor, stats[i].writeErrors));
-    w.family(
-      `${P}events_log_dropped_rows`,
-      "counter",
-      "Rows left out of the events log because the disk stayed behind.",
+    per(
+      [
+        "events_log_dropped_rows",
+        "counter",
+        "Rows left out of the events log because the disk stayed behind.",
+      ],
+      (i) => stats[i].droppedRows,
     );
-    labels.forEach((l, i) => w.sample(l.monitor, stats[i].droppedRows));
-    w.family(
-      `${P}events_log_pending_bytes`,
-      "gauge",
-      "Bytes waiting to be written to the monitor's events log.",
-      "bytes",
+    per(
+      [
+        "events_log_pending_bytes",
+        "gauge",
+        "Bytes waiting to be written to the monitor's events log.",
+        "bytes",
+      ],
+      (i) => stats[i].pendingBytes,
     );
-    labels.forEach((l, i) => w.sample(l.monitor, stats[i].pendingBytes));
   }
 
   #windows(w: ExpositionWriter): void {
@@ -268,23 +293,20 @@ export class MetricsRenderer {
     // completed: before that there is nothing true to say.
     const done = monitors.map((m) => m.aggregator.completed);
     const kinds = monitors.map((m) => m.config.columns.map((c) => c.kind));
-    w.family(
-      `${P}window_samples`,
-      "gauge",
-      "Samples in the last completed window.",
+    const per = this.#perMonitor.bind(this, w);
+    per(
+      ["window_samples", "gauge", "Samples in the last completed window."],
+      (i) => done[i].sequence > 0 ? done[i].samples : undefined,
     );
-    labels.forEach((l, i) => {
-      if (done[i].sequence > 0) w.sample(l.monitor, done[i].samples);
-    });
-    w.family(
-      `${P}window_end_timestamp_seconds`,
-      "gauge",
-      "End of the last completed window (sample clock), seconds since the Unix epoch.",
-      "seconds",
+    per(
+      [
+        "window_end_timestamp_seconds",
+        "gauge",
+        "End of the last completed window (sample clock), seconds since the Unix epoch.",
+        "seconds",
+      ],
+      (i) => done[i].sequence > 0 ? done[i].endNs / 1e9 : undefined,
     );
-    labels.forEach((l, i) => {
-      if (done[i].sequence > 0) w.sample(l.monitor, done[i].endNs / 1e9);
-    });
 
     const column = (
       name: string,
