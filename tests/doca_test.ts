@@ -6,6 +6,7 @@ import type { ColumnConfig, RuleConfig } from "../config/types.ts";
 import { EventsLog } from "../events/log.ts";
 import { Monitor } from "../rules/monitor.ts";
 import { formatU64 } from "../rules/u64.ts";
+import { startedAgent } from "./agent_util.ts";
 import { errorLines, runCli, spawnCli } from "./cli_util.ts";
 import {
   buildDocaSim,
@@ -388,5 +389,42 @@ Deno.test("the DOCA path writes the same rows and markers as a replay of the sam
       await body(join(dir, "doca.log")),
     );
     assert.equal(replayed.samples, monitor.samples);
+  });
+});
+
+Deno.test("the endpoint reports the DOCA source's retried errors by name, and the source up", async () => {
+  await withSim(async (simDir, dir) => {
+    const agent = await startedAgent(
+      agentArgs(dir, "-d", "03:00.0", "--duration", "30"),
+      {
+        env: {
+          DOCA_LIB_DIR: simDir,
+          DOCA_SIM_FAULT_QUERY_AFTER: "2",
+          DOCA_SIM_FAULT_QUERY_ERROR: "5",
+          DOCA_SIM_FAULT_QUERY_COUNT: "3",
+        },
+      },
+    );
+    try {
+      await agent.waitReady();
+      const body = await agent.waitFor(
+        "/metrics",
+        (text) =>
+          /dpu_traceback_samples_total\{monitor="nic"\} [1-9]/.test(text),
+      );
+      for (
+        const line of [
+          'dpu_traceback_poll_errors_total{monitor="nic",error="DOCA_ERROR_AGAIN"} 3',
+          'dpu_traceback_source_up{monitor="nic"} 1',
+          'dpu_traceback_monitor_info{monitor="nic",source="doca",device="03:00.0"} 1',
+          'dpu_traceback_lost_samples_total{monitor="nic"} 0',
+        ]
+      ) {
+        assert.ok(body.includes(`${line}\n`), `missing ${line}`);
+      }
+    } finally {
+      const { code, stderr } = await agent.stop();
+      assert.equal(code, 0, stderr);
+    }
   });
 });
