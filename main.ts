@@ -65,7 +65,16 @@ export async function main(args: readonly string[]): Promise<number> {
         const config = await loadConfig(command.configFile, {
           dataIdsFile: command.dataIdsFile,
         });
+        // The endpoint's TLS and auth are checked too, so a bad
+        // certificate is found before the service restarts.
+        const web = config.webConfigFile === undefined
+          ? undefined
+          : await loadWebConfig(config.webConfigFile);
         console.log(describeConfig(config));
+        if (web !== undefined) {
+          console.log(describeWebConfig(web));
+          for (const warning of web.warnings) fail(`warning: ${warning}`);
+        }
         return EXIT_OK;
       } catch (error) {
         fail(messageOf(error));
@@ -213,6 +222,19 @@ async function run(options: RunOptions): Promise<number> {
     }
   }
   return code;
+}
+
+/** One line on what a web config turns on. */
+function describeWebConfig(web: WebConfig): string {
+  const users = web.basicAuthUsers.size;
+  const parts = [
+    web.tls === undefined ? "plain HTTP" : "TLS",
+    users === 0
+      ? "no basic auth"
+      : `basic auth (${users} user${users === 1 ? "" : "s"})`,
+  ];
+  if (web.headers.size > 0) parts.push(`${web.headers.size} extra headers`);
+  return `web config ${web.file}: ${parts.join(", ")}`;
 }
 
 /** A live one-line status on stderr, redrawn every second. */

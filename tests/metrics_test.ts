@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { ROOT, spawnCli } from "./cli_util.ts";
+import { errorLines, ROOT, runCli, spawnCli } from "./cli_util.ts";
 import { startedAgent } from "./agent_util.ts";
 
 Deno.test("a running agent serves rates, bursts, rules and health over HTTP", async () => {
@@ -114,4 +114,33 @@ Deno.test("--listen off serves nothing; a port in use is one line and exit 1", a
   assert.equal(out.code, 0);
   assert.ok(!new TextDecoder().decode(out.stderr).includes("metrics on"));
   assert.ok(ROOT.length > 0);
+});
+
+Deno.test("a web config that cannot be used is a configuration error: one line, exit 2", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/web.yml`,
+      "tls_server_config:\n  cert_file: missing.crt\n  key_file: missing.key\n",
+    );
+    for (
+      const args of [
+        ["demo", "-q", "--web-config-file", `${dir}/web.yml`],
+        ["check-config", `${dir}/c.yaml`],
+      ]
+    ) {
+      await Deno.writeTextFile(
+        `${dir}/c.yaml`,
+        `web_config_file: ${dir}/web.yml\nmonitors: [{name: nic, source: sim, columns: [{name: a, data_id: "0x1"}]}]\n`,
+      );
+      const result = await runCli(args);
+      assert.equal(result.code, 2, result.stderr);
+      assert.equal(result.stdout, "");
+      assert.deepEqual(errorLines(result.stderr), [
+        `dpu-traceback: Cannot load web config ${dir}/web.yml: tls_server_config.cert_file: no such file ${dir}/missing.crt`,
+      ]);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
