@@ -20,6 +20,7 @@ import { applyRunOptions } from "./config/overrides.ts";
 import type { AgentConfig } from "./config/types.ts";
 import { VERSION } from "./config/version.ts";
 import { formatEventTable } from "./events/tally.ts";
+import { Logger, underJournald } from "./logging/logger.ts";
 import { LISTEN_OFF } from "./config/values.ts";
 import { AgentMetrics } from "./metrics/agent_metrics.ts";
 import { createMetricsApp } from "./metrics/app.ts";
@@ -36,9 +37,11 @@ const DEMO_CONFIG = fileURLToPath(
 );
 const DEMO_SECONDS = 20;
 
-function fail(message: string): void {
-  console.error(`${PROGRAM}: ${message}`);
-}
+// Until the command line says otherwise: info and up.
+let log = new Logger({
+  program: PROGRAM,
+  journald: underJournald(Deno.env.get("JOURNAL_STREAM")),
+});
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -50,7 +53,7 @@ export async function main(args: readonly string[]): Promise<number> {
   try {
     command = parseCommand(args);
   } catch (error) {
-    fail(`${messageOf(error)}\nTry '${PROGRAM} --help'.`);
+    log.error(`${messageOf(error)} Try '${PROGRAM} --help'.`);
     return EXIT_USAGE;
   }
   switch (command.kind) {
@@ -73,11 +76,11 @@ export async function main(args: readonly string[]): Promise<number> {
         console.log(describeConfig(config));
         if (web !== undefined) {
           console.log(describeWebConfig(web));
-          for (const warning of web.warnings) fail(`warning: ${warning}`);
+          for (const warning of web.warnings) log.warn(warning);
         }
         return EXIT_OK;
       } catch (error) {
-        fail(messageOf(error));
+        log.error(messageOf(error));
         return EXIT_USAGE;
       }
     case "demo":
@@ -124,28 +127,36 @@ async function prepare(options: RunOptions): Promise<Prepared> {
 }
 
 async function run(options: RunOptions): Promise<number> {
+  if (options.logLevel !== undefined) {
+    log = new Logger({
+      program: PROGRAM,
+      level: options.logLevel,
+      journald: log.journald,
+    });
+  }
   let prepared: Prepared;
   try {
     prepared = await prepare(options);
   } catch (error) {
-    fail(messageOf(error));
+    log.error(messageOf(error));
     return EXIT_USAGE;
   }
   const { config, web } = prepared;
-  for (const warning of web?.warnings ?? []) fail(`warning: ${warning}`);
+  for (const warning of web?.warnings ?? []) log.warn(warning);
   const startMs = Date.now();
 
   let agent: Agent;
   try {
     agent = await Agent.open(config, {
       version: `${PROGRAM} ${VERSION}`,
-      warn: (m) => fail(`warning: ${m}`),
+      warn: (m) => log.warn(m),
     });
   } catch (error) {
-    fail(messageOf(error));
+    log.error(messageOf(error));
     return EXIT_FAILURE;
   }
 
+  for (const line of describeConfig(config).split("\n")) log.debug(line);
   const metrics = new AgentMetrics(agent.monitors, {
     version: VERSION,
     startMs,
@@ -161,15 +172,15 @@ async function run(options: RunOptions): Promise<number> {
             ? new BasicAuthVerifier(web.basicAuthUsers)
             : undefined,
           headers: web?.headers,
-          onError: fail,
+          onError: (m) => log.error(m),
         }),
-        { listen: config.listen, tls: web?.tls, onError: fail },
+        { listen: config.listen, tls: web?.tls, onError: (m) => log.error(m) },
       );
-      console.error(`${PROGRAM}: metrics on ${server.url}`);
+      log.info(`metrics on ${server.url}`);
     } catch (error) {
-      fail(messageOf(error));
+      log.error(messageOf(error));
       freshness.stop();
-      for (const problem of await agent.close()) fail(problem.message);
+      for (const problem of await agent.close()) log.error(problem.message);
       return EXIT_FAILURE;
     }
   }
@@ -194,7 +205,7 @@ async function run(options: RunOptions): Promise<number> {
   try {
     await agent.run(stop.signal);
   } catch (error) {
-    fail(messageOf(error));
+    log.error(messageOf(error));
     code = EXIT_FAILURE;
   } finally {
     clearTimeout(deadline);
@@ -204,7 +215,7 @@ async function run(options: RunOptions): Promise<number> {
     Deno.removeSignalListener("SIGINT", onSignal);
     Deno.removeSignalListener("SIGTERM", onSignal);
     for (const error of await agent.close()) {
-      fail(error.message);
+      log.error(error.message);
       code = EXIT_FAILURE;
     }
   }

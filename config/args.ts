@@ -6,6 +6,7 @@
  */
 
 import { parseArgs } from "node:util";
+import { LOG_LEVELS, type LogLevel } from "../logging/logger.ts";
 import type { SourceKind } from "./types.ts";
 import { parseListen } from "./values.ts";
 
@@ -27,6 +28,8 @@ export interface RunOptions {
   readonly docaLibDir?: string;
   /** No live status line and no closing table. */
   readonly quiet: boolean;
+  /** Least severe operational message written (`--log-level`). */
+  readonly logLevel?: LogLevel;
 }
 
 /** What the command line asks for. */
@@ -72,6 +75,8 @@ Run options:
       --force-ownership    take the diag context over from another owner
       --doca-lib-dir DIR   load the DOCA libraries from DIR first (also DOCA_LIB_DIR)
   -q, --quiet              no live status line, no closing event table
+      --log-level LEVEL    error, warning, info (default) or debug; under systemd,
+                           lines carry journald priorities
 
 Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
 `;
@@ -109,6 +114,7 @@ export function parseCommand(args: readonly string[]): Command {
         "force-ownership": { type: "boolean" },
         "doca-lib-dir": { type: "string" },
         quiet: { type: "boolean", short: "q" },
+        "log-level": { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "V" },
       },
@@ -172,6 +178,7 @@ export function parseCommand(args: readonly string[]): Command {
     forceOwnership: values["force-ownership"] ?? false,
     docaLibDir: values["doca-lib-dir"],
     quiet: values.quiet ?? false,
+    logLevel: parseLogLevel(values["log-level"]),
   };
   if (command === "demo") {
     return { kind: "demo", options: { ...options, configFile } };
@@ -182,6 +189,16 @@ export function parseCommand(args: readonly string[]): Command {
     );
   }
   return { kind: "run", options: { ...options, configFile } };
+}
+
+function parseLogLevel(value: string | undefined): LogLevel | undefined {
+  if (value === undefined) return undefined;
+  if (!(LOG_LEVELS as readonly string[]).includes(value)) {
+    throw new TypeError(
+      `--log-level must be one of ${LOG_LEVELS.join(", ")}, got "${value}"`,
+    );
+  }
+  return value as LogLevel;
 }
 
 function parseSource(value: string | undefined): SourceKind | undefined {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { errorLines, runCli, spawnCli } from "./cli_util.ts";
+import { errorLines, ROOT, runCli, spawnCli } from "./cli_util.ts";
 
 const REFERENCE_RULES = {
   diag_sample_period_ns: 100000,
@@ -247,4 +247,49 @@ Deno.test("the demo's closing table lists events and the log path", async () => 
       new RegExp(`events log ${log.replaceAll("/", "\\/")}`),
     );
   });
+});
+
+Deno.test("under journald (JOURNAL_STREAM is stderr) lines carry syslog priorities", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const out = `${dir}/stderr`;
+    // The agent's stderr is a file whose device and inode JOURNAL_STREAM
+    // names, as systemd sets it up for a service.
+    const journald = async (args: string) => {
+      const script =
+        `exec 2>"$OUT"; JOURNAL_STREAM=$(stat -L -c '%d:%i' "$OUT") ` +
+        `exec "$DENO" run -A main.ts ${args}`;
+      const result = await new Deno.Command("sh", {
+        args: ["-c", script],
+        cwd: ROOT,
+        env: { OUT: out, DENO: Deno.execPath() },
+        stdout: "null",
+      }).output();
+      return {
+        code: result.code,
+        lines: errorLines(await Deno.readTextFile(out)),
+      };
+    };
+    const bad = await journald("demo --seed nope");
+    assert.equal(bad.code, 2);
+    assert.deepEqual(bad.lines.length, 1);
+    assert.match(bad.lines[0], /^<3>--seed /);
+    const ok = await journald(
+      `demo -q --duration 1 --listen 127.0.0.1:0 --event-log ${dir}/e.log --log-level debug`,
+    );
+    assert.equal(ok.code, 0);
+    const raw = await Deno.readTextFile(out);
+    assert.match(raw, /^<6>metrics on http:\/\/127\.0\.0\.1:\d+\/$/m);
+    assert.match(raw, /^<7>monitor nic: source sim, seed 7$/m);
+    for (const line of raw.trimEnd().split("\n")) {
+      assert.match(line, /^<[3467]>/);
+    }
+    // Inherited by something that writes elsewhere: plain lines.
+    const plain = await runCli(["demo", "--seed", "nope"], {
+      env: { JOURNAL_STREAM: "1:2" },
+    });
+    assert.match(plain.stderr, /^dpu-traceback: --seed /);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import { fstatSync } from "node:fs";
+import { Logger, underJournald } from "./logger.ts";
+
+function capture(
+  options: {
+    level?: "error" | "warning" | "info" | "debug";
+    journald?: boolean;
+  },
+) {
+  const lines: string[] = [];
+  const logger = new Logger({
+    program: "dpu-traceback",
+    write: (l) => lines.push(l),
+    ...options,
+  });
+  logger.error("e");
+  logger.warn("w");
+  logger.info("i");
+  logger.debug("d");
+  return lines;
+}
+
+Deno.test("Logger: the level drops what is less severe", () => {
+  assert.deepEqual(capture({ level: "error" }), ["dpu-traceback: e"]);
+  assert.deepEqual(capture({ level: "warning" }), [
+    "dpu-traceback: e",
+    "dpu-traceback: warning: w",
+  ]);
+  assert.deepEqual(capture({}), [
+    "dpu-traceback: e",
+    "dpu-traceback: warning: w",
+    "dpu-traceback: i",
+  ]);
+  assert.deepEqual(
+    capture({ level: "debug" }).at(-1),
+    "dpu-traceback: debug: d",
+  );
+});
+
+Deno.test("Logger: journald lines carry syslog priorities and no program name", () => {
+  assert.deepEqual(capture({ journald: true, level: "debug" }), [
+    "<3>e",
+    "<4>w",
+    "<6>i",
+    "<7>d",
+  ]);
+});
+
+Deno.test("Logger: a message with line breaks stays one line", () => {
+  const lines: string[] = [];
+  new Logger({ program: "p", write: (l) => lines.push(l) }).error(
+    "Cannot start:\n  first\nsecond",
+  );
+  assert.deepEqual(lines, ["p: Cannot start: first second"]);
+});
+
+Deno.test("underJournald: only when JOURNAL_STREAM names stderr itself", () => {
+  const stat = fstatSync(2);
+  assert.equal(underJournald(`${stat.dev}:${stat.ino}`), true);
+  assert.equal(underJournald(`${stat.dev}:${stat.ino + 1}`), false);
+  assert.equal(underJournald("garbage"), false);
+  assert.equal(underJournald(undefined), false);
+});
