@@ -8,6 +8,7 @@
 
 import { fileURLToPath } from "node:url";
 import { Agent } from "./collectors/agent.ts";
+import { libraryVersions } from "./collectors/versions.ts";
 import {
   type Command,
   parseCommand,
@@ -61,7 +62,13 @@ export async function main(args: readonly string[]): Promise<number> {
       console.log(USAGE);
       return EXIT_OK;
     case "version":
-      console.log(`${PROGRAM} ${VERSION} (deno ${Deno.version.deno})`);
+      console.log(
+        [
+          `${PROGRAM} ${VERSION}`,
+          `deno: ${Deno.version.deno} (v8 ${Deno.version.v8}, ${Deno.build.target})`,
+          ...libraryVersions(),
+        ].join("\n"),
+      );
       return EXIT_OK;
     case "check-config":
       try {

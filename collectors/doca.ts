@@ -62,7 +62,12 @@ export interface DocaStats {
   readonly pollIntervalMs: number;
 }
 
-const SONAME_SUFFIXES = [".so.3", ".so.2", ".so"];
+/** Sonames tried for each DOCA library, newest ABI first. */
+export const DOCA_SONAME_SUFFIXES: readonly string[] = [
+  ".so.3",
+  ".so.2",
+  ".so",
+];
 const PCI_ADDRESS = /^([0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/i;
 /** Consecutive transient failures before the collector gives up (about 30 s). */
 const MAX_TRANSIENT_FAILURES = 40;
@@ -183,7 +188,7 @@ export class DocaCollector implements Collector {
   static open(options: DocaOptions): DocaCollector {
     const dirs = docaLibraryDirs(options.libDir);
     const common = openFirst(
-      libraryPaths("libdoca_common", dirs, SONAME_SUFFIXES),
+      libraryPaths("libdoca_common", dirs, DOCA_SONAME_SUFFIXES),
       COMMON_SYMBOLS,
     );
     if (common === null) {
@@ -201,7 +206,7 @@ export class DocaCollector implements Collector {
       const commonDir = common.path.slice(0, common.path.lastIndexOf("/"));
       const telemetryDirs = [commonDir, ...dirs.filter((d) => d !== commonDir)];
       telemetry = openFirst(
-        libraryPaths("libdoca_telemetry", telemetryDirs, SONAME_SUFFIXES),
+        libraryPaths("libdoca_telemetry", telemetryDirs, DOCA_SONAME_SUFFIXES),
         TELEMETRY_SYMBOLS,
       );
       if (telemetry === null) {

@@ -63,3 +63,45 @@ export function openFirst<S extends Deno.ForeignLibraryInterface>(
   }
   return null;
 }
+
+/**
+ * The first of `paths` that exists, or null.
+ *
+ * @example
+ * ```ts
+ * import { firstExisting } from "./library.ts";
+ * firstExisting(["/nonexistent/libx.so.1"]); // null
+ * ```
+ */
+export function firstExisting(paths: readonly string[]): string | null {
+  for (const path of paths) {
+    try {
+      Deno.statSync(path);
+      return path;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) continue;
+      throw error;
+    }
+  }
+  return null;
+}
+
+/**
+ * The version a library's file name carries once its soname link is
+ * followed (`libnvidia-ml.so.1` -> `libnvidia-ml.so.550.54.14` gives
+ * `550.54.14`), with the resolved path; version undefined when the file
+ * name has none beyond the soname's.
+ *
+ * @example
+ * ```ts ignore
+ * libraryFileVersion("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1");
+ * // { path: "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14", version: "550.54.14" }
+ * ```
+ */
+export function libraryFileVersion(
+  path: string,
+): { path: string; version?: string } {
+  const real = Deno.realPathSync(path);
+  const version = /\.so\.(\d+(?:\.[0-9A-Za-z]+)+)$/.exec(real)?.[1];
+  return { path: real, version };
+}

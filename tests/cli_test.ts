@@ -43,12 +43,66 @@ Deno.test("--help and --version exit 0", async () => {
     help.stdout,
     /Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error/,
   );
-  const version = await runCli(["--version"]);
-  assert.equal(version.code, 0);
-  assert.match(
-    version.stdout,
-    /^dpu-traceback \d+\.\d+\.\d+ \(deno 2\.9\.6\)\n$/,
-  );
+});
+
+Deno.test("--version names the agent, Deno, and the DOCA and NVML libraries found", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // As installed: a versioned file behind the soname link.
+    await Deno.mkdir(join(dir, "doca"));
+    await Deno.mkdir(join(dir, "nvml"));
+    await Deno.writeTextFile(
+      join(dir, "doca", "libdoca_common.so.3.1.0105"),
+      "",
+    );
+    await Deno.symlink(
+      "libdoca_common.so.3.1.0105",
+      join(dir, "doca", "libdoca_common.so.3"),
+    );
+    await Deno.writeTextFile(
+      join(dir, "nvml", "libnvidia-ml.so.550.54.14"),
+      "",
+    );
+    await Deno.symlink(
+      "libnvidia-ml.so.550.54.14",
+      join(dir, "nvml", "libnvidia-ml.so.1"),
+    );
+    const found = await runCli(["--version"], {
+      env: { DOCA_LIB_DIR: join(dir, "doca"), NVML_LIB_DIR: join(dir, "nvml") },
+    });
+    assert.equal(found.code, 0);
+    const lines = found.stdout.trimEnd().split("\n");
+    assert.match(lines[0], /^dpu-traceback \d+\.\d+\.\d+$/);
+    assert.match(lines[1], /^deno: 2\.9\.6 \(v8 \S+, \S+\)$/);
+    assert.equal(
+      lines[2],
+      `doca: 3.1.0105 (${join(dir, "doca", "libdoca_common.so.3.1.0105")})`,
+    );
+    assert.equal(
+      lines[3],
+      `nvml: 550.54.14 (${join(dir, "nvml", "libnvidia-ml.so.550.54.14")})`,
+    );
+    // Nothing where it looks: says so, and where it looked.
+    const missing = await runCli(["--version"], {
+      env: { DOCA_LIB_DIR: join(dir, "none"), NVML_LIB_DIR: join(dir, "none") },
+    });
+    assert.equal(missing.code, 0);
+    const [, , doca, nvml] = missing.stdout.trimEnd().split("\n");
+    assert.match(
+      doca,
+      new RegExp(
+        `^doca: (not found \\(looked in ${join(dir, "none")}, |\\S+ \\()`,
+      ),
+    );
+    assert.match(
+      nvml,
+      new RegExp(
+        `^nvml: (not found \\(looked in ${join(dir, "none")}, |\\S+ \\()`,
+      ),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("usage errors exit 2 with one line and a hint", async () => {

@@ -1,0 +1,66 @@
+/**
+ * Which DOCA and NVML libraries this host has, for `--version` and bug
+ * reports. Found the way the collectors look for them, but only looked at
+ * (the real file behind the soname link), never loaded: `--version` must
+ * work on a host whose driver is broken.
+ *
+ * @module
+ */
+
+import {
+  firstExisting,
+  libraryFileVersion,
+  libraryPaths,
+} from "../ffi/library.ts";
+import { DOCA_SONAME_SUFFIXES, docaLibraryDirs } from "./doca.ts";
+
+/** Where NVML (the GPU driver's `libnvidia-ml.so.1`) is looked for. */
+export function nvmlLibraryDirs(env = Deno.env.get("NVML_LIB_DIR")): string[] {
+  const arch = Deno.build.arch === "aarch64" ? "aarch64" : "x86_64";
+  const dirs = [`/usr/lib/${arch}-linux-gnu`, "/usr/lib64", "/usr/lib"];
+  if (env) dirs.unshift(env);
+  return dirs;
+}
+
+/** One library: `not found`, or its version and where it is. */
+function describe(path: string | null, lookedIn: readonly string[]): string {
+  if (path === null) return `not found (looked in ${lookedIn.join(", ")})`;
+  try {
+    const found = libraryFileVersion(path);
+    return `${found.version ?? "version unknown"} (${found.path})`;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return `unreadable: ${path}: ${message.split("\n")[0]}`;
+  }
+}
+
+/**
+ * Lines naming the DOCA (libdoca_common) and NVML libraries found.
+ *
+ * @example
+ * ```ts ignore
+ * libraryVersions();
+ * // ["doca: 3.1.0105 (/opt/mellanox/doca/lib/aarch64-linux-gnu/libdoca_common.so.3.1.0105)",
+ * //  "nvml: not found (looked in /usr/lib/aarch64-linux-gnu, /usr/lib64, /usr/lib)"]
+ * ```
+ */
+export function libraryVersions(docaLibDir?: string): string[] {
+  const docaDirs = docaLibraryDirs(docaLibDir);
+  const nvmlDirs = nvmlLibraryDirs();
+  return [
+    `doca: ${
+      describe(
+        firstExisting(
+          libraryPaths("libdoca_common", docaDirs, DOCA_SONAME_SUFFIXES),
+        ),
+        docaDirs,
+      )
+    }`,
+    `nvml: ${
+      describe(
+        firstExisting(libraryPaths("libnvidia-ml", nvmlDirs, [".so.1"])),
+        nvmlDirs,
+      )
+    }`,
+  ];
+}
