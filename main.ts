@@ -201,6 +201,12 @@ async function run(options: RunOptions): Promise<number> {
   };
   Deno.addSignalListener("SIGINT", onSignal);
   Deno.addSignalListener("SIGTERM", onSignal);
+  // logrotate renamed the logs: start new files, losing no row.
+  const onHangUp = () => {
+    for (const m of agent.monitors) m.log.reopen();
+    log.info("SIGHUP: reopening the events logs");
+  };
+  Deno.addSignalListener("SIGHUP", onHangUp);
   const deadline = options.durationS === undefined
     ? undefined
     : setTimeout(() => stop.abort(), options.durationS * 1000);
@@ -221,6 +227,7 @@ async function run(options: RunOptions): Promise<number> {
     await server?.shutdown();
     Deno.removeSignalListener("SIGINT", onSignal);
     Deno.removeSignalListener("SIGTERM", onSignal);
+    Deno.removeSignalListener("SIGHUP", onHangUp);
     for (const error of await agent.close()) {
       log.error(error.message);
       code = EXIT_FAILURE;

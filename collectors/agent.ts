@@ -99,6 +99,7 @@ export class Agent {
           samplePeriodNs: m.samplePeriodNs,
           columns: m.columns,
           rules: m.rules,
+          warn: options.warn,
         });
         const aggregator = new WindowAggregator({
           columns: m.columns,

@@ -32,7 +32,16 @@ export interface EventsLogOptions extends HeaderOptions {
   readonly maxChunks?: number;
   /** Longest time rows sit in memory before a write is started (default 1000 ms). */
   readonly flushIntervalMs?: number;
+  /**
+   * Told when writing fails (disk full, I/O error), at most once per
+   * {@linkcode WARN_INTERVAL_MS}, and once when writing works again. The
+   * log keeps retrying either way; sampling never waits for it.
+   */
+  readonly warn?: (message: string) => void;
 }
+
+/** Least time between two warnings about a failing events log. */
+export const WARN_INTERVAL_MS = 60_000;
 
 /** Counters an operator (and the metrics endpoint) wants from the writer. */
 export interface EventsLogStats {
@@ -80,7 +89,13 @@ const LOST_MARKER_BYTES = GAP.length + UTC_SECOND_LENGTH + LOST.length +
  */
 export class EventsLog implements EventSink {
   readonly path: string;
-  readonly #file: Deno.FsFile;
+  #file: Deno.FsFile;
+  readonly #header: Uint8Array;
+  readonly #warn: ((message: string) => void) | undefined;
+  #reopenWanted = false;
+  #reopens = 0;
+  #lastWarnMs = -Infinity;
+  #failing = false; // a write failed and none has succeeded since
   readonly #chunkBytes: number;
   readonly #maxChunks: number;
   readonly #columnNames: Uint8Array;
@@ -114,6 +129,8 @@ export class EventsLog implements EventSink {
   private constructor(file: Deno.FsFile, options: EventsLogOptions) {
     this.path = options.path;
     this.#file = file;
+    this.#header = encoder.encode(formatHeader(options));
+    this.#warn = options.warn;
     this.#columnNames = encoder.encode(formatColumnNames(options.columns));
     this.#ruleNames = options.rules.map((r) =>
       encoder.encode(quoteName(r.name) + "\n")
@@ -139,20 +156,29 @@ export class EventsLog implements EventSink {
    * incident.
    */
   static async open(options: EventsLogOptions): Promise<EventsLog> {
-    let file: Deno.FsFile;
-    try {
-      await Deno.mkdir(dirname(options.path), { recursive: true });
-      file = await Deno.open(options.path, { append: true, create: true });
-    } catch (error) {
-      // Deno's message names the syscall; the operator needs the log's name.
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new Error(`Cannot open events log ${options.path}: ${reason}`);
-    }
-    const log = new EventsLog(file, options);
-    const header = encoder.encode(formatHeader(options));
-    log.#enqueue(header, 0, header.length, false);
+    const log = new EventsLog(await openFile(options.path), options);
+    log.#enqueue(log.#header, 0, log.#header.length, false);
     log.#startPump();
     return log;
+  }
+
+  /**
+   * Closes the file and opens `path` again, for logrotate (SIGHUP): what
+   * was formatted before the call goes to the old file, later rows to the
+   * old or the new one (which starts with a header block of its own), whole
+   * lines only. No row is lost and sampling never waits. If the new file cannot be opened the old
+   * one stays in use and the failure is warned about.
+   */
+  reopen(): void {
+    if (this.#closed) return;
+    this.#queueCurrent();
+    this.#reopenWanted = true;
+    this.#startPump();
+  }
+
+  /** Times {@linkcode reopen} has switched files. */
+  get reopens(): number {
+    return this.#reopens;
   }
 
   /** Writer counters, for health reporting. */
@@ -354,7 +380,10 @@ export class EventsLog implements EventSink {
   }
 
   #startPump(): void {
-    if (this.#pump || (this.#queue.length === 0 && !this.#syncWanted)) return;
+    if (
+      this.#pump ||
+      (this.#queue.length === 0 && !this.#syncWanted && !this.#reopenWanted)
+    ) return;
     this.#pump = this.#drain().finally(() => {
       this.#pump = null;
       // Chunks queued while the last write was finishing; a failing disk
@@ -401,6 +430,15 @@ export class EventsLog implements EventSink {
         await this.#file.sync();
       }
       this.#lastError = null;
+      if (this.#failing) {
+        this.#failing = false;
+        this.#warn?.(
+          `events log ${this.path}: writing again (${this.#writeErrors} write errors, ${this.#droppedRows} rows dropped so far)`,
+        );
+      }
+      // Switch files only once what was queued before the request is in
+      // the old one (the queue is empty here).
+      if (this.#reopenWanted) await this.#switchFile();
     } catch (error) {
       // Keep the unwritten chunk at the head of the queue; the next flush
       // (at the latest the one-second timer) retries it.
@@ -408,11 +446,62 @@ export class EventsLog implements EventSink {
       this.#lastError = error instanceof Error
         ? error
         : new Error(String(error));
+      this.#failing = true;
+      const now = Date.now();
+      if (now - this.#lastWarnMs >= WARN_INTERVAL_MS) {
+        this.#lastWarnMs = now;
+        this.#warn?.(
+          `events log ${this.path}: cannot write (${this.#lastError.message}); ${this.#writeErrors} write errors, ${this.stats.pendingBytes} bytes waiting, ${this.#droppedRows} rows dropped so far; sampling goes on and writes are retried every second`,
+        );
+      }
       this.#wake();
     }
   }
 
+  // The reopen itself: sync and close the old file, open the path afresh
+  // and queue a header block at the front of the new file.
+  async #switchFile(): Promise<void> {
+    this.#reopenWanted = false;
+    let next: Deno.FsFile;
+    try {
+      next = await openFile(this.path);
+    } catch (error) {
+      this.#warn?.(
+        `${
+          error instanceof Error ? error.message : String(error)
+        }; still writing to the file open before`,
+      );
+      return;
+    }
+    const old = this.#file;
+    this.#file = next;
+    this.#reopens++;
+    try {
+      await old.sync();
+    } catch {
+      // The old file's data was written; a failed sync is not worth
+      // keeping the new file waiting.
+    }
+    old.close();
+    this.#queue.unshift(this.#header);
+    this.#queueStarts.unshift(0);
+    this.#queueEnds.unshift(this.#header.length);
+    this.#queueReleases.unshift(false);
+  }
+
   #wake(): void {
     for (const resolve of this.#waiters.splice(0)) resolve();
+  }
+}
+
+/** Opens `path` for appending, creating it and its directory. */
+async function openFile(path: string): Promise<Deno.FsFile> {
+  try {
+    await Deno.mkdir(dirname(path), { recursive: true });
+    return await Deno.open(path, { append: true, create: true });
+  } catch (error) {
+    // Deno's message names the syscall; the operator needs the log's name.
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`Cannot open events log ${path}: ${reason}`);
   }
 }

@@ -21,6 +21,10 @@ export interface StartedAgent {
     accept: (body: string) => boolean,
     timeoutMs?: number,
   ): Promise<string>;
+  /** Sends `signal` to the agent. */
+  signal(signal: Deno.Signal): void;
+  /** `dpu_traceback_samples_total` of its first monitor, from the snapshot. */
+  samples(): Promise<number>;
   /** SIGTERM, then the exit code and everything printed. */
   stop(): Promise<{ code: number; stdout: string; stderr: string }>;
 }
@@ -101,6 +105,13 @@ export async function startedAgent(
     waitFor,
     async waitReady(timeoutMs = 20_000) {
       await waitFor("/readyz", () => true, timeoutMs);
+    },
+    signal(signal: Deno.Signal) {
+      child.kill(signal);
+    },
+    async samples() {
+      const snapshot = await (await get("/api/v1/snapshot")).json();
+      return snapshot.monitors[0].samples;
     },
     async stop() {
       try {
