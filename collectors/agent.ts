@@ -100,6 +100,8 @@ export class Agent {
           columns: m.columns,
           rules: m.rules,
           warn: options.warn,
+          maxBytes: config.eventLogMaxBytes,
+          keep: config.eventLogKeep,
         });
         const aggregator = new WindowAggregator({
           columns: m.columns,

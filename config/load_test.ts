@@ -449,6 +449,14 @@ const BAD: readonly BadCase[] = [
     words: ["already the name of monitors[0].rules[0]", "unique"],
   },
   {
+    name: "negative rotation size",
+    file: "demo.yaml",
+    text: agentYaml("", undefined, "event_log_max_bytes: -1"),
+    error: RangeError,
+    path: "event_log_max_bytes",
+    words: ["at least 0", "got -1"],
+  },
+  {
     name: "window of zero seconds",
     file: "demo.yaml",
     text: agentYaml("", undefined, "metrics_window_s: 0"),
@@ -692,6 +700,8 @@ Deno.test("parseConfig() accepts the reference example verbatim", () => {
     form: "reference",
     listen: DEFAULTS.listen,
     metricsWindowNs: DEFAULTS.metricsWindowNs,
+    eventLogMaxBytes: DEFAULTS.eventLogMaxBytes,
+    eventLogKeep: DEFAULTS.eventLogKeep,
     forceOwnership: false,
     monitors: [{
       name: "nic",
@@ -867,6 +877,8 @@ Deno.test("parseConfig() reads every agent-form setting", () => {
 listen: "[::1]:9477"
 metrics_window_s: 0.5
 web_config_file: web.yml
+event_log_max_bytes: 0
+event_log_keep: 9
 force_ownership: true
 device: "03:00.0"
 monitors:
@@ -891,6 +903,8 @@ monitors:
   assert.equal(config.listen, "[::1]:9477");
   assert.equal(config.metricsWindowNs, 500_000_000);
   assert.equal(config.webConfigFile, "web.yml");
+  assert.equal(config.eventLogMaxBytes, 0);
+  assert.equal(config.eventLogKeep, 9);
   assert.equal(config.forceOwnership, true);
   const [nic, replayed] = config.monitors;
   assert.equal(nic.source, "doca");

@@ -96,6 +96,8 @@ export function normalizeReference(
     form: "reference",
     listen: DEFAULTS.listen,
     metricsWindowNs: DEFAULTS.metricsWindowNs,
+    eventLogMaxBytes: DEFAULTS.eventLogMaxBytes,
+    eventLogKeep: DEFAULTS.eventLogKeep,
     forceOwnership: false,
     monitors: [monitor],
   };
@@ -173,6 +175,8 @@ export function normalizeAgent(
       ? DEFAULTS.metricsWindowNs
       : Math.round(doc.metrics_window_s * 1e9),
     webConfigFile: doc.web_config_file,
+    eventLogMaxBytes: doc.event_log_max_bytes ?? DEFAULTS.eventLogMaxBytes,
+    eventLogKeep: doc.event_log_keep ?? DEFAULTS.eventLogKeep,
     forceOwnership: doc.force_ownership ?? false,
     docaLibDir: doc.doca_lib_dir,
     monitors,

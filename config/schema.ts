@@ -21,6 +21,7 @@ import {
   parseInteger,
   parseListen,
   parseMonitorName,
+  parseNonNegativeInteger,
   parsePositiveInteger,
   parsePositiveNumber,
   parseSource,
@@ -163,6 +164,8 @@ export const monitorSchema = strict({
 export const agentSchema = strict({
   listen: leaf(parseListen).optional(),
   metrics_window_s: leaf(parsePositiveNumber).optional(),
+  event_log_max_bytes: leaf(parseNonNegativeInteger).optional(),
+  event_log_keep: leaf(parsePositiveInteger).optional(),
   web_config_file: leaf(parseText).optional(),
   force_ownership: leaf(parseBoolean).optional(),
   doca_lib_dir: leaf(parseText).optional(),

@@ -71,6 +71,10 @@ export interface AgentConfig {
   readonly form: "reference" | "agent";
   /** Metrics endpoint address, `HOST:PORT`, or `off` for none. */
   readonly listen: string;
+  /** Rotate each events log at this size, bytes (0: never). */
+  readonly eventLogMaxBytes: number;
+  /** Rotated events logs kept per monitor (`PATH.1` .. `PATH.<keep>`). */
+  readonly eventLogKeep: number;
   /** Length of the metrics aggregation window, in nanoseconds. */
   readonly metricsWindowNs: number;
   /**
@@ -92,5 +96,9 @@ export const DEFAULTS = {
   eventLog: "events.log",
   listen: "0.0.0.0:9477",
   metricsWindowNs: 10_000_000_000,
+  // A day of a busy monitor's events; 5 files in all stay well within a
+  // DPU's flash, and logrotate (if installed) usually acts first.
+  eventLogMaxBytes: 256 * 1024 * 1024,
+  eventLogKeep: 4,
   seed: 1,
 } as const;

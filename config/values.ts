@@ -220,6 +220,23 @@ export function parsePositiveInteger(value: unknown): Parsed<number> {
 }
 
 /**
+ * Parses a size or count that may be 0 (meaning "off"): a whole number
+ * from 0 to 2^53 - 1.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseNonNegativeInteger } from "./values.ts";
+ * parseNonNegativeInteger(0); // { ok: true, value: 0 }
+ * parseNonNegativeInteger(-1).ok; // false
+ * ```
+ */
+export function parseNonNegativeInteger(value: unknown): Parsed<number> {
+  const parsed = parseInteger(value);
+  if (parsed.ok && parsed.value < 0) return bad("must be at least 0", "range");
+  return parsed;
+}
+
+/**
  * Parses a whole number that a `number` holds exactly.
  *
  * @example Usage

@@ -38,6 +38,15 @@ export interface EventsLogOptions extends HeaderOptions {
    * log keeps retrying either way; sampling never waits for it.
    */
   readonly warn?: (message: string) => void;
+  /**
+   * Rotate when the file reaches this many bytes (0: never): it becomes
+   * `PATH.1` (older ones shift up to `PATH.<keep>`, the oldest is
+   * deleted) and writing goes on in a fresh `PATH`. Checked between
+   * writes, so a file may pass the size by up to one buffer chunk.
+   */
+  readonly maxBytes?: number;
+  /** Rotated files kept (`PATH.1` .. `PATH.<keep>`); default 4. */
+  readonly keep?: number;
 }
 
 /** Least time between two warnings about a failing events log. */
@@ -93,6 +102,10 @@ export class EventsLog implements EventSink {
   readonly #header: Uint8Array;
   readonly #warn: ((message: string) => void) | undefined;
   #reopenWanted = false;
+  readonly #maxBytes: number;
+  readonly #keep: number;
+  #fileBytes = 0; // size of the open file, as far as this writer knows
+  #rotations = 0;
   #reopens = 0;
   #lastWarnMs = -Infinity;
   #failing = false; // a write failed and none has succeeded since
@@ -131,6 +144,8 @@ export class EventsLog implements EventSink {
     this.#file = file;
     this.#header = encoder.encode(formatHeader(options));
     this.#warn = options.warn;
+    this.#maxBytes = options.maxBytes ?? 0;
+    this.#keep = Math.max(1, options.keep ?? 4);
     this.#columnNames = encoder.encode(formatColumnNames(options.columns));
     this.#ruleNames = options.rules.map((r) =>
       encoder.encode(quoteName(r.name) + "\n")
@@ -156,7 +171,9 @@ export class EventsLog implements EventSink {
    * incident.
    */
   static async open(options: EventsLogOptions): Promise<EventsLog> {
-    const log = new EventsLog(await openFile(options.path), options);
+    const file = await openFile(options.path);
+    const log = new EventsLog(file, options);
+    log.#fileBytes = (await file.stat()).size;
     log.#enqueue(log.#header, 0, log.#header.length, false);
     log.#startPump();
     return log;
@@ -179,6 +196,11 @@ export class EventsLog implements EventSink {
   /** Times {@linkcode reopen} has switched files. */
   get reopens(): number {
     return this.#reopens;
+  }
+
+  /** Times the log was rotated for size. */
+  get rotations(): number {
+    return this.#rotations;
   }
 
   /** Writer counters, for health reporting. */
@@ -417,6 +439,7 @@ export class EventsLog implements EventSink {
           );
           this.#headWritten += n;
           this.#bytesWritten += n;
+          this.#fileBytes += n;
         }
         this.#headWritten = 0;
         this.#queue.shift();
@@ -424,6 +447,10 @@ export class EventsLog implements EventSink {
         this.#queueEnds.shift();
         if (this.#queueReleases.shift()) this.#spare.push(chunk);
         if (!this.#backlogged()) this.#wake();
+        // Segments end on line boundaries: a rotation never splits a row.
+        if (this.#maxBytes > 0 && this.#fileBytes >= this.#maxBytes) {
+          await this.#rotate();
+        }
       }
       if (this.#syncWanted) {
         this.#syncWanted = false;
@@ -438,7 +465,10 @@ export class EventsLog implements EventSink {
       }
       // Switch files only once what was queued before the request is in
       // the old one (the queue is empty here).
-      if (this.#reopenWanted) await this.#switchFile();
+      if (this.#reopenWanted) {
+        this.#reopenWanted = false;
+        if (await this.#switchFile()) this.#reopens++;
+      }
     } catch (error) {
       // Keep the unwritten chunk at the head of the queue; the next flush
       // (at the latest the one-second timer) retries it.
@@ -458,10 +488,30 @@ export class EventsLog implements EventSink {
     }
   }
 
+  // Shifts PATH.k to PATH.k+1 (dropping the oldest), PATH to PATH.1, and
+  // switches to a fresh PATH. A failure is warned about and writing goes
+  // on in the current file, so rows are never lost to a rotation.
+  async #rotate(): Promise<void> {
+    try {
+      for (let k = this.#keep - 1; k >= 1; k--) {
+        await renameIfExists(`${this.path}.${k}`, `${this.path}.${k + 1}`);
+      }
+      await Deno.rename(this.path, `${this.path}.1`);
+    } catch (error) {
+      this.#fileBytes = 0; // try again after another maxBytes, not at once
+      this.#warn?.(
+        `events log ${this.path}: cannot rotate (${
+          error instanceof Error ? error.message : String(error)
+        }); still writing to it`,
+      );
+      return;
+    }
+    if (await this.#switchFile()) this.#rotations++;
+  }
+
   // The reopen itself: sync and close the old file, open the path afresh
   // and queue a header block at the front of the new file.
-  async #switchFile(): Promise<void> {
-    this.#reopenWanted = false;
+  async #switchFile(): Promise<boolean> {
     let next: Deno.FsFile;
     try {
       next = await openFile(this.path);
@@ -471,11 +521,11 @@ export class EventsLog implements EventSink {
           error instanceof Error ? error.message : String(error)
         }; still writing to the file open before`,
       );
-      return;
+      return false;
     }
     const old = this.#file;
     this.#file = next;
-    this.#reopens++;
+    this.#fileBytes = (await next.stat()).size;
     try {
       await old.sync();
     } catch {
@@ -487,6 +537,7 @@ export class EventsLog implements EventSink {
     this.#queueStarts.unshift(0);
     this.#queueEnds.unshift(this.#header.length);
     this.#queueReleases.unshift(false);
+    return true;
   }
 
   #wake(): void {
@@ -503,5 +554,13 @@ async function openFile(path: string): Promise<Deno.FsFile> {
     // Deno's message names the syscall; the operator needs the log's name.
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`Cannot open events log ${path}: ${reason}`);
+  }
+}
+
+async function renameIfExists(from: string, to: string): Promise<void> {
+  try {
+    await Deno.rename(from, to);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
 }

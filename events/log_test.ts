@@ -286,3 +286,49 @@ Deno.test({
     await assert.rejects(() => log.close());
   },
 });
+
+Deno.test("EventsLog rotates by size, keeps `keep` old files, and splits no row", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = join(dir, "events.log");
+    const log = await EventsLog.open(
+      options(path, {
+        chunkBytes: 1,
+        maxChunks: 1000,
+        maxBytes: 4000,
+        keep: 2,
+      }),
+    );
+    const words = record(0n, 0n, 0n);
+    for (let i = 0; i < 3000; i++) {
+      words[0] = i;
+      log.row(words, 0);
+      if (i % 100 === 99) {
+        log.flush();
+        await new Promise((r) => setTimeout(r, 0));
+      }
+    }
+    await log.close();
+    assert.ok(log.rotations >= 3, `${log.rotations} rotations`);
+    const names = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+    assert.deepEqual(names, ["events.log", "events.log.1", "events.log.2"]);
+    // Oldest kept first: rows continue from file to file, every file has a
+    // header, and the newest row is the last one written.
+    const seen: number[] = [];
+    for (const name of ["events.log.2", "events.log.1", "events.log"]) {
+      const text = await Deno.readTextFile(join(dir, name));
+      assert.match(text, /^Telemetry monitor : /, name);
+      assert.ok(text.endsWith("\n"), `${name} ends mid-line`);
+      for (const line of text.split("\n")) {
+        if (/^\d/.test(line)) {
+          assert.match(line, /^\d+, 0, 0$/);
+          seen.push(Number(line.split(",")[0]));
+        }
+      }
+    }
+    assert.equal(seen.at(-1), 2999);
+    seen.forEach((n, i) => i > 0 && assert.equal(n, seen[i - 1] + 1));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
