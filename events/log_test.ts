@@ -221,7 +221,7 @@ Deno.test("EventsLog.reopen: a logrotate-style rename loses no row and the new f
     const words = record(0n, 0n, 0n);
     let next = 0;
     const rows = (n: number) => {
-      for (let end = next + n; next < end; next++) {
+      for (const end = next + n; next < end; next++) {
         words[0] = next;
         log.row(words, 0);
       }

@@ -1,0 +1,654 @@
+/**
+ * The deploy files: the systemd unit (systemd-analyze verify and security),
+ * deploy/install.sh (into a temporary root), the logrotate file (a dry run,
+ * a real rotation, and the agent reopening its log on the SIGHUP), and the
+ * EnvironmentFile template.
+ *
+ * Needs Debian's `systemd` (systemd-analyze), `logrotate` and `shellcheck`;
+ * without them the tests fail, naming the package, rather than skip.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ROOT } from "./cli_util.ts";
+import {
+  DEPLOY,
+  environmentFile,
+  exists,
+  expandExec,
+  fakeBinary,
+  installedRoot,
+  installSh,
+  modeOf,
+  PATHS,
+  run,
+  snapshot,
+  tool,
+  unitSettings,
+} from "./deploy_util.ts";
+
+const UNIT = await Deno.readTextFile(join(DEPLOY, "dpu-traceback.service"));
+const SERVICE = unitSettings(UNIT, "Service");
+const DEFAULTS = await Deno.readTextFile(join(DEPLOY, "default"));
+
+async function withTmp(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "deploy_test_" });
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+function one(key: string): string {
+  const values = SERVICE.get(key) ?? [];
+  assert.equal(values.length, 1, `[Service] ${key}= should be set once`);
+  return values[0];
+}
+
+// --- The unit ----------------------------------------------------------------
+
+Deno.test("systemd-analyze verify passes the installed unit with no output", async () => {
+  // --root (supported by verify in systemd 252) instead of a rewritten copy:
+  // the unit is checked byte for byte as install.sh installed it, and its
+  // ExecStart= must name the path install.sh put the binary at.
+  const analyze = tool("systemd-analyze", "systemd");
+  await withTmp(async (tmp) => {
+    const root = await installedRoot(tmp);
+    const r = await run(analyze, [
+      "verify",
+      `--root=${root}`,
+      join(root, PATHS.unit),
+    ]);
+    assert.equal(
+      `${r.stdout}${r.stderr}`.trim(),
+      "",
+      "systemd-analyze verify printed warnings",
+    );
+    assert.equal(r.code, 0);
+  });
+});
+
+Deno.test("systemd-analyze verify, as used here, catches a broken unit", async () => {
+  // The test above is worth something only if verify complains here.
+  const analyze = tool("systemd-analyze", "systemd");
+  await withTmp(async (tmp) => {
+    const root = await installedRoot(tmp);
+    const unit = join(root, PATHS.unit);
+    await Deno.writeTextFile(
+      unit,
+      UNIT.replace(/^RestartSec=/m, "RestartSecs="),
+    );
+    const typo = await run(analyze, ["verify", `--root=${root}`, unit]);
+    assert.match(typo.stderr, /Unknown key 'RestartSecs'/);
+
+    await Deno.writeTextFile(unit, UNIT);
+    await Deno.remove(join(root, PATHS.bin));
+    const missing = await run(analyze, ["verify", `--root=${root}`, unit]);
+    assert.notEqual(missing.code, 0);
+    assert.match(missing.stderr, /dpu-traceback is not executable/);
+  });
+});
+
+Deno.test("systemd-analyze security rates the unit's exposure 3.0 or less", async () => {
+  const analyze = tool("systemd-analyze", "systemd");
+  await withTmp(async (tmp) => {
+    const root = await installedRoot(tmp);
+    const r = await run(analyze, [
+      "security",
+      "--offline=true",
+      `--root=${root}`,
+      join(root, PATHS.unit),
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const m =
+      /Overall exposure level for dpu-traceback\.service: (\d+\.\d+) (\S+)/
+        .exec(r.stdout);
+    assert.ok(m, `no overall exposure in:\n${r.stdout}`);
+    const exposed = r.stdout.split("\n").filter((l) => l.startsWith("✗"));
+    assert.ok(
+      Number(m[1]) <= 3.0,
+      `exposure ${m[1]} (${m[2]}) is over 3.0:\n${exposed.join("\n")}`,
+    );
+  });
+});
+
+Deno.test("the unit keeps what the agent needs while hardened", () => {
+  // V8 compiles to machine code at run time; FFI maps DOCA/NVML executable.
+  const mdwe = SERVICE.get("MemoryDenyWriteExecute") ?? ["no"];
+  assert.deepEqual(mdwe, ["no"], "MemoryDenyWriteExecute must stay off (V8)");
+  // The devices DOCA Telemetry Diag and NVML open.
+  assert.equal(one("DevicePolicy"), "closed");
+  const devices = SERVICE.get("DeviceAllow") ?? [];
+  for (
+    const want of [
+      "char-fwctl rw",
+      "char-infiniband_verbs rw",
+      "char-nvidia rw",
+      "char-nvidia-frontend rw",
+    ]
+  ) {
+    assert.ok(devices.includes(want), `DeviceAllow=${want} missing`);
+  }
+  // PrivateDevices= would hide /dev/fwctl, /dev/infiniband and /dev/nvidia*.
+  assert.ok(!SERVICE.has("PrivateDevices"));
+  // V8 calls pkey_alloc; outside the list it would get EPERM at best.
+  assert.match(SERVICE.get("SystemCallFilter")?.[0] ?? "", /pkey_alloc/);
+  assert.equal(one("SystemCallErrorNumber"), "EPERM");
+  assert.equal(
+    one("RestrictAddressFamilies"),
+    "AF_UNIX AF_INET AF_INET6 AF_NETLINK",
+  );
+  // The log directory stays writable under ProtectSystem=strict.
+  assert.equal(one("ProtectSystem"), "strict");
+  assert.equal(one("LogsDirectory"), "dpu-traceback");
+  assert.equal(one("LogsDirectoryMode"), "0750");
+  assert.equal(one("WorkingDirectory"), "/var/log/dpu-traceback");
+  // Restarts: not for a config error (exit 2); SIGHUP reopens the logs.
+  assert.equal(one("Restart"), "on-failure");
+  assert.equal(one("RestartPreventExitStatus"), "2");
+  assert.equal(one("ExecReload"), "/bin/kill -HUP $MAINPID");
+  assert.equal(one("EnvironmentFile"), "-/etc/default/dpu-traceback");
+  const unitSection = unitSettings(UNIT, "Unit");
+  assert.ok(unitSection.has("StartLimitIntervalSec"));
+  assert.ok(unitSection.has("StartLimitBurst"));
+});
+
+Deno.test("deploy/default sets every variable ExecStart uses, to install.sh's paths", () => {
+  const env = environmentFile(DEFAULTS);
+  assert.equal(env.DPU_TRACEBACK_CONFIG, `/${PATHS.config}`);
+  // Empty by default: the device comes from the config file.
+  assert.equal(env.DPU_TRACEBACK_OPTS, "");
+  const used = [...one("ExecStart").matchAll(/\$\{?([A-Za-z_]\w*)\}?/g)].map(
+    (m) => m[1],
+  );
+  assert.ok(used.length > 0);
+  for (const name of used) {
+    assert.ok(name in env, `${name} is used by ExecStart= but not in default`);
+    // Also defaulted in the unit, for a missing /etc/default file.
+    assert.ok(
+      (SERVICE.get("Environment") ?? []).some((e) => e.startsWith(`${name}=`)),
+      `${name} has no Environment= default in the unit`,
+    );
+  }
+});
+
+Deno.test("the unit's command line runs the agent; a bad config exits 2, which the unit does not restart", async () => {
+  await withTmp(async (tmp) => {
+    const config = join(tmp, "config.yaml");
+    await Deno.writeTextFile(
+      config,
+      [
+        'listen: "off"',
+        "monitors:",
+        "  - name: nic",
+        "    source: sim",
+        `    event_log: ${join(tmp, "events.log")}`,
+        "    columns:",
+        '      - { name: port_0_rx_bytes, data_id: "0x1020000100000000" }',
+        "    rules: []",
+        "",
+      ].join("\n"),
+    );
+    const unitArgs = (env: Record<string, string>) => {
+      const argv = expandExec(one("ExecStart"), {
+        ...environmentFile(DEFAULTS),
+        ...env,
+      });
+      assert.equal(argv[0], `/${PATHS.bin}`);
+      return ["run", "-A", "main.ts", ...argv.slice(1)];
+    };
+    const ok = await run(
+      Deno.execPath(),
+      unitArgs({
+        DPU_TRACEBACK_CONFIG: config,
+        DPU_TRACEBACK_OPTS: "--duration 0.3",
+      }),
+      { cwd: ROOT },
+    );
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(ok.stdout, "", "-q: nothing on stdout");
+
+    const bad = await run(
+      Deno.execPath(),
+      unitArgs({ DPU_TRACEBACK_CONFIG: join(tmp, "missing.yaml") }),
+      { cwd: ROOT },
+    );
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.ok(one("RestartPreventExitStatus").split(/\s+/).includes("2"));
+  });
+});
+
+// --- install.sh ----------------------------------------------------------------
+
+Deno.test("install.sh --root installs every file with its mode", async () => {
+  await withTmp(async (tmp) => {
+    const root = join(tmp, "root");
+    await Deno.mkdir(root);
+    const binary = await fakeBinary(tmp);
+    const r = await installSh(["--root", root, binary]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, "");
+    assert.match(r.stdout, /systemctl enable --now dpu-traceback/);
+
+    const expected: [string, number, string | null][] = [
+      [PATHS.bin, 0o755, binary],
+      [PATHS.unit, 0o644, join(DEPLOY, "dpu-traceback.service")],
+      [PATHS.logrotate, 0o644, join(DEPLOY, "dpu-traceback.logrotate")],
+      [PATHS.config, 0o644, join(DEPLOY, "example-config.yaml")],
+      [PATHS.defaults, 0o644, join(DEPLOY, "default")],
+      [PATHS.confDir, 0o750, null],
+      [PATHS.logDir, 0o750, null],
+    ];
+    for (const [path, mode, source] of expected) {
+      const full = join(root, path);
+      assert.equal(
+        (await modeOf(full)).toString(8),
+        mode.toString(8),
+        `mode of ${path}`,
+      );
+      if (source !== null) {
+        assert.equal(
+          await Deno.readTextFile(full),
+          await Deno.readTextFile(source),
+          `content of ${path}`,
+        );
+      }
+    }
+  });
+});
+
+Deno.test("install.sh run twice changes nothing the second time", async () => {
+  await withTmp(async (tmp) => {
+    const root = join(tmp, "root");
+    await Deno.mkdir(root);
+    const binary = await fakeBinary(tmp);
+    assert.equal((await installSh(["--root", root, binary])).code, 0);
+    const before = await snapshot(root);
+    const again = await installSh(["--root", root, binary]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /nothing to change/);
+    // Same paths, modes, inodes, mtimes and contents: nothing was rewritten.
+    assert.deepEqual(await snapshot(root), before);
+  });
+});
+
+Deno.test("install.sh keeps an existing config, puts the new one beside it, and upgrades the binary", async () => {
+  await withTmp(async (tmp) => {
+    const root = join(tmp, "root");
+    await Deno.mkdir(root);
+    assert.equal(
+      (await installSh(["--root", root, await fakeBinary(tmp)])).code,
+      0,
+    );
+    const mine = "# the operator's\nmonitors: []\n";
+    await Deno.writeTextFile(join(root, PATHS.config), mine);
+    await Deno.writeTextFile(
+      join(root, PATHS.defaults),
+      "DPU_TRACEBACK_OPTS=-d mlx5_0\n",
+    );
+
+    const newer = join(tmp, "newer");
+    await Deno.mkdir(newer);
+    const r = await installSh([
+      "--root",
+      root,
+      await fakeBinary(newer, "0.2.0"),
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(await Deno.readTextFile(join(root, PATHS.config)), mine);
+    assert.equal(
+      await Deno.readTextFile(join(root, `${PATHS.config}.dist`)),
+      await Deno.readTextFile(join(DEPLOY, "example-config.yaml")),
+    );
+    assert.equal(
+      await Deno.readTextFile(join(root, PATHS.defaults)),
+      "DPU_TRACEBACK_OPTS=-d mlx5_0\n",
+    );
+    assert.equal(
+      await Deno.readTextFile(join(root, `${PATHS.defaults}.dist`)),
+      DEFAULTS,
+    );
+    assert.match(r.stdout, /kept .*config\.yaml .*config\.yaml\.dist/);
+    assert.match(
+      await Deno.readTextFile(join(root, PATHS.bin)),
+      /dpu-traceback 0\.2\.0/,
+    );
+    // An upgrade of a configured system does not repeat the first steps.
+    assert.doesNotMatch(r.stdout, /enable --now/);
+
+    const before = await snapshot(root);
+    const again = await installSh([
+      "--root",
+      root,
+      join(newer, "dpu-traceback"),
+    ]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual(await snapshot(root), before);
+  });
+});
+
+Deno.test("install.sh --uninstall keeps config and logs; --purge removes them", async () => {
+  await withTmp(async (tmp) => {
+    const root = join(tmp, "root");
+    await Deno.mkdir(root);
+    assert.equal(
+      (await installSh(["--root", root, await fakeBinary(tmp)])).code,
+      0,
+    );
+    // What `systemctl enable` and a running agent leave behind.
+    const wants = join(root, "etc/systemd/system/multi-user.target.wants");
+    await Deno.mkdir(wants);
+    await Deno.symlink(`/${PATHS.unit}`, join(wants, "dpu-traceback.service"));
+    await Deno.writeTextFile(join(root, PATHS.logDir, "nic-events.log"), "x\n");
+    await Deno.mkdir(join(root, `${PATHS.unit}.d`));
+    await Deno.writeTextFile(
+      join(root, `${PATHS.unit}.d/override.conf`),
+      "[Service]\n",
+    );
+
+    const r = await installSh(["--root", root, "--uninstall"]);
+    assert.equal(r.code, 0, r.stderr);
+    for (
+      const gone of [
+        PATHS.bin,
+        PATHS.unit,
+        PATHS.logrotate,
+        "etc/systemd/system/multi-user.target.wants/dpu-traceback.service",
+      ]
+    ) {
+      assert.ok(!(await exists(join(root, gone))), `${gone} should be gone`);
+    }
+    for (
+      const kept of [
+        PATHS.config,
+        PATHS.defaults,
+        `${PATHS.logDir}/nic-events.log`,
+        `${PATHS.unit}.d/override.conf`,
+      ]
+    ) {
+      assert.ok(await exists(join(root, kept)), `${kept} should be kept`);
+    }
+    // Again: nothing left to remove, still fine.
+    assert.equal((await installSh(["--root", root, "--uninstall"])).code, 0);
+
+    const purged = await installSh(["--root", root, "--uninstall", "--purge"]);
+    assert.equal(purged.code, 0, purged.stderr);
+    for (
+      const gone of [
+        PATHS.confDir,
+        PATHS.defaults,
+        PATHS.logDir,
+        `${PATHS.unit}.d`,
+      ]
+    ) {
+      assert.ok(!(await exists(join(root, gone))), `${gone} should be gone`);
+    }
+  });
+});
+
+Deno.test("install.sh: usage errors exit 2 with one line, other failures 1", async () => {
+  await withTmp(async (tmp) => {
+    const help = await installSh(["--help"]);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /--uninstall/);
+    assert.match(help.stdout, /--purge/);
+    assert.match(help.stdout, /--root DIR/);
+
+    for (
+      const args of [
+        ["--bogus"],
+        ["--purge"],
+        ["--root"],
+        ["--root", join(tmp, "nowhere")],
+        ["--root", tmp, "a", "b"],
+        ["--root", tmp, "--uninstall", "a"],
+      ]
+    ) {
+      const r = await installSh(args);
+      assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+      assert.equal(r.stderr.trimEnd().split("\n").length, 1, r.stderr);
+      assert.match(r.stderr, /^install\.sh: .*\(try --help\)\n$/);
+    }
+
+    const missing = await installSh(["--root", tmp, join(tmp, "no-binary")]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /^install\.sh: error: no binary at .*\n$/);
+
+    // A binary that does not run here: under --root (maybe another
+    // machine's tree) only a warning.
+    const foreign = join(tmp, "foreign");
+    await Deno.mkdir(foreign);
+    await Deno.writeTextFile(
+      join(foreign, "dpu-traceback"),
+      "#!/bin/sh\nexit 1\n",
+    );
+    await Deno.chmod(join(foreign, "dpu-traceback"), 0o755);
+    const warned = await installSh([
+      "--root",
+      tmp,
+      join(foreign, "dpu-traceback"),
+    ]);
+    assert.equal(warned.code, 0, warned.stderr);
+    assert.match(warned.stderr, /warning: .*--version failed/);
+  });
+});
+
+Deno.test("install.sh is shellcheck-clean", async () => {
+  const shellcheck = tool("shellcheck", "shellcheck");
+  const r = await run(shellcheck, ["--shell=sh", join(DEPLOY, "install.sh")]);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+});
+
+// --- logrotate -----------------------------------------------------------------
+
+/**
+ * The shipped logrotate file with its log directory moved to `logs`, at a
+ * path logrotate accepts (it ignores group- or world-writable configs).
+ * Not root: logrotate could not chown a new file to root, so the owner is
+ * dropped (the mode stays).
+ */
+async function logrotateConfig(tmp: string, logs: string): Promise<string> {
+  let text = await Deno.readTextFile(join(DEPLOY, "dpu-traceback.logrotate"));
+  assert.ok(text.includes("/var/log/dpu-traceback/*.log {"));
+  text = text.replace("/var/log/dpu-traceback/", `${logs}/`);
+  if (Deno.uid() !== 0) {
+    text = text.replace("create 0640 root root", "create 0640");
+  }
+  const path = join(tmp, "logrotate.conf");
+  await Deno.writeTextFile(path, text);
+  await Deno.chmod(path, 0o644);
+  return path;
+}
+
+/** A systemctl stand-in for the postrotate script: logs its arguments. */
+async function fakeSystemctl(dir: string): Promise<string> {
+  await Deno.mkdir(dir);
+  const path = join(dir, "systemctl");
+  await Deno.writeTextFile(
+    path,
+    [
+      "#!/bin/sh",
+      'echo "$*" >> "$CALLS"',
+      "case $1 in",
+      'is-active) exit "$FAKE_ACTIVE" ;;',
+      'kill) if [ -n "${AGENT_PID:-}" ]; then kill -HUP "$AGENT_PID"; fi ;;',
+      "esac",
+      "exit 0",
+      "",
+    ].join("\n"),
+  );
+  await Deno.chmod(path, 0o755);
+  return dir;
+}
+
+Deno.test("logrotate --debug reads the shipped file without complaint", async () => {
+  const logrotate = tool("logrotate", "logrotate");
+  await withTmp(async (tmp) => {
+    // A copy: a checkout with umask 002 makes the file group-writable,
+    // which logrotate refuses.
+    const conf = join(tmp, "dpu-traceback");
+    await Deno.copyFile(join(DEPLOY, "dpu-traceback.logrotate"), conf);
+    await Deno.chmod(conf, 0o644);
+    const r = await run(logrotate, [
+      "--debug",
+      "--state",
+      join(tmp, "state"),
+      conf,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const out = r.stdout + r.stderr;
+    assert.match(
+      out,
+      /rotating pattern: \/var\/log\/dpu-traceback\/\*\.log\s+104857600 bytes \(10 rotations\)/,
+    );
+    assert.doesNotMatch(out, /error/i);
+  });
+});
+
+Deno.test("logrotate renames the logs and sends SIGHUP only to a running service", async () => {
+  const logrotate = tool("logrotate", "logrotate");
+  for (const active of [true, false]) {
+    await withTmp(async (tmp) => {
+      const logs = join(tmp, "logs");
+      await Deno.mkdir(logs);
+      await Deno.writeTextFile(join(logs, "nic-events.log"), "row\n");
+      await Deno.writeTextFile(join(logs, "pcie-events.log"), "row\n");
+      const conf = await logrotateConfig(tmp, logs);
+      const calls = join(tmp, "calls");
+      const r = await run(logrotate, [
+        "-f",
+        "--state",
+        join(tmp, "state"),
+        conf,
+      ], {
+        clearEnv: true,
+        env: {
+          PATH: await fakeSystemctl(join(tmp, "bin")),
+          CALLS: calls,
+          FAKE_ACTIVE: active ? "0" : "3",
+        },
+      });
+      assert.equal(r.code, 0, r.stderr);
+      const names = [];
+      for await (const e of Deno.readDir(logs)) names.push(e.name);
+      names.sort();
+      assert.equal(names.length, 4, names.join(" "));
+      assert.match(names[0], /^nic-events\.log$/);
+      assert.match(names[1], /^nic-events\.log-\d{8}-\d+$/);
+      assert.equal(
+        (await modeOf(join(logs, "nic-events.log"))).toString(8),
+        "640",
+      );
+      assert.equal(await Deno.readTextFile(join(logs, names[1])), "row\n");
+      // sharedscripts: one check, at most one signal, for both logs.
+      const expected = active
+        ? "is-active --quiet dpu-traceback.service\n" +
+          "kill --kill-who=main --signal=HUP dpu-traceback.service\n"
+        : "is-active --quiet dpu-traceback.service\n";
+      assert.equal(await Deno.readTextFile(calls), expected);
+    });
+  }
+  // No systemctl at all (a container): postrotate must not fail.
+  await withTmp(async (tmp) => {
+    const logs = join(tmp, "logs");
+    await Deno.mkdir(logs);
+    await Deno.writeTextFile(join(logs, "events.log"), "row\n");
+    const empty = join(tmp, "empty");
+    await Deno.mkdir(empty);
+    const r = await run(
+      logrotate,
+      ["-f", "--state", join(tmp, "state"), await logrotateConfig(tmp, logs)],
+      { clearEnv: true, env: { PATH: empty } },
+    );
+    assert.equal(r.code, 0, r.stderr);
+  });
+});
+
+Deno.test("logrotate and the agent: the renamed log is finished, the new one continues after SIGHUP", async () => {
+  const logrotate = tool("logrotate", "logrotate");
+  await withTmp(async (tmp) => {
+    const logs = join(tmp, "logs");
+    await Deno.mkdir(logs);
+    const log = join(logs, "nic-events.log");
+    const config = join(tmp, "config.yaml");
+    // A rule that is always active, so every sample is a row.
+    await Deno.writeTextFile(
+      config,
+      [
+        'listen: "off"',
+        "monitors:",
+        "  - name: nic",
+        "    source: sim",
+        "    depth: 10",
+        `    event_log: ${log}`,
+        "    columns:",
+        '      - { name: port_0_rx_bytes, data_id: "0x1020000100000000" }',
+        "    rules:",
+        "      - { name: always, column: port_0_rx_bytes, comparison_type: gt, comparison_value: 0 }",
+        "",
+      ].join("\n"),
+    );
+    const agent = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "main.ts", "run", "-q", "-c", config],
+      cwd: ROOT,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const output = Promise.all([
+      new Response(agent.stdout).text(),
+      new Response(agent.stderr).text(),
+    ]);
+    const ROW = /^\d{19}, \d+$/m;
+    const waitFor = async (path: string, ok: (text: string) => boolean) => {
+      const deadline = Date.now() + 15_000;
+      while (Date.now() < deadline) {
+        const text = await Deno.readTextFile(path).catch(() => "");
+        if (ok(text)) return text;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`${path} did not get what the test waited for`);
+    };
+    try {
+      await waitFor(log, (t) => ROW.test(t));
+      const calls = join(tmp, "calls");
+      const r = await run(
+        logrotate,
+        ["-f", "--state", join(tmp, "state"), await logrotateConfig(tmp, logs)],
+        {
+          clearEnv: true,
+          env: {
+            PATH: await fakeSystemctl(join(tmp, "bin")),
+            CALLS: calls,
+            FAKE_ACTIVE: "0",
+            AGENT_PID: String(agent.pid),
+          },
+        },
+      );
+      assert.equal(r.code, 0, r.stderr);
+      // The agent reopened the path: a header block, then rows again.
+      await waitFor(
+        log,
+        (t) => t.startsWith("Telemetry monitor") && ROW.test(t),
+      );
+    } finally {
+      agent.kill("SIGTERM");
+    }
+    const status = await agent.status;
+    const [, stderr] = await output;
+    assert.equal(status.code, 0, stderr);
+    assert.match(stderr, /SIGHUP: reopening/);
+    const rotated = [];
+    for await (const e of Deno.readDir(logs)) {
+      if (/^nic-events\.log-\d{8}-\d+$/.test(e.name)) rotated.push(e.name);
+    }
+    assert.equal(rotated.length, 1);
+    const old = await Deno.readTextFile(join(logs, rotated[0]));
+    assert.ok(ROW.test(old));
+    // Whole lines only: the file was finished, not cut mid-row.
+    assert.ok(old.endsWith("\n"));
+  });
+});
