@@ -15,7 +15,11 @@ Deno.test("deploy/example-config.yaml loads as the agent form", async () => {
   );
   assert.equal(config.form, "agent");
   assert.deepEqual(config.monitors.map((m) => m.name), ["nic", "pcie"]);
-  assert.ok(config.monitors.every((m) => m.device === "03:00.0"));
+  // The top-level device is the default; each monitor needs its own.
+  assert.deepEqual(config.monitors.map((m) => m.device), [
+    "03:00.0",
+    "03:00.1",
+  ]);
   assert.equal(
     config.monitors[0].rules[3].comparisonValue,
     18446744073709000000n,
