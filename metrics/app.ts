@@ -18,7 +18,7 @@ import {
   requestLimits,
 } from "./limits.ts";
 import { MetricsRenderer } from "./render.ts";
-import { ScrapeCache } from "./scrape_cache.ts";
+import { SCRAPE_CACHE_MS, ScrapeCache } from "./scrape_cache.ts";
 import { buildSnapshot } from "./snapshot.ts";
 
 /** What the app is built from. */
@@ -68,14 +68,15 @@ export function createMetricsApp(
   );
   const app = new Hono<{ Bindings: ConnectionInfo }>();
 
-  app.use(requestLimits(options.limits));
+  // First, so refusals (405, 413, 429 ...) carry these headers too.
   const extra = [...(options.headers ?? new Map())];
   app.use(async function commonHeaders(c, next) {
     await next();
-    c.header("cache-control", "no-store");
-    c.header("x-content-type-options", "nosniff");
-    for (const [name, value] of extra) c.header(name, value);
+    c.res.headers.set("cache-control", "no-store");
+    c.res.headers.set("x-content-type-options", "nosniff");
+    for (const [name, value] of extra) c.res.headers.set(name, value);
   });
+  app.use(requestLimits(options.limits));
   app.use(gzipResponses());
   if (options.auth !== undefined) app.use(basicAuth(options.auth));
 
@@ -91,7 +92,22 @@ export function createMetricsApp(
     }
     return c.body(scrapes.text(format, now()), 200, type);
   });
-  app.get("/api/v1/snapshot", (c) => c.json(buildSnapshot(metrics, now())));
+  // Shared like /metrics, so a flood of snapshot requests costs one build
+  // per interval on the poll loop's thread.
+  const snapshotMaxAge = options.scrapeCacheMs ?? SCRAPE_CACHE_MS;
+  let snapshot: { at: number; body: string } | undefined;
+  app.get("/api/v1/snapshot", (c) => {
+    const at = now();
+    if (
+      snapshot === undefined || at - snapshot.at >= snapshotMaxAge ||
+      at < snapshot.at
+    ) {
+      snapshot = { at, body: JSON.stringify(buildSnapshot(metrics, at)) };
+    }
+    return c.body(snapshot.body, 200, {
+      "content-type": "application/json; charset=utf-8",
+    });
+  });
   app.get("/healthz", (c) => c.text("ok\n"));
   app.get("/readyz", (c) => {
     const { ready, problems } = metrics.readiness(now());
@@ -102,7 +118,8 @@ export function createMetricsApp(
   app.notFound((c) => c.text("not found\n", 404));
   app.onError((error, c) => {
     options.onError?.(
-      `metrics endpoint: ${c.req.path}: ${
+      // The path is the client's: quoted, so it cannot start a log line.
+      `metrics endpoint: ${JSON.stringify(c.req.path)}: ${
         error instanceof Error ? error.message : String(error)
       }`,
     );

@@ -253,13 +253,21 @@ Deno.test("web config headers are added to every response", async () => {
     const app = createMetricsApp(fed.metrics, {
       headers: new Map([["strict-transport-security", "max-age=31536000"]]),
     });
-    for (const path of ["/metrics", "/nope"]) {
-      const res = await app.request(path);
+    const requests: [string, RequestInit][] = [
+      ["/metrics", {}],
+      ["/nope", {}],
+      ["/metrics", { method: "POST", body: "x" }], // refused before routing
+    ];
+    for (const [path, init] of requests) {
+      const res = await app.request(path, init);
       await res.body?.cancel();
       assert.equal(
         res.headers.get("strict-transport-security"),
         "max-age=31536000",
+        `${init.method ?? "GET"} ${path}`,
       );
+      assert.equal(res.headers.get("x-content-type-options"), "nosniff");
+      assert.equal(res.headers.get("cache-control"), "no-store");
     }
   } finally {
     await fed.close();

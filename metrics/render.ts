@@ -87,7 +87,7 @@ export class MetricsRenderer {
     this.#sources(w, nowMs);
     this.#logs(w);
     this.#windows(w);
-    this.#rules(w, nowMs);
+    this.#rules(w);
     return w.finish();
   }
 
@@ -396,7 +396,7 @@ export class MetricsRenderer {
     );
   }
 
-  #rules(w: ExpositionWriter, nowMs: number): void {
+  #rules(w: ExpositionWriter): void {
     const monitors = this.#metrics.monitors;
     const labels = this.#labels;
     w.family(
@@ -429,7 +429,7 @@ export class MetricsRenderer {
     );
     labels.forEach((l, i) =>
       l.rules.forEach((s, j) =>
-        w.sample(s, monitors[i].monitor.ruleActiveMs(j, nowMs) / 1000)
+        w.sample(s, monitors[i].monitor.ruleActiveMs(j) / 1000)
       )
     );
     w.family(

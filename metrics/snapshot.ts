@@ -188,7 +188,7 @@ export function buildSnapshot(
           comparison_value: r.comparisonValue.toString(),
           active: monitor.rules[j].active,
           activations: monitor.rules[j].activations,
-          active_seconds: monitor.ruleActiveMs(j, nowMs) / 1000,
+          active_seconds: monitor.ruleActiveMs(j) / 1000,
           last_transition: Number.isNaN(changed) ? null : iso(changed),
         };
       }),

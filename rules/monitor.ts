@@ -84,9 +84,11 @@ export class Monitor implements SampleSink {
   readonly #sink: EventSink;
   readonly #listener: TransitionListener | undefined;
   readonly #observer: SampleObserver | undefined;
-  // Per rule: when it last started or ended, and time spent active before
-  // its current activation (ms). NaN until the first transition.
+  // Per rule: when it last started or ended (wall clock, for timestamps;
+  // monotonic, for durations, so a clock step never makes time active go
+  // backwards), and time spent active before its current activation (ms).
   readonly #changedAtMs: Float64Array;
+  readonly #changedAtMono: Float64Array;
   readonly #activeMs: Float64Array;
   #activeRules = 0;
   #samples = 0;
@@ -105,6 +107,7 @@ export class Monitor implements SampleSink {
     this.words = this.ring.words;
     this.rules = options.rules.map((r) => new Rule(r, options.depth));
     this.#changedAtMs = new Float64Array(this.rules.length).fill(NaN);
+    this.#changedAtMono = new Float64Array(this.rules.length);
     this.#activeMs = new Float64Array(this.rules.length);
     this.#sink = sink;
     this.#listener = hooks.onTransition;
@@ -136,9 +139,12 @@ export class Monitor implements SampleSink {
     return this.#changedAtMs[i];
   }
 
-  /** Milliseconds rule `i` has been active in all, counted up to `nowMs`. */
-  ruleActiveMs(i: number, nowMs: number): number {
-    const open = this.rules[i].active ? nowMs - this.#changedAtMs[i] : 0;
+  /**
+   * Milliseconds rule `i` has been active in all, counted up to `nowMono`
+   * (a `performance.now()` reading; default now). Never decreases.
+   */
+  ruleActiveMs(i: number, nowMono: number = performance.now()): number {
+    const open = this.rules[i].active ? nowMono - this.#changedAtMono[i] : 0;
     return this.#activeMs[i] + Math.max(0, open);
   }
 
@@ -172,12 +178,15 @@ export class Monitor implements SampleSink {
         }
         const now = Date.now();
         this.#changedAtMs[i] = now;
+        this.#changedAtMono[i] = performance.now();
         sink.eventStart(i, now);
         this.#listener?.(this, i, true, now);
       } else {
         this.#activeRules--;
         const now = Date.now();
-        this.#activeMs[i] += Math.max(0, now - this.#changedAtMs[i]);
+        const mono = performance.now();
+        this.#activeMs[i] += Math.max(0, mono - this.#changedAtMono[i]);
+        this.#changedAtMono[i] = mono;
         this.#changedAtMs[i] = now;
         sink.eventEnd(i, now);
         this.#listener?.(this, i, false, now);
