@@ -184,6 +184,9 @@ async function run(options: RunOptions): Promise<number> {
         { listen: config.listen, tls: web?.tls, onError: (m) => log.error(m) },
       );
       log.info(`metrics on ${server.url}`);
+      // Listening is all the agent uses the network for: with the socket
+      // bound, give the permission back so nothing can connect out.
+      await Deno.permissions.revoke({ name: "net" });
     } catch (error) {
       log.error(messageOf(error));
       freshness.stop();

@@ -23,7 +23,20 @@ export function nvmlLibraryDirs(env = Deno.env.get("NVML_LIB_DIR")): string[] {
 }
 
 /** One library: `not found`, or its version and where it is. */
-function describe(path: string | null, lookedIn: readonly string[]): string {
+function describe(
+  paths: readonly string[],
+  lookedIn: readonly string[],
+): string {
+  let path: string | null;
+  try {
+    path = firstExisting(paths);
+  } catch (error) {
+    // A compiled binary may read only some directories (deploy/permissions.ts).
+    const message = error instanceof Error ? error.message : String(error);
+    return `cannot look: ${
+      message.split("\n")[0].replace(/, run again.*$/, "")
+    }`;
+  }
   if (path === null) return `not found (looked in ${lookedIn.join(", ")})`;
   try {
     const found = libraryFileVersion(path);
@@ -50,17 +63,12 @@ export function libraryVersions(docaLibDir?: string): string[] {
   return [
     `doca: ${
       describe(
-        firstExisting(
-          libraryPaths("libdoca_common", docaDirs, DOCA_SONAME_SUFFIXES),
-        ),
+        libraryPaths("libdoca_common", docaDirs, DOCA_SONAME_SUFFIXES),
         docaDirs,
       )
     }`,
     `nvml: ${
-      describe(
-        firstExisting(libraryPaths("libnvidia-ml", nvmlDirs, [".so.1"])),
-        nvmlDirs,
-      )
+      describe(libraryPaths("libnvidia-ml", nvmlDirs, [".so.1"]), nvmlDirs)
     }`,
   ];
 }

@@ -1,0 +1,130 @@
+/**
+ * The Deno permissions baked into the `dpu-traceback` binary by
+ * `deno compile`: the one list. The `compile` and `compile:arm64` tasks in
+ * deno.json spell it out (a task cannot import it), and
+ * tests/permissions_test.ts fails when they differ from
+ * {@linkcode compileCommand}, and runs main.ts with exactly these flags.
+ * After a change here, `deno run deploy/permissions.ts` prints the tasks to
+ * paste into deno.json.
+ *
+ * What each flag is for, and why it is no narrower:
+ *
+ * - `--allow-read`: the configuration directory (config, data IDs, web
+ *   config, TLS certificate and key); the log directory (an open events
+ *   log is fstat'ed, and rotation renames, both of which Deno counts as
+ *   reads); the DOCA library directories (each candidate is stat'ed before
+ *   `Deno.dlopen`, and `--version` resolves the soname link); and the four
+ *   files `--version` looks at for NVML (the agent never loads NVML). /sys
+ *   is not needed: only the DOCA libraries read it, natively, and Deno's
+ *   permissions do not apply to native code.
+ * - `--allow-write`: the log directory only.
+ * - `--allow-net` without a scope: Deno has one permission for listening
+ *   and connecting, and the listen address is the operator's choice at run
+ *   time (`listen:`, `--listen HOST:PORT`), so a scope naming 0.0.0.0:9477
+ *   would refuse the documented `--listen 192.0.2.10:9477`. The agent
+ *   itself connects nowhere.
+ * - `--allow-env`: exactly the variables read: JOURNAL_STREAM (the logger),
+ *   DOCA_LIB_DIR and NVML_LIB_DIR (library lookup), LOG_TOKENS and
+ *   LOG_STREAM (the `yaml` package reads them while parsing, and throws
+ *   without access).
+ * - `--allow-ffi` without a scope: Deno lets `--allow-ffi=PATH` open PATH,
+ *   but every `Deno.UnsafePointer` and `Deno.UnsafePointerView` call needs
+ *   the unscoped permission (denoland/deno#15511), and the DOCA bindings
+ *   use both. Which libraries get opened is still bounded by
+ *   `--allow-read`: a candidate the agent may not stat is refused before
+ *   `Deno.dlopen` sees it.
+ * - no `--allow-sys`, `--allow-run` or `--allow-import`: nothing uses them
+ *   (`Deno.memoryUsage()` and `process.cpuUsage()` need no permission).
+ * - `--no-prompt`: a permission not granted fails at once, never waits on
+ *   a terminal.
+ *
+ * The compiled binary can also read its embedded files (`--include`): the
+ * runtime grants read access to them by itself.
+ *
+ * @module
+ */
+
+/** Where the agent's configuration lives (deploy/install.sh). */
+export const CONFIG_DIR = "/etc/dpu-traceback";
+/** The only directory the agent may write: events logs. */
+export const LOG_DIR = "/var/log/dpu-traceback";
+/** The standard DOCA library directories (collectors/doca.ts), any arch. */
+export const DOCA_LIB_DIRS: readonly string[] = [
+  "/opt/mellanox/doca/lib",
+  "/opt/mellanox/doca/lib64",
+];
+/** The files `--version` stats for NVML (collectors/versions.ts), any arch. */
+export const NVML_LIBRARIES: readonly string[] = [
+  "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+  "/usr/lib/aarch64-linux-gnu/libnvidia-ml.so.1",
+  "/usr/lib64/libnvidia-ml.so.1",
+  "/usr/lib/libnvidia-ml.so.1",
+];
+/** Environment variables the agent and its packages read. */
+export const ENV_VARS: readonly string[] = [
+  "JOURNAL_STREAM",
+  "DOCA_LIB_DIR",
+  "NVML_LIB_DIR",
+  "LOG_TOKENS",
+  "LOG_STREAM",
+];
+/**
+ * Files the binary needs that no static import reaches: the bcrypt worker
+ * (`new Worker(new URL(...))`) and the demo's config (read at run time).
+ */
+export const INCLUDES: readonly string[] = [
+  "metrics/bcrypt_worker.ts",
+  "deploy/demo.yaml",
+];
+
+/** The permission flags, in the order the tasks give them. */
+export const PERMISSION_FLAGS: readonly string[] = [
+  "--no-prompt",
+  `--allow-read=${
+    [CONFIG_DIR, LOG_DIR, ...DOCA_LIB_DIRS, ...NVML_LIBRARIES].join(",")
+  }`,
+  `--allow-write=${LOG_DIR}`,
+  "--allow-net",
+  `--allow-env=${ENV_VARS.join(",")}`,
+  "--allow-ffi",
+];
+
+/** The compile tasks: name, `--target` (none: the host's) and output. */
+export const COMPILE_TASKS: Readonly<
+  Record<string, { readonly target?: string; readonly output: string }>
+> = {
+  "compile": { output: "dist/dpu-traceback" },
+  "compile:arm64": {
+    target: "aarch64-unknown-linux-gnu",
+    output: "dist/dpu-traceback-arm64",
+  },
+};
+
+/**
+ * The `deno compile` command of task `name`, as deno.json has it.
+ *
+ * @example
+ * ```ts
+ * import { compileCommand } from "./permissions.ts";
+ * compileCommand("compile:arm64").includes("--target aarch64-unknown-linux-gnu"); // true
+ * ```
+ */
+export function compileCommand(name: string): string {
+  const task = COMPILE_TASKS[name];
+  if (task === undefined) throw new Error(`no compile task ${name}`);
+  return [
+    "deno compile",
+    ...PERMISSION_FLAGS,
+    ...INCLUDES.map((file) => `--include ${file}`),
+    ...(task.target === undefined ? [] : [`--target ${task.target}`]),
+    `--output ${task.output}`,
+    "main.ts",
+  ].join(" ");
+}
+
+if (import.meta.main) {
+  const tasks = Object.fromEntries(
+    Object.keys(COMPILE_TASKS).map((name) => [name, compileCommand(name)]),
+  );
+  console.log(JSON.stringify(tasks, null, 2));
+}

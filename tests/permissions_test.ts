@@ -1,0 +1,436 @@
+/**
+ * The permissions the compiled binary gets (deploy/permissions.ts): the
+ * compile tasks in deno.json carry exactly them, and main.ts run with
+ * exactly them works (sim source, events log with rotation, the endpoint
+ * with basic auth and its bcrypt worker, the DOCA source, --version, the
+ * demo, journald detection) and is refused a write outside the log
+ * directory and a DOCA library outside the readable directories.
+ *
+ * `deno compile` needs its runtime (denort) from Deno's download server,
+ * which test machines cannot reach, so the binary itself is not built here:
+ * `deno run` with the same flags stands in for it, with two differences
+ * made on purpose, both in {@linkcode agentFlags}:
+ *
+ * - the log directory /var/log/dpu-traceback becomes a temporary one (a
+ *   test may not write the real one). It is the only path rewritten; the
+ *   test's config files go in it too (the log directory is readable), since
+ *   /etc/dpu-traceback cannot be written either.
+ * - read access to the `--include`d files is added: the compiled binary's
+ *   runtime grants read access to its embedded files by itself, while
+ *   `deno run` reads them from the repository.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import bcrypt from "bcryptjs";
+import {
+  COMPILE_TASKS,
+  compileCommand,
+  ENV_VARS,
+  INCLUDES,
+  LOG_DIR,
+  PERMISSION_FLAGS,
+} from "../deploy/permissions.ts";
+import { errorLines, ROOT } from "./cli_util.ts";
+import { buildDocaSim } from "./fixtures/libdoca_sim/build.ts";
+
+/**
+ * {@linkcode PERMISSION_FLAGS} as a test runs them: `logDir` for
+ * /var/log/dpu-traceback, plus read access to the `--include`d files (see
+ * the module doc). Nothing else differs.
+ */
+function agentFlags(logDir: string): string[] {
+  const embedded = INCLUDES.map((file) => join(ROOT, file));
+  const flags = PERMISSION_FLAGS.map((flag) => {
+    const moved = flag.replaceAll(LOG_DIR, logDir);
+    return moved.startsWith("--allow-read=")
+      ? `${moved},${embedded.join(",")}`
+      : moved;
+  });
+  // The log directory is named twice (read and write), and now only as
+  // the temporary one.
+  assert.equal(flags.filter((f) => f.includes(logDir)).length, 2);
+  assert.ok(!flags.some((f) => f.includes(LOG_DIR)));
+  return flags;
+}
+
+/**
+ * This test's environment without the variables the agent reads, so that
+ * only what a test sets (DOCA_LIB_DIR, JOURNAL_STREAM) reaches it.
+ */
+function agentEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env = Deno.env.toObject();
+  for (const name of ENV_VARS) delete env[name];
+  return { ...env, NO_COLOR: "1", ...extra };
+}
+
+interface RunOptions {
+  readonly logDir: string;
+  readonly env?: Record<string, string>;
+  readonly cwd?: string;
+}
+
+/** Deno's arguments: `run <the binary's flags> main.ts <args>`. */
+function denoArgs(args: readonly string[], logDir: string): string[] {
+  return [
+    "run",
+    "--config",
+    join(ROOT, "deno.json"),
+    ...agentFlags(logDir),
+    join(ROOT, "main.ts"),
+    ...args,
+  ];
+}
+
+/** The agent run by `deno run` with the binary's permissions, not started. */
+function agentCommand(
+  args: readonly string[],
+  options: RunOptions,
+  stdio: "piped" | "null" = "piped",
+): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
+    args: denoArgs(args, options.logDir),
+    cwd: options.cwd ?? ROOT,
+    clearEnv: true,
+    env: agentEnv(options.env),
+    stdin: "null",
+    stdout: stdio,
+    stderr: "piped",
+  });
+}
+
+/** Runs the agent to the end: exit code and output. */
+async function runAgent(
+  args: readonly string[],
+  options: RunOptions,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await agentCommand(args, options).output();
+  const decoder = new TextDecoder();
+  return {
+    code: out.code,
+    stdout: decoder.decode(out.stdout),
+    stderr: decoder.decode(out.stderr),
+  };
+}
+
+/** One error line and no stack trace. */
+function assertOneLine(stderr: string, pattern: RegExp): void {
+  const lines = errorLines(stderr);
+  assert.equal(lines.length, 1, stderr);
+  assert.match(lines[0], pattern);
+  assert.ok(!/^\s+at /m.test(stderr), `stack trace in: ${stderr}`);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}
+
+/** Runs `fn` with a temporary root holding an empty `log` directory. */
+async function withLogDir(
+  fn: (root: string, logDir: string) => Promise<void>,
+): Promise<void> {
+  const root = await Deno.makeTempDir({ prefix: "dpu_traceback_perm_" });
+  try {
+    const logDir = join(root, "log");
+    await Deno.mkdir(logDir);
+    await fn(root, logDir);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+/** A sim monitor whose one rule is always active: events from the start. */
+function simConfig(logDir: string, extra = ""): string {
+  return `${extra}
+monitors:
+  - name: nic
+    source: sim
+    sample_period_ns: 100000
+    depth: 100
+    event_log: ${join(logDir, "events.log")}
+    seed: 7
+    columns:
+      - { name: port_0_rx_bytes, data_id: "0x1020000100000000" }
+      - { name: port_0_rx_ecn_packets, data_id: "0x1080000400000000" }
+    rules:
+      - name: "Rx bytes rising"
+        column: port_0_rx_bytes
+        comparison_type: inc_gt
+        comparison_value: 0
+`;
+}
+
+Deno.test("deno.json's compile tasks are deploy/permissions.ts's commands", async () => {
+  const { tasks } = JSON.parse(
+    await Deno.readTextFile(join(ROOT, "deno.json")),
+  ) as { tasks: Record<string, string> };
+  assert.deepEqual(Object.keys(COMPILE_TASKS), ["compile", "compile:arm64"]);
+  for (const name of Object.keys(COMPILE_TASKS)) {
+    assert.equal(
+      tasks[name],
+      compileCommand(name),
+      `deno.json task "${name}" differs from deploy/permissions.ts; ` +
+        "`deno run deploy/permissions.ts` prints the tasks to paste",
+    );
+  }
+  assert.match(tasks["compile:arm64"], / --target aarch64-unknown-linux-gnu /);
+  assert.ok(!tasks["compile"].includes("--target"));
+  // Nothing broader than the list slipped in.
+  for (const task of Object.keys(COMPILE_TASKS).map((n) => tasks[n])) {
+    assert.ok(!/ (-A|--allow-all|--allow-sys|--allow-run)\b/.test(task));
+  }
+});
+
+Deno.test("with exactly the binary's permissions the agent samples, logs, rotates and serves", async () => {
+  await withLogDir(async (_root, logDir) => {
+    await Deno.writeTextFile(
+      join(logDir, "web.yaml"),
+      `basic_auth_users:\n  alice: "${bcrypt.hashSync("alice pw", 4)}"\n`,
+    );
+    const config = join(logDir, "config.yaml");
+    await Deno.writeTextFile(
+      config,
+      simConfig(
+        logDir,
+        `listen: "127.0.0.1:0"
+web_config_file: ${join(logDir, "web.yaml")}
+# Small enough to rotate within the run (renames need read access), and
+# enough kept that no file is dropped.
+event_log_max_bytes: 65536
+event_log_keep: 1000
+`,
+      ),
+    );
+    const child = agentCommand(
+      ["run", "-q", "-c", config, "--duration", "2"],
+      { logDir },
+      "null",
+    ).spawn();
+    const reader = child.stderr.pipeThrough(new TextDecoderStream())
+      .getReader();
+    let stderr = "";
+    let url: string | undefined;
+    while (url === undefined) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      stderr += value;
+      url = /^dpu-traceback: metrics on (\S+)$/m.exec(stderr)?.[1];
+    }
+    const rest = (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        stderr += value;
+      }
+    })();
+    try {
+      assert.ok(url !== undefined, `no endpoint: ${stderr}`);
+      // Right password: the bcrypt worker (an --include'd module) answers.
+      const ok = await fetch(`${url}metrics`, {
+        headers: { authorization: `Basic ${btoa("alice:alice pw")}` },
+      });
+      const body = await ok.text();
+      assert.equal(ok.status, 200, body);
+      assert.match(body, /^dpu_traceback_samples_total\{monitor="nic"\} \d+/m);
+      assert.match(body, /^process_resident_memory_bytes \d+/m);
+      const wrong = await fetch(`${url}metrics`, {
+        headers: { authorization: `Basic ${btoa("alice:wrong")}` },
+      });
+      await wrong.body?.cancel();
+      assert.equal(wrong.status, 401);
+    } finally {
+      const status = await child.status;
+      await rest;
+      assert.equal(status.code, 0, stderr);
+    }
+    assert.ok(
+      !/Requires|NotCapable|cannot (rotate|write)/.test(stderr),
+      stderr,
+    );
+    // Rotated (each file starts with a header), the event in the oldest.
+    const logs: string[] = [];
+    for await (const { name } of Deno.readDir(logDir)) {
+      if (!/^events\.log(\.\d+)?$/.test(name)) continue;
+      logs.push(await Deno.readTextFile(join(logDir, name)));
+    }
+    assert.ok(logs.length >= 2, "no rotation");
+    for (const log of logs) {
+      assert.match(log, /^Telemetry monitor : dpu-traceback /);
+    }
+    assert.match(
+      logs.join(""),
+      /^<<Event start>> Time: .*, Rule: "Rx bytes rising"$/m,
+    );
+  });
+});
+
+Deno.test("with exactly the binary's permissions a write outside the log directory is refused", async () => {
+  await withLogDir(async (root, logDir) => {
+    const config = join(logDir, "config.yaml");
+    await Deno.writeTextFile(config, simConfig(logDir));
+    const outside = join(root, "outside");
+    await Deno.mkdir(outside);
+    // Deno's message names the directory the log would be created in, as
+    // the agent named it.
+    const cases = [
+      { eventLog: join(outside, "events.log"), cwd: ROOT, dir: outside },
+      // Relative paths resolve against the working directory (the unit's
+      // is the log directory): climbing out of it is refused too.
+      { eventLog: "../outside/events.log", cwd: logDir, dir: "../outside" },
+    ];
+    for (const { eventLog, cwd, dir } of cases) {
+      const result = await runAgent(
+        ["run", "-q", "-c", config, "--event-log", eventLog, "--duration", "1"],
+        { logDir, cwd },
+      );
+      assert.equal(result.code, 1, result.stderr);
+      assertOneLine(
+        result.stderr,
+        new RegExp(
+          `^dpu-traceback: Cannot open events log ${
+            escapeRegExp(eventLog)
+          }: Requires write access to "${escapeRegExp(dir)}"`,
+        ),
+      );
+      assert.deepEqual(await Array.fromAsync(Deno.readDir(outside)), []);
+    }
+  });
+});
+
+Deno.test("with exactly the binary's permissions the DOCA source loads libraries only from readable directories", async () => {
+  const sim = await buildDocaSim();
+  try {
+    await withLogDir(async (_root, logDir) => {
+      const rules = join(logDir, "rules.json");
+      await Deno.writeTextFile(
+        rules,
+        JSON.stringify({
+          diag_sample_period_ns: 100000,
+          sample_history_depth: 8,
+          "data-ids": [
+            { name: "port_0_rx_bytes", data_id: "0x1020000100000000" },
+          ],
+          rules: [{
+            name: "Rx bytes rising",
+            data_id: "0x1020000100000000",
+            comparison_type: "inc_gt",
+            comparison_value: 0,
+          }],
+        }),
+      );
+      const args = (log: string) => [
+        "-q",
+        "--rules",
+        rules,
+        "-d",
+        "03:00.0",
+        "--event-log",
+        join(logDir, log),
+        "--duration",
+        "0.5",
+        "--listen",
+        "off",
+      ];
+      // Inside a readable directory (the real ones, under
+      // /opt/mellanox/doca, cannot be written by a test): dlopen and the
+      // pointer calls work with the binary's --allow-ffi.
+      const readable = join(logDir, "doca");
+      await Deno.mkdir(readable);
+      for (const file of [sim.common, sim.telemetry]) {
+        await Deno.copyFile(file, join(readable, file.split("/").pop()!));
+      }
+      const ok = await runAgent(args("doca.log"), {
+        logDir,
+        env: { DOCA_LIB_DIR: readable },
+      });
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.match(
+        await Deno.readTextFile(join(logDir, "doca.log")),
+        /^Telemetry monitor : dpu-traceback /,
+      );
+      // Outside them: refused before Deno.dlopen, naming the library.
+      const refused = await runAgent(args("refused.log"), {
+        logDir,
+        env: { DOCA_LIB_DIR: sim.dir },
+      });
+      assert.equal(refused.code, 1, refused.stderr);
+      assertOneLine(
+        refused.stderr,
+        new RegExp(
+          `^dpu-traceback: Requires read access to "${
+            escapeRegExp(sim.common)
+          }"`,
+        ),
+      );
+      assert.ok(!await exists(join(logDir, "refused.log")));
+    });
+  } finally {
+    await sim.cleanup();
+  }
+});
+
+Deno.test("with exactly the binary's permissions --version, the demo and journald detection work", async () => {
+  await withLogDir(async (root, logDir) => {
+    const version = await runAgent(["--version"], { logDir });
+    assert.equal(version.code, 0, version.stderr);
+    assert.match(version.stdout, /^dpu-traceback \S+\n/);
+    assert.match(version.stdout, /^doca: /m);
+    assert.match(version.stdout, /^nvml: /m);
+
+    // The demo's config is an --include'd file; its log must go to the log
+    // directory (its default, demo-out/, is not writable in the binary).
+    const demo = await runAgent([
+      "demo",
+      "-q",
+      "--duration",
+      "1",
+      "--listen",
+      "127.0.0.1:0",
+      "--event-log",
+      join(logDir, "demo.log"),
+    ], { logDir });
+    assert.equal(demo.code, 0, demo.stderr);
+    assert.ok(await exists(join(logDir, "demo.log")));
+
+    // Under systemd, stderr is the journal stream JOURNAL_STREAM names:
+    // the agent finds that out (fstat of fd 2) and writes priorities.
+    const stderrFile = join(root, "stderr");
+    await Deno.writeTextFile(stderrFile, "");
+    const { dev, ino } = await Deno.stat(stderrFile);
+    const out = await new Deno.Command("sh", {
+      args: [
+        "-c",
+        'exec "$@" 2>>"$STDERR_FILE"',
+        "sh",
+        Deno.execPath(),
+        ...denoArgs(["--no-such-option"], logDir),
+      ],
+      clearEnv: true,
+      env: agentEnv({
+        JOURNAL_STREAM: `${dev}:${ino}`,
+        STDERR_FILE: stderrFile,
+      }),
+      cwd: ROOT,
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 2);
+    assert.match(
+      await Deno.readTextFile(stderrFile),
+      /^<3>Unknown option '--no-such-option'/,
+    );
+  });
+});
