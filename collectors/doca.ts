@@ -56,8 +56,6 @@ export interface DocaStats {
   readonly droppedSamples: number;
   /** Polls that returned DOCA_ERROR_SKIPPED (valid data after a gap). */
   readonly skippedPolls: number;
-  /** AGAIN / TIME_OUT results, retried. */
-  readonly transientErrors: number;
   /** Current wait between polls, ms. */
   readonly pollIntervalMs: number;
 }
@@ -152,7 +150,6 @@ export class DocaCollector implements Collector {
   #polls = 0;
   #dropped = 0;
   #skippedPolls = 0;
-  #transient = 0;
 
   private constructor(
     common: DocaCommon,
@@ -247,13 +244,12 @@ export class DocaCollector implements Collector {
     );
   }
 
-  /** Device-side counters, for health reporting. */
+  /** Device-side counters, for health reporting (retried errors by name are in pollStats). */
   get stats(): DocaStats {
     return {
       polls: this.#polls,
       droppedSamples: this.#dropped,
       skippedPolls: this.#skippedPolls,
-      transientErrors: this.#transient,
       pollIntervalMs: this.#intervalMs,
     };
   }
@@ -292,7 +288,6 @@ export class DocaCollector implements Collector {
         }
         let wait = this.#intervalMs;
         if (status === DocaError.AGAIN || status === DocaError.TIME_OUT) {
-          this.#transient++;
           this.pollStats.recordError(docaErrorName(this.#common, status));
           if (++failures > MAX_TRANSIENT_FAILURES) {
             signal.removeEventListener("abort", stop);

@@ -246,6 +246,15 @@ export class MetricsRenderer {
       ],
       (i) => polls[i]?.bufferFill,
     );
+    per(
+      [
+        "source_buffer_fill_max_ratio",
+        "gauge",
+        "The fullest the device's sample buffer has been at a poll since start: the peak a scrape of the last poll misses.",
+        "ratio",
+      ],
+      (i) => polls[i]?.bufferFillMax,
+    );
   }
 
   #logs(w: ExpositionWriter): void {

@@ -69,6 +69,7 @@ export interface MonitorSnapshot {
     readonly lateness_mean_seconds: Reading;
     readonly errors: Readonly<Record<string, number>>;
     readonly buffer_fill: number;
+    readonly buffer_fill_max: number;
   } | null;
   readonly events_log: {
     readonly path: string;
@@ -142,6 +143,7 @@ export function buildSnapshot(
           : null,
         errors: Object.fromEntries(stats.errors),
         buffer_fill: stats.bufferFill,
+        buffer_fill_max: stats.bufferFillMax,
       },
       events_log: {
         path: log.path,
