@@ -17,6 +17,7 @@ import {
 } from "./config/args.ts";
 import { describeConfig } from "./config/describe.ts";
 import { loadConfig } from "./config/load.ts";
+import { withAutoGpuMonitor } from "./config/normalize.ts";
 import { applyRunOptions } from "./config/overrides.ts";
 import type { AgentConfig } from "./config/types.ts";
 import { VERSION } from "./config/version.ts";
@@ -80,7 +81,7 @@ export async function main(args: readonly string[]): Promise<number> {
         const web = config.webConfigFile === undefined
           ? undefined
           : await loadWebConfig(config.webConfigFile);
-        console.log(describeConfig(config));
+        console.log(describeConfig(withAutoGpuMonitor(config)));
         if (web !== undefined) {
           console.log(describeWebConfig(web));
           for (const warning of web.warnings) log.warn(warning);
@@ -109,10 +110,10 @@ interface Prepared {
 }
 
 async function prepare(options: RunOptions): Promise<Prepared> {
-  const config = applyRunOptions(
+  const config = withAutoGpuMonitor(applyRunOptions(
     await loadConfig(options.configFile, { dataIdsFile: options.dataIdsFile }),
     options,
-  );
+  ));
   for (const m of config.monitors) {
     if (m.source !== "replay" || m.input === undefined) continue;
     try {
@@ -157,6 +158,7 @@ async function run(options: RunOptions): Promise<number> {
     agent = await Agent.open(config, {
       version: `${PROGRAM} ${VERSION}`,
       warn: (m) => log.warn(m),
+      info: (m) => log.info(m),
     });
   } catch (error) {
     log.error(messageOf(error));

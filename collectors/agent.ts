@@ -12,6 +12,8 @@ import { WindowAggregator } from "../metrics/aggregate.ts";
 import { Monitor } from "../rules/monitor.ts";
 import type { Collector } from "./collector.ts";
 import { createCollector, describeDevice } from "./create.ts";
+import { NvmlCollector } from "./nvml.ts";
+import { nvmlLibraryDirs } from "./versions.ts";
 
 /**
  * Where a monitor's source is: `idle` before {@linkcode Agent.run},
@@ -57,32 +59,61 @@ export class Agent {
   /** Events seen during this run. */
   readonly tally: EventTally;
 
-  private constructor(monitors: AgentMonitor[], tally: EventTally) {
+  #warn: ((message: string) => void) | undefined;
+
+  private constructor(
+    monitors: AgentMonitor[],
+    tally: EventTally,
+    warn: ((message: string) => void) | undefined,
+  ) {
     this.monitors = monitors;
     this.tally = tally;
+    this.#warn = warn;
   }
 
   /**
    * Creates every collector, then opens every log (a header block each).
-   * On failure, closes whatever it opened and rethrows.
+   * On failure, closes whatever it opened and rethrows. A GPU monitor
+   * that finds no usable NVML or GPU is left out, with one line to `info`
+   * (no NVML here) or `warn` (an NVML that does not work).
    */
   static async open(
     config: AgentConfig,
     options: {
       readonly version: string;
       readonly warn?: (message: string) => void;
+      readonly info?: (message: string) => void;
     },
   ): Promise<Agent> {
     const tally = new EventTally();
     // Collectors first: a bad source must fail before any log gets a header.
     const collectors: Collector[] = [];
+    // GPU monitors are made concrete once NVML has listed the GPUs.
+    const configs: MonitorConfig[] = [];
     try {
       for (const m of config.monitors) {
+        if (m.source === "nvml") {
+          const opened = await NvmlCollector.open({
+            config: m,
+            libDirs: nvmlLibraryDirs(config.nvmlLibDir),
+            warn: options.warn,
+            info: options.info,
+          });
+          if (!opened.ok) {
+            const say = opened.level === "info" ? options.info : options.warn;
+            say?.(`GPU monitor "${m.name}" is off: ${opened.reason}`);
+            continue;
+          }
+          collectors.push(opened.collector);
+          configs.push(opened.config);
+          continue;
+        }
         collectors.push(createCollector(m, {
           forceOwnership: config.forceOwnership,
           docaLibDir: config.docaLibDir,
           warn: options.warn,
         }));
+        configs.push(m);
       }
     } catch (error) {
       await closeAll(collectors);
@@ -90,11 +121,11 @@ export class Agent {
     }
     const monitors: AgentMonitor[] = [];
     try {
-      for (const [i, m] of config.monitors.entries()) {
+      for (const [i, m] of configs.entries()) {
         const log = await EventsLog.open({
           path: m.eventLog,
           version: options.version,
-          device: describeDevice(m),
+          device: describeDevice(m, collectors[i]),
           depth: m.depth,
           samplePeriodNs: m.samplePeriodNs,
           columns: m.columns,
@@ -125,7 +156,7 @@ export class Agent {
       await Promise.allSettled(monitors.map((m) => m.log.close()));
       throw error;
     }
-    return new Agent(monitors, tally);
+    return new Agent(monitors, tally, options.warn);
   }
 
   /**
@@ -150,6 +181,13 @@ export class Agent {
           m.status.error = error instanceof Error
             ? error.message
             : String(error);
+          if (m.collector.independent) {
+            // A GPU monitor's failure is its own; the NIC goes on.
+            this.#warn?.(
+              `monitor "${m.config.name}" stopped: ${m.status.error}`,
+            );
+            return;
+          }
           failure ??= error;
           stop.abort();
         }

@@ -40,10 +40,28 @@ export interface SampleSink {
   ready?(): Promise<void> | undefined;
 }
 
+/**
+ * One device behind a source that can fail on its own (a GPU of the NVML
+ * source), for the metrics endpoint.
+ */
+export interface SourceDevice {
+  /** Label pairs naming it, `device` first (`[["device", "gpu0"], ...]`). */
+  readonly labels: readonly (readonly [string, string])[];
+  /** Whether it still contributes samples. */
+  up(): boolean;
+}
+
 /** A source of samples for one monitor. */
 export interface Collector {
-  /** Short name of the source kind, for messages (`sim`, `replay`, `doca`). */
+  /** Short name of the source kind, for messages (`sim`, `replay`, `doca`, `nvml`). */
   readonly source: string;
+  /**
+   * True when this source's failure ends its own monitor only (the GPU
+   * monitor); otherwise a failure stops the agent.
+   */
+  readonly independent?: boolean;
+  /** Devices that can go down separately, when the source has several. */
+  readonly devices?: readonly SourceDevice[];
   /**
    * The poll loop's health, for sources that poll a device on a timer
    * (absent for replay, which reads as fast as the sink takes).

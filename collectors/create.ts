@@ -7,6 +7,7 @@
 import type { MonitorConfig } from "../config/types.ts";
 import type { Collector } from "./collector.ts";
 import { DocaCollector } from "./doca.ts";
+import { NvmlCollector } from "./nvml.ts";
 import { ReplayCollector } from "./replay.ts";
 import { SimCollector } from "./sim.ts";
 
@@ -65,11 +66,19 @@ export function createCollector(
         libDir: agent.docaLibDir,
         warn: agent.warn,
       });
+    case "nvml":
+      // NVML is opened asynchronously, in a Worker: see NvmlCollector.open.
+      throw new TypeError(
+        `Cannot start monitor "${config.name}": a GPU monitor is opened with NvmlCollector.open`,
+      );
   }
 }
 
 /** What events.log shows as the device for a monitor. */
-export function describeDevice(config: MonitorConfig): string {
+export function describeDevice(
+  config: MonitorConfig,
+  collector?: Collector,
+): string {
   switch (config.source) {
     case "sim":
       return `sim (seed ${config.seed})`;
@@ -77,5 +86,11 @@ export function describeDevice(config: MonitorConfig): string {
       return `replay ${config.input ?? ""}`.trimEnd();
     case "doca":
       return config.device ?? "";
+    case "nvml": {
+      const gpus = collector instanceof NvmlCollector ? collector.gpus : [];
+      return `nvml ${
+        gpus.map((g) => `gpu${g.index} ${g.pciBusId} ${g.uuid}`).join(", ")
+      }`.trimEnd();
+    }
   }
 }

@@ -7,8 +7,8 @@
 
 import { parseArgs } from "node:util";
 import { LOG_LEVELS, type LogLevel } from "../logging/logger.ts";
-import type { SourceKind } from "./types.ts";
-import { parseListen } from "./values.ts";
+import type { GpuMode, SourceKind } from "./types.ts";
+import { parseGpuMode, parseListen } from "./values.ts";
 
 /** Options of `run` (and `demo`), as given on the command line. */
 export interface RunOptions {
@@ -26,6 +26,9 @@ export interface RunOptions {
   readonly seed?: number;
   readonly forceOwnership: boolean;
   readonly docaLibDir?: string;
+  readonly nvmlLibDir?: string;
+  /** `--gpu`: whether a GPU monitor is added when none is configured. */
+  readonly gpu?: GpuMode;
   /** No live status line and no closing table. */
   readonly quiet: boolean;
   /** Least severe operational message written (`--log-level`). */
@@ -74,6 +77,9 @@ Run options:
       --seed N             simulator seed
       --force-ownership    take the diag context over from another owner
       --doca-lib-dir DIR   load the DOCA libraries from DIR first (also DOCA_LIB_DIR)
+      --gpu auto|off       auto (default): also watch every GPU NVML finds when a
+                           NIC is monitored and the config has no GPU monitor
+      --nvml-lib-dir DIR   load libnvidia-ml.so.1 from DIR first (also NVML_LIB_DIR)
   -q, --quiet              no live status line, no closing event table
       --log-level LEVEL    error, warning, info (default) or debug; under systemd,
                            lines carry journald priorities
@@ -113,6 +119,8 @@ export function parseCommand(args: readonly string[]): Command {
         seed: { type: "string" },
         "force-ownership": { type: "boolean" },
         "doca-lib-dir": { type: "string" },
+        gpu: { type: "string" },
+        "nvml-lib-dir": { type: "string" },
         quiet: { type: "boolean", short: "q" },
         "log-level": { type: "string" },
         help: { type: "boolean", short: "h" },
@@ -177,6 +185,8 @@ export function parseCommand(args: readonly string[]): Command {
     seed: parseSeed(values.seed),
     forceOwnership: values["force-ownership"] ?? false,
     docaLibDir: values["doca-lib-dir"],
+    nvmlLibDir: values["nvml-lib-dir"],
+    gpu: parseGpuOption(values.gpu),
     quiet: values.quiet ?? false,
     logLevel: parseLogLevel(values["log-level"]),
   };
@@ -199,6 +209,15 @@ function parseLogLevel(value: string | undefined): LogLevel | undefined {
     );
   }
   return value as LogLevel;
+}
+
+function parseGpuOption(value: string | undefined): GpuMode | undefined {
+  if (value === undefined) return undefined;
+  const parsed = parseGpuMode(value);
+  if (!parsed.ok) {
+    throw new TypeError(`--gpu ${parsed.problem}, got "${value}"`);
+  }
+  return parsed.value;
 }
 
 function parseSource(value: string | undefined): SourceKind | undefined {

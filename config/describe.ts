@@ -80,7 +80,9 @@ function describeMonitor(m: MonitorConfig): string[] {
     ...(m.device === undefined ? [] : [`device ${m.device}`]),
     ...(m.input === undefined ? [] : [`input ${m.input}`]),
     ...(m.source === "sim" ? [`seed ${m.seed}`] : []),
+    ...(m.source === "nvml" ? ["every GPU NVML finds"] : []),
   ];
+  const gpu = m.source === "nvml";
   const lines = [
     `monitor ${m.name}: ${details.join(", ")}`,
     `  sample period ${m.samplePeriodNs} ns (${
@@ -89,9 +91,13 @@ function describeMonitor(m: MonitorConfig): string[] {
       formatBytes(ringBytes)
     })`,
     `  event log ${m.eventLog}`,
-    `  columns (${m.columns.length}):`,
+    gpu
+      ? `  columns (${m.columns.length}, each once per GPU it matches; the ring is per GPU column too):`
+      : `  columns (${m.columns.length}):`,
     ...m.columns.map((c, i) =>
-      `    [${i}] ${c.name} ${c.dataId}${c.kind === "gauge" ? " (gauge)" : ""}`
+      `    [${i}] ${c.name}${gpu ? "" : ` ${c.dataId}`}${
+        c.kind === "gauge" ? " (gauge)" : ""
+      }`
     ),
     `  rules (${m.rules.length}):${m.rules.length === 0 ? " none" : ""}`,
     ...m.rules.map((r) => `    ${describeRule(r, m)}`),

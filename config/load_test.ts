@@ -703,6 +703,7 @@ Deno.test("parseConfig() accepts the reference example verbatim", () => {
     eventLogMaxBytes: DEFAULTS.eventLogMaxBytes,
     eventLogKeep: DEFAULTS.eventLogKeep,
     forceOwnership: false,
+    gpu: "auto",
     monitors: [{
       name: "nic",
       source: "doca",

@@ -19,6 +19,7 @@ import type {
   MonitorDocument,
   ReferenceDocument,
 } from "./schema.ts";
+import { GPU_READINGS, parseGpuColumn } from "./gpu_readings.ts";
 import {
   type AgentConfig,
   DEFAULTS,
@@ -99,6 +100,7 @@ export function normalizeReference(
     eventLogMaxBytes: DEFAULTS.eventLogMaxBytes,
     eventLogKeep: DEFAULTS.eventLogKeep,
     forceOwnership: false,
+    gpu: DEFAULTS.gpu,
     monitors: [monitor],
   };
 }
@@ -119,6 +121,9 @@ export function normalizeAgent(
 ): AgentConfig {
   const names = new Map<string, number>();
   const logs = new Map<string, number>();
+  // A GPU monitor does not count: one NIC monitor keeps the reference
+  // app's events.log, with gpu-events.log beside it.
+  const nicMonitors = doc.monitors.filter((m) => m.source !== "nvml").length;
   const monitors = doc.monitors.map((m, i): MonitorConfig => {
     const at: ConfigPath = ["monitors", i];
     const earlier = names.get(m.name);
@@ -133,7 +138,9 @@ export function normalizeAgent(
     names.set(m.name, i);
 
     const eventLog = m.event_log ??
-      (doc.monitors.length === 1 ? DEFAULTS.eventLog : `${m.name}-events.log`);
+      (nicMonitors === 1 && m.source !== "nvml"
+        ? DEFAULTS.eventLog
+        : `${m.name}-events.log`);
     const logKey = posix.normalize(eventLog);
     const sharer = logs.get(logKey);
     if (sharer !== undefined) {
@@ -149,18 +156,23 @@ export function normalizeAgent(
     }
     logs.set(logKey, i);
 
-    const declared = monitorColumns(m, source, at);
+    const gpu = m.source === "nvml";
+    const declared = gpu
+      ? gpuMonitorColumns(m, source, at)
+      : monitorColumns(m, source, at);
     const monitor: MonitorConfig = {
       name: m.name,
       source: m.source ?? "doca",
-      samplePeriodNs: m.sample_period_ns ?? DEFAULTS.samplePeriodNs,
-      depth: m.depth ?? DEFAULTS.depth,
+      samplePeriodNs: m.sample_period_ns ??
+        (gpu ? DEFAULTS.gpuSamplePeriodNs : DEFAULTS.samplePeriodNs),
+      depth: m.depth ?? (gpu ? DEFAULTS.gpuDepth : DEFAULTS.depth),
       columns: declared.columns,
       rules: resolveRules(m.rules, declared, source, at),
       eventLog,
       seed: m.seed ?? DEFAULTS.seed,
     };
-    const device = m.device ?? doc.device;
+    // A GPU monitor reads every GPU NVML finds; the NIC device is not its.
+    const device = gpu ? undefined : m.device ?? doc.device;
     return {
       ...monitor,
       ...(device === undefined ? {} : { device }),
@@ -179,6 +191,8 @@ export function normalizeAgent(
     eventLogKeep: doc.event_log_keep ?? DEFAULTS.eventLogKeep,
     forceOwnership: doc.force_ownership ?? false,
     docaLibDir: doc.doca_lib_dir,
+    nvmlLibDir: doc.nvml_lib_dir,
+    gpu: doc.gpu ?? DEFAULTS.gpu,
     monitors,
   };
 }
@@ -195,6 +209,14 @@ function monitorColumns(
   source: ConfigSource,
   at: ConfigPath,
 ): Columns {
+  if (m.readings !== undefined) {
+    throw configError(
+      source,
+      [...at, "readings"],
+      "is for GPU monitors (source nvml); this monitor names its counters with columns",
+      "type",
+    );
+  }
   if (m.columns !== undefined && m["data-ids"] !== undefined) {
     throw configError(
       source,
@@ -216,6 +238,74 @@ function monitorColumns(
     "type",
   );
 }
+
+/**
+ * A GPU monitor's columns, one per (GPU pattern, reading): `gpu*.*` and
+ * `gpu0.*` become one column per reading, so a rule names exactly one
+ * (`gpu*.temperature`). The GPUs themselves are known only once NVML is
+ * open; collectors/gpu_monitor.ts expands the patterns then.
+ */
+function gpuMonitorColumns(
+  m: MonitorDocument,
+  source: ConfigSource,
+  at: ConfigPath,
+): Columns {
+  for (const key of ["columns", "data-ids", "device", "input"] as const) {
+    if (m[key] !== undefined) {
+      throw configError(
+        source,
+        [...at, key],
+        key === "device"
+          ? "is for NIC monitors; a GPU monitor (source nvml) reads every GPU NVML finds"
+          : `is not for GPU monitors (source nvml); name GPU columns in readings (e.g. gpu*.temperature)`,
+        "type",
+      );
+    }
+  }
+  for (const [j, rule] of (m.rules ?? []).entries()) {
+    const named: { data_id?: string } = rule;
+    if (named.data_id !== undefined) {
+      throw configError(
+        source,
+        [...at, "rules", j, "data_id"],
+        "is for NIC monitors; a GPU rule names its column (e.g. column: gpu*.temperature)",
+        "type",
+      );
+    }
+  }
+  const columns: MonitorColumn[] = [];
+  const byName = new Map<string, number>();
+  for (const [k, text] of (m.readings ?? [GPU_ALL]).entries()) {
+    const pattern = parseGpuColumn(text);
+    if (!pattern.ok) {
+      throw configError(
+        source,
+        [...at, "readings", k],
+        pattern.problem,
+        "type",
+      );
+    }
+    const gpu = pattern.value.gpu;
+    const prefix = gpu === "*" ? "gpu*" : `gpu${gpu}`;
+    const readings = pattern.value.reading === "*"
+      ? GPU_READINGS.map((_, r) => r)
+      : [pattern.value.reading];
+    for (const r of readings) {
+      const name = `${prefix}.${GPU_READINGS[r].name}`;
+      if (byName.has(name)) continue;
+      byName.set(name, columns.length);
+      columns.push({
+        name,
+        dataId: `nvml ${name}`,
+        kind: GPU_READINGS[r].kind,
+      });
+    }
+  }
+  return { columns, byName, byDataId: new Map() };
+}
+
+/** Every reading of every GPU. */
+const GPU_ALL = "gpu*.*";
 
 /** Rules with their counter resolved to a column index. */
 function resolveRules(
@@ -329,4 +419,70 @@ function checkColumns(
 function listSome(items: readonly string[], max = 4): string {
   if (items.length <= max) return items.join(", ");
   return `${items.slice(0, max).join(", ")}, … ${items.length} in all`;
+}
+
+/** The rules of the GPU monitor `gpu: auto` adds. */
+const AUTO_GPU_RULES = [
+  // Any Xid is worth the history around it: most mean a fault.
+  {
+    name: "GPU Xid error",
+    column: "gpu*.xid_errors",
+    comparison_type: "inc_gt",
+    comparison_value: 1n,
+  },
+  {
+    name: "GPU uncorrected ECC error",
+    column: "gpu*.ecc_uncorrected",
+    comparison_type: "inc_gt",
+    comparison_value: 1n,
+  },
+] as const;
+
+/**
+ * The configuration with the GPU monitor `gpu: auto` stands for: when a
+ * monitor reads a NIC (source doca) and none reads NVML, a monitor named
+ * `gpu` on every reading of every GPU, with rules for Xid and uncorrected
+ * ECC errors, logging to `gpu-events.log` beside the first monitor's log.
+ * Otherwise the configuration unchanged.
+ *
+ * @example Usage
+ * ```ts
+ * import { withAutoGpuMonitor } from "./normalize.ts";
+ * import { normalizeAgent } from "./normalize.ts";
+ * const doc = { monitors: [{ name: "nic", device: "03:00.0", columns: [{ name: "rx", data_id: "0x0000000000000001" }] }] };
+ * const config = withAutoGpuMonitor(normalizeAgent(doc, { file: "a.yaml", doc }));
+ * config.monitors.map((m) => m.eventLog); // ["events.log", "gpu-events.log"]
+ * ```
+ */
+export function withAutoGpuMonitor(config: AgentConfig): AgentConfig {
+  if (
+    config.gpu !== "auto" ||
+    !config.monitors.some((m) => m.source === "doca") ||
+    config.monitors.some((m) => m.source === "nvml")
+  ) {
+    return config;
+  }
+  const taken = new Set(config.monitors.map((m) => m.name));
+  const name = taken.has("gpu") ? "gpu-auto" : "gpu";
+  const doc: MonitorDocument = {
+    name,
+    source: "nvml",
+    rules: AUTO_GPU_RULES.map((r) => ({ ...r })),
+  };
+  const source: ConfigSource = { file: "(gpu: auto)", doc };
+  const declared = gpuMonitorColumns(doc, source, []);
+  const dir = posix.dirname(config.monitors[0].eventLog);
+  const monitor: MonitorConfig = {
+    name,
+    source: "nvml",
+    samplePeriodNs: DEFAULTS.gpuSamplePeriodNs,
+    depth: DEFAULTS.gpuDepth,
+    columns: declared.columns,
+    rules: resolveRules(doc.rules, declared, source, []),
+    eventLog: dir === "."
+      ? `${name}-events.log`
+      : posix.join(dir, `${name}-events.log`),
+    seed: DEFAULTS.seed,
+  };
+  return { ...config, monitors: [...config.monitors, monitor] };
 }

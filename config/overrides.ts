@@ -21,20 +21,25 @@ export function applyRunOptions(
   config: AgentConfig,
   options: Omit<RunOptions, "configFile">,
 ): AgentConfig {
-  const single = config.monitors.length === 1;
+  // Source, device, log and input options are the NIC monitor's: a GPU
+  // monitor reads whatever GPUs NVML finds.
+  const single = config.monitors.filter((m) => m.source !== "nvml").length ===
+    1;
   if (options.eventLog !== undefined && !single) {
     throw new TypeError(
       `--event-log applies to a single monitor, and ${config.file} has ${config.monitors.length}; set event_log per monitor`,
     );
   }
-  const monitors = config.monitors.map((m): MonitorConfig => ({
-    ...m,
-    source: options.source ?? m.source,
-    device: options.device ?? m.device,
-    eventLog: options.eventLog ?? m.eventLog,
-    seed: options.seed ?? m.seed,
-    input: options.input ?? m.input,
-  }));
+  const monitors = config.monitors.map((m): MonitorConfig =>
+    m.source === "nvml" ? m : {
+      ...m,
+      source: options.source ?? m.source,
+      device: options.device ?? m.device,
+      eventLog: options.eventLog ?? m.eventLog,
+      seed: options.seed ?? m.seed,
+      input: options.input ?? m.input,
+    }
+  );
   const replays = monitors.filter((m) => m.source === "replay");
   if (options.input !== undefined && replays.length === 0) {
     throw new TypeError("--input is for --source replay");
@@ -65,6 +70,8 @@ export function applyRunOptions(
     webConfigFile: options.webConfigFile ?? config.webConfigFile,
     forceOwnership: options.forceOwnership || config.forceOwnership,
     docaLibDir: options.docaLibDir ?? config.docaLibDir,
+    nvmlLibDir: options.nvmlLibDir ?? config.nvmlLibDir,
+    gpu: options.gpu ?? config.gpu,
     monitors,
   };
 }

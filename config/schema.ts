@@ -18,6 +18,8 @@ import {
   parseComparisonType,
   type Parsed,
   parseDataId,
+  parseGpuColumnName,
+  parseGpuMode,
   parseInteger,
   parseListen,
   parseMonitorName,
@@ -157,6 +159,9 @@ export const monitorSchema = strict({
   seed: leaf(parseInteger).optional(),
   columns: agentColumnsSchema.optional(),
   "data-ids": agentColumnsSchema.optional(),
+  // A GPU monitor (source nvml) names its columns this way instead.
+  readings: list(leaf(parseGpuColumnName), ENTRIES, 1, MAX_COLUMNS)
+    .optional(),
   rules: list(agentRuleSchema, RULES).optional(),
 });
 
@@ -169,6 +174,8 @@ export const agentSchema = strict({
   web_config_file: leaf(parseText).optional(),
   force_ownership: leaf(parseBoolean).optional(),
   doca_lib_dir: leaf(parseText).optional(),
+  nvml_lib_dir: leaf(parseText).optional(),
+  gpu: leaf(parseGpuMode).optional(),
   device: leaf(parseText).optional(),
   monitors: list(monitorSchema, ["monitor", "monitors"], 1),
 });

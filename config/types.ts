@@ -10,7 +10,14 @@
 export type ComparisonType = "gt" | "lt" | "dt_gt" | "dt_lt" | "inc_gt";
 
 /** Where a monitor's samples come from. */
-export type SourceKind = "doca" | "sim" | "replay";
+export type SourceKind = "doca" | "sim" | "replay" | "nvml";
+
+/**
+ * Whether the agent adds a GPU monitor by itself: `auto` adds one (every
+ * reading of every GPU NVML finds) when a monitor reads a NIC (source doca)
+ * and no monitor reads NVML; `off` never does.
+ */
+export type GpuMode = "auto" | "off";
 
 /**
  * How the metrics endpoint aggregates a column: a `counter` only grows
@@ -19,11 +26,16 @@ export type SourceKind = "doca" | "sim" | "replay";
  */
 export type ColumnKind = "counter" | "gauge";
 
-/** One sampled value: its operator-facing name and its 64-bit diag data ID. */
+/** One sampled value: its operator-facing name and where the source reads it. */
 export interface ColumnConfig {
   /** Column name as written in events.log and replay CSV headers. */
   readonly name: string;
-  /** `0x` followed by 16 lowercase hex digits. */
+  /**
+   * What the source reads, as events.log's header shows it: for diag
+   * sources (doca, and sim and replay, which stand in for it) the 64-bit
+   * data ID, `0x` followed by 16 lowercase hex digits; for NVML, `nvml`
+   * and the GPU column (`nvml gpu0.temperature`).
+   */
   readonly dataId: string;
 }
 
@@ -86,6 +98,10 @@ export interface AgentConfig {
   readonly forceOwnership: boolean;
   /** Directory to load the DOCA libraries from, before the standard ones. */
   readonly docaLibDir?: string;
+  /** Directory to load libnvidia-ml.so.1 from, before the standard ones. */
+  readonly nvmlLibDir?: string;
+  /** Whether a GPU monitor is added when none is configured. */
+  readonly gpu: GpuMode;
   readonly monitors: readonly MonitorConfig[];
 }
 
@@ -101,4 +117,9 @@ export const DEFAULTS = {
   eventLogMaxBytes: 256 * 1024 * 1024,
   eventLogKeep: 4,
   seed: 1,
+  gpu: "auto",
+  /** A GPU monitor's period: NVML refreshes most readings about once a second. */
+  gpuSamplePeriodNs: 1_000_000_000,
+  /** A GPU monitor's depth: a minute of history at the default period. */
+  gpuDepth: 60,
 } as const;

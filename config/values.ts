@@ -12,7 +12,13 @@
  */
 
 import type { ProblemKind } from "./errors.ts";
-import type { ColumnKind, ComparisonType, SourceKind } from "./types.ts";
+import { parseGpuColumn } from "./gpu_readings.ts";
+import type {
+  ColumnKind,
+  ComparisonType,
+  GpuMode,
+  SourceKind,
+} from "./types.ts";
 
 /** The outcome of parsing one value. */
 export type Parsed<T> =
@@ -43,7 +49,7 @@ const COMPARISON_TYPES: Readonly<Record<string, ComparisonType>> = {
   incremental_greater_than: "inc_gt",
 };
 
-const SOURCES: readonly SourceKind[] = ["doca", "sim", "replay"];
+const SOURCES: readonly SourceKind[] = ["doca", "sim", "replay", "nvml"];
 
 const MONITOR_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const COLUMN_KINDS: readonly ColumnKind[] = ["counter", "gauge"];
@@ -407,4 +413,40 @@ export function parsePositiveNumber(value: unknown): Parsed<number> {
   }
   if (value <= 0) return bad("must be greater than 0", "range");
   return ok(value);
+}
+
+const GPU_MODES: readonly GpuMode[] = ["auto", "off"];
+
+/**
+ * Parses the `gpu` setting: `auto` or `off`.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseGpuMode } from "./values.ts";
+ * parseGpuMode("off"); // { ok: true, value: "off" }
+ * ```
+ */
+export function parseGpuMode(value: unknown): Parsed<GpuMode> {
+  if (value === undefined) return REQUIRED;
+  const found = GPU_MODES.find((m) => m === value);
+  return found === undefined
+    ? bad(`must be one of ${GPU_MODES.join(", ")}`)
+    : ok(found);
+}
+
+/**
+ * Parses a GPU column name (`gpu0.temperature`, `gpu*.power`, `gpu1.*`).
+ *
+ * @example Usage
+ * ```ts
+ * import { parseGpuColumnName } from "./values.ts";
+ * parseGpuColumnName("gpu*.power"); // { ok: true, value: "gpu*.power" }
+ * ```
+ */
+export function parseGpuColumnName(value: unknown): Parsed<string> {
+  if (typeof value !== "string") {
+    return bad("must be a string such as gpu0.temperature");
+  }
+  const parsed = parseGpuColumn(value);
+  return parsed.ok ? ok(value) : bad(parsed.problem);
 }

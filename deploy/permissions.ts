@@ -69,11 +69,12 @@ export const ENV_VARS: readonly string[] = [
   "LOG_STREAM",
 ];
 /**
- * Files the binary needs that no static import reaches: the bcrypt worker
+ * Files the binary needs that no static import reaches: the bcrypt and NVML workers
  * (`new Worker(new URL(...))`) and the demo's config (read at run time).
  */
 export const INCLUDES: readonly string[] = [
   "metrics/bcrypt_worker.ts",
+  "collectors/nvml_worker.ts",
   "deploy/demo.yaml",
 ];
 

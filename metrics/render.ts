@@ -29,6 +29,8 @@ interface MonitorLabels {
   readonly columns: readonly string[];
   readonly rules: readonly string[];
   readonly ruleInfo: readonly string[];
+  /** One label set per device that can go down on its own (GPUs). */
+  readonly devices: readonly string[];
 }
 
 /**
@@ -59,8 +61,15 @@ export class MetricsRenderer {
         info: formatLabels([
           monitor,
           ["source", m.config.source],
-          ["device", m.config.device ?? m.config.input ?? ""],
+          [
+            "device",
+            m.config.device ?? m.config.input ??
+              (m.config.source === "nvml" ? "nvml" : ""),
+          ],
         ]),
+        devices: (m.collector.devices ?? []).map((d) =>
+          formatLabels([monitor, ...d.labels])
+        ),
         columns: m.config.columns.map((c) =>
           formatLabels([monitor, ["column", c.name]])
         ),
@@ -163,6 +172,18 @@ export class MetricsRenderer {
       ],
       (i) => metrics.isUp(i, nowMs) ? 1 : 0,
     );
+    w.family(
+      `${P}device_up`,
+      "gauge",
+      "1 while a device of a multi-device source (a GPU) contributes, 0 once it is down (lost, or failing polls in a row).",
+    );
+    this.#labels.forEach((l, i) => {
+      const devices = metrics.monitors[i].collector.devices;
+      if (devices === undefined) return;
+      l.devices.forEach((labels, d) =>
+        w.sample(labels, devices[d].up() ? 1 : 0)
+      );
+    });
     per(
       [
         "source_data_age_seconds",

@@ -20,12 +20,18 @@ export interface CliResult {
 /**
  * The agent's arguments as a test runs them: unless the test chooses a
  * `--listen`, the metrics endpoint gets a free loopback port, so test runs
- * never fight each other (or a running agent) over port 9477.
+ * never fight each other (or a running agent) over port 9477; unless it
+ * chooses `--gpu`, no GPU monitor is added, so a host with a real GPU
+ * driver runs the tests as one without.
  */
 function withListen(args: readonly string[]): string[] {
-  return args.some((a) => a === "--listen" || a.startsWith("--listen="))
-    ? [...args]
-    : [...args, "--listen", "127.0.0.1:0"];
+  const has = (option: string) =>
+    args.some((a) => a === option || a.startsWith(`${option}=`));
+  return [
+    ...args,
+    ...(has("--listen") ? [] : ["--listen", "127.0.0.1:0"]),
+    ...(has("--gpu") ? [] : ["--gpu", "off"]),
+  ];
 }
 
 /** Runs `main.ts` with `args` from the repository root and waits for it. */

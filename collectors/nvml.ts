@@ -1,0 +1,398 @@
+/**
+ * The GPU monitor's collector: NVML runs in a Worker
+ * (collectors/nvml_worker.ts) and hands records over through shared
+ * memory; this side copies them into the monitor's ring on a timer. No
+ * NVML call is ever made on this thread, so a slow or hung driver delays
+ * GPU samples, never the NIC's.
+ *
+ * A GPU monitor is independent: NVML absent, a GPU lost, even the worker
+ * dying end (at most) the GPU monitor, never the agent.
+ *
+ * @module
+ */
+
+import type { MonitorConfig } from "../config/types.ts";
+import { nvmlReturnName } from "../ffi/nvml.ts";
+import type { Collector, SampleSink, SourceDevice } from "./collector.ts";
+import { expandGpuMonitor } from "./gpu_monitor.ts";
+import { GpuMailbox } from "./gpu_mailbox.ts";
+import type { NvmlReply, NvmlRequest } from "./nvml_worker.ts";
+import type { GpuColumn, GpuInfo, PollerNote } from "./nvml_poller.ts";
+import { PollStats } from "./poll_stats.ts";
+
+/** How long NVML may take to initialize and list the GPUs. */
+export const NVML_OPEN_TIMEOUT_MS = 15_000;
+/** How long NVML may take to shut down before the worker is dropped. */
+const NVML_CLOSE_TIMEOUT_MS = 5_000;
+/** The longest a record waits in the mailbox before the ring gets it. */
+const DRAIN_INTERVAL_MS = 100;
+
+/** Options of {@linkcode NvmlCollector.open}. */
+export interface NvmlCollectorOptions {
+  /** The GPU monitor as configured (pattern columns). */
+  readonly config: MonitorConfig;
+  /** Directories to look for libnvidia-ml.so.1 in, in order. */
+  readonly libDirs: readonly string[];
+  /** Where unsupported readings, left-out patterns and lost GPUs are told. */
+  readonly warn?: (message: string) => void;
+  readonly info?: (message: string) => void;
+  readonly openTimeoutMs?: number;
+}
+
+/** What opening the GPU monitor gave. */
+export type NvmlOpened =
+  | {
+    readonly ok: true;
+    readonly collector: NvmlCollector;
+    /** The monitor expanded for the GPUs found. */
+    readonly config: MonitorConfig;
+  }
+  | {
+    readonly ok: false;
+    readonly level: "info" | "warning";
+    /** One line: why there is no GPU monitor. */
+    readonly reason: string;
+  };
+
+/**
+ * Reads GPUs through NVML in a Worker.
+ *
+ * @example
+ * ```ts ignore
+ * const opened = await NvmlCollector.open({ config, libDirs: nvmlLibraryDirs() });
+ * if (opened.ok) {
+ *   const monitor = new Monitor(opened.config, log);
+ *   await opened.collector.run(monitor, AbortSignal.timeout(5000));
+ *   await opened.collector.close();
+ * }
+ * ```
+ */
+export class NvmlCollector implements Collector {
+  readonly source = "nvml";
+  readonly independent = true;
+  readonly pollStats: PollStats = new PollStats();
+  /** The GPUs this monitor reads. */
+  readonly gpus: readonly GpuInfo[];
+  readonly devices: readonly SourceDevice[];
+  /** Where NVML was loaded from and the driver's version. */
+  readonly library: string;
+  readonly driverVersion: string;
+
+  #worker: Worker;
+  #columns: readonly GpuColumn[];
+  #mailbox: GpuMailbox;
+  #periodMs: number;
+  #warn: (message: string) => void;
+  #info: (message: string) => void;
+  #failure: string | undefined;
+  #onFailure: ((message: string) => void) | undefined;
+  #closed: Promise<readonly string[]> | undefined;
+  #replies: ((reply: NvmlReply) => void)[] = [];
+
+  private constructor(
+    worker: Worker,
+    opened: NvmlReply & { kind: "opened" },
+    columns: readonly GpuColumn[],
+    recordWords: number,
+    periodMs: number,
+    warn: (message: string) => void,
+    info: (message: string) => void,
+  ) {
+    this.#worker = worker;
+    this.gpus = opened.gpus.filter((g) =>
+      columns.some((c) => c.gpu === g.index)
+    );
+    this.library = opened.library;
+    this.driverVersion = opened.driverVersion;
+    this.#columns = columns;
+    this.#mailbox = new GpuMailbox(recordWords);
+    this.#periodMs = periodMs;
+    this.#warn = warn;
+    this.#info = info;
+    const mailbox = this.#mailbox;
+    this.devices = this.gpus.map((g) => ({
+      labels: [
+        ["device", `gpu${g.index}`],
+        ["uuid", g.uuid],
+        ["pci_bus_id", g.pciBusId],
+        ["model", g.name],
+      ] as const,
+      up: () => mailbox.gpuUp[g.index] === 1,
+    }));
+  }
+
+  /**
+   * Starts the worker, opens NVML there and expands the monitor for the
+   * GPUs found. Resolves `ok: false` (never rejects) when there is no
+   * usable NVML, no GPU, or no column left: the agent then runs without
+   * this monitor.
+   */
+  static async open(options: NvmlCollectorOptions): Promise<NvmlOpened> {
+    const warn = options.warn ?? (() => {});
+    const info = options.info ?? (() => {});
+    const worker = new Worker(new URL("./nvml_worker.ts", import.meta.url), {
+      type: "module",
+    });
+    const first = await firstReply(
+      worker,
+      { kind: "open", libDirs: options.libDirs },
+      options.openTimeoutMs ?? NVML_OPEN_TIMEOUT_MS,
+    );
+    if (first.kind !== "opened") {
+      worker.terminate();
+      return first.kind === "unavailable"
+        ? { ok: false, level: first.level, reason: first.reason }
+        : {
+          ok: false,
+          level: "warning",
+          reason: first.kind === "failed"
+            ? first.message
+            : "NVML worker answered out of turn",
+        };
+    }
+    for (const line of first.skipped) warn(line);
+    const expanded = expandGpuMonitor(
+      options.config,
+      first.gpus.map((g) => g.index),
+    );
+    for (const line of expanded.leftOut) {
+      warn(`monitor "${options.config.name}": ${line}`);
+    }
+    if (expanded.columns.length === 0) {
+      const closing = await closeWorker(worker);
+      return {
+        ok: false,
+        level: "warning",
+        reason:
+          `no column of monitor "${options.config.name}" names a GPU that is present${
+            closing.length === 0 ? "" : `; ${closing.join("; ")}`
+          }`,
+      };
+    }
+    const collector = new NvmlCollector(
+      worker,
+      first,
+      expanded.columns,
+      2 * (1 + expanded.columns.length),
+      options.config.samplePeriodNs / 1e6,
+      warn,
+      info,
+    );
+    collector.#listen();
+    return { ok: true, collector, config: expanded.config };
+  }
+
+  /** Whether GPU `index` still contributes. */
+  isUp(index: number): boolean {
+    return this.#mailbox.gpuUp[index] === 1;
+  }
+
+  /**
+   * Copies records into `sink` until `signal` aborts. Rejects, with one
+   * line, if the worker fails.
+   */
+  run(sink: SampleSink, signal: AbortSignal): Promise<void> {
+    if (sink.columns !== this.#columns.length) {
+      return Promise.reject(
+        new RangeError(
+          `NvmlCollector: the sink has ${sink.columns} columns, the GPU monitor ${this.#columns.length}`,
+        ),
+      );
+    }
+    const request: NvmlRequest = {
+      kind: "start",
+      columns: this.#columns,
+      periodMs: this.#periodMs,
+      mailbox: this.#mailbox.buffer,
+    };
+    this.#worker.postMessage(request);
+    const mailbox = this.#mailbox;
+    const stats = this.pollStats;
+    const seen = new Float64Array(mailbox.errors.length);
+    const words = mailbox.recordWords;
+    let read = 0;
+    const drain = () => {
+      const written = mailbox.written();
+      let behind = (written - read) | 0;
+      if (behind >= mailbox.capacity) {
+        // Only if this thread stalled for capacity periods: the oldest
+        // slots are being rewritten, so they are lost, and said so.
+        const lost = behind - (mailbox.capacity - 1);
+        sink.gap(lost);
+        read = (read + lost) | 0;
+        behind -= lost;
+      }
+      for (; behind > 0; behind--) {
+        const from = mailbox.offsetOf(read);
+        const at = sink.claim();
+        const ring = sink.words;
+        for (let w = 0; w < words; w++) {
+          ring[at + w] = mailbox.records[from + w];
+        }
+        stats.recordPoll(mailbox.lateness[from / words]);
+        sink.commit();
+        read = (read + 1) | 0;
+      }
+      for (let code = 0; code < seen.length; code++) {
+        const count = mailbox.errors[code];
+        if (count === seen[code]) continue;
+        seen[code] = count;
+        stats.errors.set(nvmlReturnName(code), count);
+      }
+    };
+    return new Promise((resolve, reject) => {
+      const timer = setInterval(
+        drain,
+        Math.min(DRAIN_INTERVAL_MS, this.#periodMs),
+      );
+      const finish = (error?: Error) => {
+        clearInterval(timer);
+        signal.removeEventListener("abort", onAbort);
+        this.#onFailure = undefined;
+        if (error === undefined) {
+          drain();
+          resolve();
+        } else {
+          reject(error);
+        }
+      };
+      const onAbort = () => finish();
+      if (this.#failure !== undefined) {
+        finish(new Error(this.#failure));
+        return;
+      }
+      this.#onFailure = (message) => finish(new Error(message));
+      signal.addEventListener("abort", onAbort, { once: true });
+      if (signal.aborted) finish();
+    });
+  }
+
+  /**
+   * Stops polling, shuts NVML down and ends the worker. Throws one line if
+   * NVML reported a problem or did not answer in time.
+   */
+  async close(): Promise<void> {
+    if (this.#failure !== undefined && this.#closed === undefined) {
+      // A failed worker answers nothing more; its failure was reported.
+      this.#worker.terminate();
+      this.#closed = Promise.resolve([]);
+    }
+    this.#closed ??= closeWorker(this.#worker, this.#replies);
+    const problems = await this.#closed;
+    if (problems.length > 0) {
+      throw new Error(`GPU monitor: ${problems.join("; ")}`);
+    }
+  }
+
+  #listen(): void {
+    this.#worker.onmessage = (event: MessageEvent<NvmlReply>) => {
+      const reply = event.data;
+      switch (reply.kind) {
+        case "note":
+          this.#tell(reply.note);
+          return;
+        case "failed":
+          this.#fail(`NVML worker failed: ${reply.message}`);
+          return;
+        default:
+          for (const waiter of this.#replies.splice(0)) waiter(reply);
+      }
+    };
+    this.#worker.onerror = (event: ErrorEvent) => {
+      // Handled here: an unhandled worker error would end the whole agent.
+      event.preventDefault();
+      this.#fail(`NVML worker failed: ${event.message}`);
+    };
+  }
+
+  #tell(note: PollerNote): void {
+    if (note.level === "warning") this.#warn(note.message);
+    else this.#info(note.message);
+  }
+
+  #fail(message: string): void {
+    this.#failure ??= message;
+    const waiters = this.#replies.splice(0);
+    for (const waiter of waiters) waiter({ kind: "failed", message });
+    this.#onFailure?.(message);
+  }
+}
+
+/** Posts `request` and waits for the worker's first answer or the deadline. */
+function firstReply(
+  worker: Worker,
+  request: NvmlRequest,
+  timeoutMs: number,
+): Promise<NvmlReply> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      resolve({
+        kind: "unavailable",
+        level: "warning",
+        reason: `NVML did not answer within ${
+          timeoutMs / 1000
+        } s (initializing the driver or listing GPUs hangs)`,
+      });
+    }, timeoutMs);
+    worker.onmessage = (event: MessageEvent<NvmlReply>) => {
+      if (event.data.kind === "note") return;
+      clearTimeout(timer);
+      resolve(event.data);
+    };
+    worker.onerror = (event: ErrorEvent) => {
+      event.preventDefault();
+      clearTimeout(timer);
+      resolve({
+        kind: "failed",
+        message: `NVML worker failed: ${event.message}`,
+      });
+    };
+    worker.postMessage(request);
+  });
+}
+
+/**
+ * Asks the worker to shut NVML down, waits for it (bounded), and ends the
+ * worker. Returns the problems reported; never throws.
+ */
+async function closeWorker(
+  worker: Worker,
+  replies?: ((reply: NvmlReply) => void)[],
+): Promise<readonly string[]> {
+  const answer = new Promise<readonly string[]>((resolve) => {
+    const timer = setTimeout(
+      () =>
+        resolve([
+          `NVML did not shut down within ${
+            NVML_CLOSE_TIMEOUT_MS / 1000
+          } s; left to the process exit`,
+        ]),
+      NVML_CLOSE_TIMEOUT_MS,
+    );
+    const done = (reply: NvmlReply) => {
+      clearTimeout(timer);
+      resolve(
+        reply.kind === "closed"
+          ? reply.problems
+          : reply.kind === "failed"
+          ? [reply.message]
+          : [],
+      );
+    };
+    if (replies !== undefined) {
+      replies.push(done);
+    } else {
+      worker.onmessage = (event: MessageEvent<NvmlReply>) => {
+        if (event.data.kind !== "note") done(event.data);
+      };
+    }
+  });
+  try {
+    worker.postMessage({ kind: "stop" } satisfies NvmlRequest);
+  } catch {
+    // A worker that is already gone has nothing to shut down.
+  }
+  const problems = await answer;
+  worker.terminate();
+  return problems;
+}

@@ -1,0 +1,236 @@
+import assert from "node:assert/strict";
+import { parseGpuColumn } from "./gpu_readings.ts";
+import { parseConfig } from "./load.ts";
+import { withAutoGpuMonitor } from "./normalize.ts";
+import { applyRunOptions } from "./overrides.ts";
+
+const NIC = `  - name: nic
+    device: "03:00.0"
+    columns: [{ name: rx, data_id: "0x1020000100000000" }]
+`;
+
+function agent(gpuMonitor: string, top = ""): string {
+  return `${top}monitors:\n${NIC}${gpuMonitor}`;
+}
+
+function problem(text: string): string {
+  try {
+    parseConfig(text, "a.yaml");
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error("expected a config error");
+}
+
+Deno.test("parseGpuColumn: GPU and reading, or * for either", () => {
+  assert.deepEqual(parseGpuColumn("gpu0.temperature"), {
+    ok: true,
+    value: { gpu: 0, reading: 0 },
+  });
+  assert.deepEqual(parseGpuColumn("gpu*.power"), {
+    ok: true,
+    value: { gpu: "*", reading: 1 },
+  });
+  assert.deepEqual(parseGpuColumn("gpu12.*"), {
+    ok: true,
+    value: { gpu: 12, reading: "*" },
+  });
+  assert.equal(parseGpuColumn("gpu01.power").ok, false);
+  assert.equal(parseGpuColumn("gpu64.power").ok, false);
+  assert.equal(parseGpuColumn("GPU0.power").ok, false);
+  const unknown = parseGpuColumn("gpu0.temp");
+  assert.equal(unknown.ok, false);
+  assert.match(
+    unknown.ok ? "" : unknown.problem,
+    /^names no GPU reading "temp"; readings are temperature, power, /,
+  );
+});
+
+Deno.test("a GPU monitor: readings expand to one column per reading, GPU defaults", () => {
+  const config = parseConfig(
+    agent(`  - name: gpu
+    source: nvml
+    readings: [gpu*.temperature, gpu0.*, gpu*.temperature]
+    rules:
+      - { name: hot, column: gpu*.temperature, comparison_type: gt, comparison_value: 85 }
+`),
+    "a.yaml",
+  );
+  const gpu = config.monitors[1];
+  assert.equal(gpu.source, "nvml");
+  assert.equal(gpu.samplePeriodNs, 1_000_000_000);
+  assert.equal(gpu.depth, 60);
+  assert.equal(gpu.device, undefined);
+  // The NIC keeps the reference's file name; the GPU log goes beside it.
+  assert.deepEqual(config.monitors.map((m) => m.eventLog), [
+    "events.log",
+    "gpu-events.log",
+  ]);
+  assert.equal(gpu.columns.length, 1 + 19);
+  assert.deepEqual(gpu.columns[0], {
+    name: "gpu*.temperature",
+    dataId: "nvml gpu*.temperature",
+    kind: "gauge",
+  });
+  assert.deepEqual(gpu.columns[3], {
+    name: "gpu0.energy",
+    dataId: "nvml gpu0.energy",
+    kind: "counter",
+  });
+  assert.deepEqual(gpu.rules, [{
+    name: "hot",
+    column: 0,
+    comparisonType: "gt",
+    comparisonValue: 85n,
+  }]);
+  assert.equal(config.gpu, "auto");
+});
+
+Deno.test("a GPU monitor without readings reads everything", () => {
+  const config = parseConfig(
+    agent("  - { name: gpu, source: nvml }\n"),
+    "a.yaml",
+  );
+  assert.equal(config.monitors[1].columns.length, 19);
+  assert.ok(
+    config.monitors[1].columns.every((c) => c.name.startsWith("gpu*.")),
+  );
+});
+
+Deno.test("GPU monitor mistakes are one line naming the place", () => {
+  assert.equal(
+    problem(agent("  - { name: gpu, source: nvml, readings: [gpu0.temp] }\n")),
+    'Cannot load config a.yaml: monitors[1].readings[0] names no GPU reading "temp"; readings are temperature, power, energy, gpu_utilization, memory_utilization, memory_used, memory_total, sm_clock, memory_clock, clock_event_reasons, ecc_corrected, ecc_uncorrected, pcie_replays, nvlink_crc_flit_errors, nvlink_crc_data_errors, nvlink_replay_errors, nvlink_recovery_errors, xid_errors, last_xid, got "gpu0.temp"',
+  );
+  assert.match(
+    problem(
+      agent(
+        '  - { name: gpu, source: nvml, columns: [{ name: t, data_id: "0x0000000000000001" }] }\n',
+      ),
+    ),
+    /monitors\[1\]\.columns is not for GPU monitors \(source nvml\); name GPU columns in readings/,
+  );
+  assert.match(
+    problem(agent('  - { name: gpu, source: nvml, device: "03:00.0" }\n')),
+    /monitors\[1\]\.device is for NIC monitors; a GPU monitor \(source nvml\) reads every GPU NVML finds/,
+  );
+  assert.match(
+    problem(agent(`  - name: gpu
+    source: nvml
+    rules: [{ name: r, data_id: "0x0000000000000001", comparison_type: gt, comparison_value: 1 }]
+`)),
+    /monitors\[1\]\.rules\[0\]\.data_id is for NIC monitors; a GPU rule names its column/,
+  );
+  assert.match(
+    problem(agent(`  - name: gpu
+    source: nvml
+    readings: [gpu*.power]
+    rules: [{ name: r, column: gpu*.temperature, comparison_type: gt, comparison_value: 1 }]
+`)),
+    /monitors\[1\]\.rules\[0\]\.column must be one of this monitor's column names \(gpu\*\.power\)/,
+  );
+  assert.match(
+    problem(
+      `monitors:\n  - { name: nic, device: x, readings: [gpu0.power], columns: [{ name: rx, data_id: "0x0000000000000001" }] }\n`,
+    ),
+    /monitors\[0\]\.readings is for GPU monitors \(source nvml\)/,
+  );
+  assert.match(
+    problem(agent("", "gpu: maybe\n")),
+    /^Cannot load config a\.yaml: gpu must be one of auto, off/,
+  );
+});
+
+Deno.test("withAutoGpuMonitor adds a GPU monitor beside a NIC monitor, unless told not to", () => {
+  const reference = parseConfig(
+    JSON.stringify({
+      "data-ids": [{ name: "rx", data_id: "0x0000000000000001" }],
+      rules: [],
+    }),
+    "rules.json",
+  );
+  const auto = withAutoGpuMonitor(reference);
+  assert.deepEqual(auto.monitors.map((m) => [m.name, m.source, m.eventLog]), [
+    ["nic", "doca", "events.log"],
+    ["gpu", "nvml", "gpu-events.log"],
+  ]);
+  const gpu = auto.monitors[1];
+  assert.equal(gpu.columns.length, 19);
+  assert.deepEqual(
+    gpu.rules.map((
+      r,
+    ) => [
+      r.name,
+      gpu.columns[r.column].name,
+      r.comparisonType,
+      r.comparisonValue,
+    ]),
+    [
+      ["GPU Xid error", "gpu*.xid_errors", "inc_gt", 1n],
+      ["GPU uncorrected ECC error", "gpu*.ecc_uncorrected", "inc_gt", 1n],
+    ],
+  );
+  // The log goes beside the NIC's, wherever that is.
+  const placed = withAutoGpuMonitor(
+    applyRunOptions(reference, {
+      eventLog: "/var/log/dpu-traceback/events.log",
+      forceOwnership: false,
+      quiet: true,
+      device: "03:00.0",
+    }),
+  );
+  assert.equal(
+    placed.monitors[1].eventLog,
+    "/var/log/dpu-traceback/gpu-events.log",
+  );
+  // Off, a simulated NIC, or a GPU monitor already there: nothing added.
+  assert.equal(
+    withAutoGpuMonitor({ ...reference, gpu: "off" }).monitors.length,
+    1,
+  );
+  assert.equal(
+    withAutoGpuMonitor(
+      applyRunOptions(reference, {
+        source: "sim",
+        forceOwnership: false,
+        quiet: true,
+      }),
+    ).monitors.length,
+    1,
+  );
+  const explicit = parseConfig(
+    agent("  - { name: mine, source: nvml }\n"),
+    "a.yaml",
+  );
+  assert.equal(withAutoGpuMonitor(explicit).monitors.length, 2);
+  assert.equal(
+    applyRunOptions(reference, {
+      gpu: "off",
+      device: "03:00.0",
+      forceOwnership: false,
+      quiet: true,
+    }).gpu,
+    "off",
+  );
+});
+
+Deno.test("run options leave a GPU monitor alone", () => {
+  const config = parseConfig(
+    agent("  - { name: gpu, source: nvml }\n"),
+    "a.yaml",
+  );
+  const applied = applyRunOptions(config, {
+    source: "sim",
+    device: "04:00.0",
+    eventLog: "nic.log",
+    forceOwnership: false,
+    quiet: true,
+  });
+  assert.deepEqual(
+    applied.monitors.map((m) => [m.source, m.device, m.eventLog]),
+    [
+      ["sim", "04:00.0", "nic.log"],
+      ["nvml", undefined, "gpu-events.log"],
+    ],
+  );
+});

@@ -1,0 +1,159 @@
+/**
+ * What a GPU monitor can read from each GPU, by the names operators write
+ * in a configuration (`gpu0.temperature`, `gpu*.power`, `gpu1.*`), and how
+ * those names expand once the GPUs are known.
+ *
+ * @module
+ */
+
+import type { ColumnKind } from "./types.ts";
+
+/** One per-GPU reading. */
+export interface GpuReading {
+  /** The name after `gpuN.` */
+  readonly name: string;
+  readonly kind: ColumnKind;
+  /** Unit and meaning, for check-config and the README. */
+  readonly help: string;
+}
+
+/**
+ * Every reading, in the order a GPU's columns appear. Counters only grow
+ * (volatile ECC counts reset when the driver loads, which the metrics
+ * treat as a counter reset).
+ */
+export const GPU_READINGS: readonly GpuReading[] = [
+  { name: "temperature", kind: "gauge", help: "GPU core temperature, °C" },
+  { name: "power", kind: "gauge", help: "power draw, mW" },
+  {
+    name: "energy",
+    kind: "counter",
+    help: "energy since the driver loaded, mJ",
+  },
+  { name: "gpu_utilization", kind: "gauge", help: "GPU utilization, %" },
+  {
+    name: "memory_utilization",
+    kind: "gauge",
+    help: "memory controller utilization, %",
+  },
+  { name: "memory_used", kind: "gauge", help: "memory used, bytes" },
+  { name: "memory_total", kind: "gauge", help: "memory installed, bytes" },
+  { name: "sm_clock", kind: "gauge", help: "SM clock, MHz" },
+  { name: "memory_clock", kind: "gauge", help: "memory clock, MHz" },
+  {
+    name: "clock_event_reasons",
+    kind: "gauge",
+    help:
+      "why clocks are held down (bitmask: 0x4 power cap, 0x8 hw slowdown, 0x20 sw thermal, 0x40 hw thermal, 0x80 power brake)",
+  },
+  {
+    name: "ecc_corrected",
+    kind: "counter",
+    help: "corrected ECC errors since the driver loaded",
+  },
+  {
+    name: "ecc_uncorrected",
+    kind: "counter",
+    help: "uncorrected ECC errors since the driver loaded",
+  },
+  { name: "pcie_replays", kind: "counter", help: "PCIe replay counter" },
+  {
+    name: "nvlink_crc_flit_errors",
+    kind: "counter",
+    help: "NVLink CRC flit errors, all links",
+  },
+  {
+    name: "nvlink_crc_data_errors",
+    kind: "counter",
+    help: "NVLink CRC data errors, all links",
+  },
+  {
+    name: "nvlink_replay_errors",
+    kind: "counter",
+    help: "NVLink replay errors, all links",
+  },
+  {
+    name: "nvlink_recovery_errors",
+    kind: "counter",
+    help: "NVLink recovery errors, all links",
+  },
+  {
+    name: "xid_errors",
+    kind: "counter",
+    help: "Xid critical error events seen by this agent",
+  },
+  { name: "last_xid", kind: "gauge", help: "code of the latest Xid (0: none)" },
+];
+
+const BY_NAME: ReadonlyMap<string, number> = new Map(
+  GPU_READINGS.map((r, i) => [r.name, i]),
+);
+
+/** The highest GPU index a name may give (NVML supports at most 64 GPUs). */
+export const MAX_GPU_INDEX = 63;
+
+/** A parsed column name: which GPUs (`*` = every GPU) and which readings. */
+export interface GpuColumnPattern {
+  /** A GPU index, or `"*"` for every GPU NVML reports. */
+  readonly gpu: number | "*";
+  /** An index into {@linkcode GPU_READINGS}, or `"*"` for all of them. */
+  readonly reading: number | "*";
+}
+
+/**
+ * Parses a GPU column name. Returns the pattern, or a problem phrased to
+ * follow the value's path in an error message.
+ *
+ * @example
+ * ```ts
+ * import { parseGpuColumn } from "./gpu_readings.ts";
+ * parseGpuColumn("gpu*.power"); // { ok: true, value: { gpu: "*", reading: 1 } }
+ * ```
+ */
+export function parseGpuColumn(
+  text: string,
+):
+  | { readonly ok: true; readonly value: GpuColumnPattern }
+  | { readonly ok: false; readonly problem: string } {
+  const match = /^gpu(\*|0|[1-9][0-9]?)\.([a-z_*]+)$/.exec(text);
+  if (match === null) {
+    return {
+      ok: false,
+      problem:
+        `must be gpuN.READING, gpu*.READING, gpuN.* or gpu*.* (e.g. gpu0.temperature)`,
+    };
+  }
+  const gpu = match[1] === "*" ? "*" : Number(match[1]);
+  if (gpu !== "*" && gpu > MAX_GPU_INDEX) {
+    return {
+      ok: false,
+      problem: `names GPU ${gpu}; GPU indexes go from 0 to ${MAX_GPU_INDEX}`,
+    };
+  }
+  if (match[2] === "*") return { ok: true, value: { gpu, reading: "*" } };
+  const reading = BY_NAME.get(match[2]);
+  if (reading === undefined) {
+    return {
+      ok: false,
+      problem: `names no GPU reading "${match[2]}"; readings are ${
+        GPU_READINGS.map((r) => r.name).join(", ")
+      }`,
+    };
+  }
+  return { ok: true, value: { gpu, reading } };
+}
+
+/** The GPU column name of one reading of one GPU. */
+export function gpuColumnName(gpu: number, reading: number): string {
+  return `gpu${gpu}.${GPU_READINGS[reading].name}`;
+}
+
+/** The readings (indexes into {@linkcode GPU_READINGS}) a pattern names for `gpu`. */
+export function matchingReadings(
+  pattern: GpuColumnPattern,
+  gpu: number,
+): readonly number[] {
+  if (pattern.gpu !== "*" && pattern.gpu !== gpu) return [];
+  if (pattern.reading !== "*") return [pattern.reading];
+  return GPU_READINGS.map((_, i) => i);
+}
