@@ -22,6 +22,7 @@ export type {
   ColumnConfig,
   ColumnKind,
   ComparisonType,
+  GpuMode,
   MonitorColumn,
   MonitorConfig,
   RuleConfig,
@@ -30,6 +31,9 @@ export type {
 export { loadConfig, parseConfig } from "./config/load.ts";
 export type { LoadConfigOptions, ParseConfigOptions } from "./config/load.ts";
 export { describeConfig } from "./config/describe.ts";
+export { GPU_READINGS, parseGpuColumn } from "./config/gpu_readings.ts";
+export type { GpuColumnPattern, GpuReading } from "./config/gpu_readings.ts";
+export { withAutoGpuMonitor } from "./config/normalize.ts";
 
 export { SampleRing } from "./rules/ring.ts";
 export { Rule } from "./rules/rule.ts";
@@ -50,7 +54,16 @@ export { formatColumnNames, formatHeader } from "./events/header.ts";
 export { EventTally, formatEventTable } from "./events/tally.ts";
 export type { EventRecord } from "./events/tally.ts";
 
-export type { Collector, SampleSink } from "./collectors/collector.ts";
+export type {
+  Collector,
+  SampleSink,
+  SourceDevice,
+} from "./collectors/collector.ts";
+export { NvmlCollector } from "./collectors/nvml.ts";
+export type { NvmlCollectorOptions, NvmlOpened } from "./collectors/nvml.ts";
+export { expandGpuMonitor } from "./collectors/gpu_monitor.ts";
+export type { ExpandedGpuMonitor } from "./collectors/gpu_monitor.ts";
+export type { GpuColumn, GpuInfo } from "./collectors/nvml_poller.ts";
 export { SimCollector } from "./collectors/sim.ts";
 export type { SimOptions } from "./collectors/sim.ts";
 export { ReplayCollector } from "./collectors/replay.ts";

@@ -104,6 +104,8 @@ const FIELD_READINGS: readonly (readonly [number, number])[] = [
   [R.nvlink_recovery_errors, FieldId.NVLINK_RECOVERY_ERROR_COUNT_TOTAL],
 ];
 
+const NO_NOTES: readonly PollerNote[] = Object.freeze([]);
+
 /** Polls in a row with a failed call before a GPU is taken down. */
 export const FAILURES_BEFORE_DOWN = 3;
 /** Events drained per poll at most, so an event storm cannot hold a poll. */
@@ -460,7 +462,9 @@ export class NvmlPoller {
   }
 
   /** Notes gathered since the last call (unsupported readings, GPUs down). */
-  takeNotes(): PollerNote[] {
+  takeNotes(): readonly PollerNote[] {
+    // Most polls have nothing to say: hand back one shared empty list.
+    if (this.#notes.length === 0) return NO_NOTES;
     const notes = this.#notes;
     this.#notes = [];
     return notes;

@@ -18,6 +18,7 @@ const SIM_ENV = [
   "NVML_SIM_XID",
   "NVML_SIM_TEMPERATURE",
   "NVML_SIM_SLOW",
+  "NVML_SIM_POWER_FAIL",
 ];
 
 /** Runs `fn` with the simulator's variables set as given (others unset). */
@@ -397,4 +398,51 @@ Deno.test("NvmlPoller: a file that is not a usable library is a warning naming i
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("NvmlPoller: a GPU failing 3 polls in a row goes down; fewer failures are counted and ridden out", async () => {
+  // gpu0 fails ticks 2-3 (twice), gpu1 fails from tick 3 on.
+  await withSim({
+    NVML_SIM_GPUS: "2",
+    NVML_SIM_POWER_FAIL: "0:2:4:999;1:3:100:2",
+  }, ({ dir }) => {
+    const poller = open(dir);
+    try {
+      const columns = allColumns([0, 1]);
+      poller.start(columns);
+      const record = new Uint32Array(poller.recordWords);
+      const downAt: number[] = [];
+      for (let tick = 1; tick <= 8; tick++) {
+        poller.poll(record, Date.now());
+        const got = decode(record, columns);
+        // A failed power read keeps the last good value; the rest is fresh.
+        const power0 = tick === 2 || tick === 3 ? 1 : tick;
+        assert.equal(
+          got.get("gpu0.power"),
+          BigInt(nvmlSimValues(0, power0).power),
+        );
+        got.set("gpu0.power", BigInt(nvmlSimValues(0, tick).power));
+        assertReadings(got, 0, tick);
+        for (const note of poller.takeNotes()) {
+          assert.equal(note.downGpu, 1);
+          assert.match(
+            note.message,
+            /^gpu1 \(0000:28:00\.0, .+\) failed 3 polls in a row \(last: NVML_ERROR_INVALID_ARGUMENT\): no longer read/,
+          );
+          downAt.push(tick);
+        }
+      }
+      assert.deepEqual(downAt, [5]);
+      assert.ok(poller.isUp(0));
+      assert.equal(poller.isUp(1), false);
+      assert.equal(poller.errors[31], 2, "gpu0's two UNKNOWN (999) failures");
+      assert.equal(
+        poller.errors[2],
+        3,
+        "gpu1's three INVALID_ARGUMENT failures",
+      );
+    } finally {
+      poller.close();
+    }
+  });
 });

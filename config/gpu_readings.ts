@@ -21,6 +21,12 @@ export interface GpuReading {
  * Every reading, in the order a GPU's columns appear. Counters only grow
  * (volatile ECC counts reset when the driver loads, which the metrics
  * treat as a counter reset).
+ *
+ * @example
+ * ```ts
+ * import { GPU_READINGS } from "./gpu_readings.ts";
+ * GPU_READINGS.find((r) => r.name === "energy")?.kind; // "counter"
+ * ```
  */
 export const GPU_READINGS: readonly GpuReading[] = [
   { name: "temperature", kind: "gauge", help: "GPU core temperature, °C" },
@@ -146,14 +152,4 @@ export function parseGpuColumn(
 /** The GPU column name of one reading of one GPU. */
 export function gpuColumnName(gpu: number, reading: number): string {
   return `gpu${gpu}.${GPU_READINGS[reading].name}`;
-}
-
-/** The readings (indexes into {@linkcode GPU_READINGS}) a pattern names for `gpu`. */
-export function matchingReadings(
-  pattern: GpuColumnPattern,
-  gpu: number,
-): readonly number[] {
-  if (pattern.gpu !== "*" && pattern.gpu !== gpu) return [];
-  if (pattern.reading !== "*") return [pattern.reading];
-  return GPU_READINGS.map((_, i) => i);
 }
