@@ -119,6 +119,12 @@ export class Agent {
       await closeAll(collectors);
       throw error;
     }
+    if (configs.length === 0) {
+      // Only GPU monitors were configured, and none could start.
+      throw new Error(
+        `Cannot start: no monitor left to run (${config.file} has only GPU monitors, and they are off)`,
+      );
+    }
     const monitors: AgentMonitor[] = [];
     try {
       for (const [i, m] of configs.entries()) {

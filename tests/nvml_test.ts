@@ -359,3 +359,26 @@ Deno.test("a NIC monitor on DOCA brings the GPU monitor with it (gpu: auto), Xid
     }
   });
 });
+
+Deno.test("a config with only a GPU monitor and no usable NVML exits 1 saying so", async () => {
+  await withSims(async (nvmlDir, dir) => {
+    const file = join(dir, "gpu-only.yaml");
+    await Deno.writeTextFile(
+      file,
+      `monitors:\n  - { name: gpu, source: nvml, event_log: ${
+        join(dir, "g.log")
+      } }\n`,
+    );
+    const result = await runCli(["-c", file, "--duration", "1"], {
+      env: { NVML_LIB_DIR: nvmlDir, NVML_SIM_INIT_RETURN: "9" },
+    });
+    assert.equal(result.code, 1);
+    assert.deepEqual(
+      errorLines(result.stderr).map((l) => l.replace(/\(.*\)/, "(…)")),
+      [
+        `dpu-traceback: GPU monitor "gpu" is off: NVML did not initialize: NVML_ERROR_DRIVER_NOT_LOADED (…) from ${nvmlDir}/libnvidia-ml.so.1`,
+        `dpu-traceback: Cannot start: no monitor left to run (…)`,
+      ],
+    );
+  });
+});
