@@ -179,7 +179,8 @@ try {
     "GPU monitor on, every temperature and power read blocks 300 ms",
     true,
     {
-      NVML_SIM_SLOW: "nvmlDeviceGetTemperature:300,nvmlDeviceGetPowerUsage:300",
+      NVML_SIM_SLOW:
+        "nvmlDeviceGetTemperatureV:300,nvmlDeviceGetPowerUsage:300",
     },
   );
   console.log();

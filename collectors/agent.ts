@@ -87,18 +87,30 @@ export class Agent {
   ): Promise<Agent> {
     const tally = new EventTally();
     // Collectors first: a bad source must fail before any log gets a header.
+    // GPU monitors open first, all at once: NVML may take seconds to
+    // initialize, and a NIC source starts sampling as soon as it is open.
+    const gpus = await Promise.all(
+      config.monitors.map((m) =>
+        m.source === "nvml"
+          ? NvmlCollector.open({
+            config: m,
+            libDirs: [
+              ...(config.nvmlLibDir === undefined ? [] : [config.nvmlLibDir]),
+              ...nvmlLibraryDirs(),
+            ],
+            warn: options.warn,
+            info: options.info,
+          })
+          : undefined
+      ),
+    );
     const collectors: Collector[] = [];
     // GPU monitors are made concrete once NVML has listed the GPUs.
     const configs: MonitorConfig[] = [];
     try {
-      for (const m of config.monitors) {
-        if (m.source === "nvml") {
-          const opened = await NvmlCollector.open({
-            config: m,
-            libDirs: nvmlLibraryDirs(config.nvmlLibDir),
-            warn: options.warn,
-            info: options.info,
-          });
+      for (const [i, m] of config.monitors.entries()) {
+        const opened = gpus[i];
+        if (opened !== undefined) {
           if (!opened.ok) {
             const say = opened.level === "info" ? options.info : options.warn;
             say?.(`GPU monitor "${m.name}" is off: ${opened.reason}`);
@@ -116,7 +128,13 @@ export class Agent {
         configs.push(m);
       }
     } catch (error) {
-      await closeAll(collectors);
+      // GPU collectors not yet in the list are closed too.
+      await closeAll([
+        ...collectors,
+        ...gpus.flatMap((g) =>
+          g?.ok && !collectors.includes(g.collector) ? [g.collector] : []
+        ),
+      ]);
       throw error;
     }
     if (configs.length === 0) {
@@ -209,12 +227,17 @@ export class Agent {
    * failures (one per log that could not finish); never throws.
    */
   async close(): Promise<Error[]> {
-    // Sources first (stop the device), then the logs they fed.
-    const failures = await closeAll(this.monitors.map((m) => m.collector));
-    const results = await Promise.allSettled(
-      this.monitors.map((m) => m.log.close()),
-    );
-    return [...failures, ...rejections(results)];
+    // Each source first (stop the device), then the log it fed. An
+    // independent source (a GPU monitor, whose driver may hang) holds up
+    // only its own log, and its trouble is a warning, not a failure.
+    const results = await Promise.all(this.monitors.map(async (m) => {
+      const failures = await closeAll([m.collector]);
+      const closed = await Promise.allSettled([m.log.close()]);
+      if (!m.collector.independent) return [...failures, ...rejections(closed)];
+      for (const failure of failures) this.#warn?.(failure.message);
+      return rejections(closed);
+    }));
+    return results.flat();
   }
 }
 

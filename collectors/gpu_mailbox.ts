@@ -8,7 +8,7 @@
  * @module
  */
 
-import { ERROR_SLOTS } from "./nvml_poller.ts";
+import { ERROR_SLOTS, type NvmlPoller } from "./nvml_poller.ts";
 
 /** Records the ring holds: a minute of 1 s polls is far more than a drain needs. */
 export const MAILBOX_RECORDS = 64;
@@ -22,7 +22,10 @@ export class GpuMailbox {
   /** Words per record (timestamp and columns, 2 words each). */
   readonly recordWords: number;
   readonly capacity: number;
-  /** [0]: records written so far (wraps at 2^31, compared by difference). */
+  /**
+   * [0]: records written so far (wraps at 2^31, compared by difference);
+   * [1]: the NVML call in progress ({@linkcode NvmlPoller.busy}).
+   */
   readonly control: Int32Array;
   /** How late each record's poll started, ms, by slot. */
   readonly lateness: Float64Array;
@@ -41,6 +44,12 @@ export class GpuMailbox {
     buffer?: SharedArrayBuffer,
     capacity = MAILBOX_RECORDS,
   ) {
+    // A power of two divides 2^32, so slots stay in step when n wraps.
+    if (capacity <= 0 || (capacity & (capacity - 1)) !== 0) {
+      throw new RangeError(
+        `GpuMailbox capacity must be a power of two, got ${capacity}`,
+      );
+    }
     const controlBytes = 8;
     const latenessBytes = capacity * 8;
     const errorBytes = ERROR_SLOTS * 8;

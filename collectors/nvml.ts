@@ -12,12 +12,18 @@
  */
 
 import type { MonitorConfig } from "../config/types.ts";
-import { nvmlReturnName } from "../ffi/nvml.ts";
+import { NvmlReturn, nvmlReturnName } from "../ffi/nvml.ts";
 import type { Collector, SampleSink, SourceDevice } from "./collector.ts";
 import { expandGpuMonitor } from "./gpu_monitor.ts";
 import { GpuMailbox } from "./gpu_mailbox.ts";
 import type { NvmlReply, NvmlRequest } from "./nvml_worker.ts";
-import type { GpuColumn, GpuInfo, PollerNote } from "./nvml_poller.ts";
+import {
+  CALL_NAMES,
+  ERROR_SLOTS,
+  type GpuColumn,
+  type GpuInfo,
+  type PollerNote,
+} from "./nvml_poller.ts";
 import { PollStats } from "./poll_stats.ts";
 
 /** How long NVML may take to initialize and list the GPUs. */
@@ -26,6 +32,8 @@ export const NVML_OPEN_TIMEOUT_MS = 15_000;
 const NVML_CLOSE_TIMEOUT_MS = 5_000;
 /** The longest a record waits in the mailbox before the ring gets it. */
 const DRAIN_INTERVAL_MS = 100;
+/** No record for this long (or 3 periods, if longer) means NVML is stuck. */
+const STALL_MS = 10_000;
 
 /** Options of {@linkcode NvmlCollector.open}. */
 export interface NvmlCollectorOptions {
@@ -37,6 +45,8 @@ export interface NvmlCollectorOptions {
   readonly warn?: (message: string) => void;
   readonly info?: (message: string) => void;
   readonly openTimeoutMs?: number;
+  /** No record for this long means NVML is stuck (default 10 s or 3 periods). */
+  readonly stallMs?: number;
 }
 
 /** What opening the GPU monitor gave. */
@@ -87,6 +97,10 @@ export class NvmlCollector implements Collector {
   #failure: string | undefined;
   #onFailure: ((message: string) => void) | undefined;
   #closed: Promise<readonly string[]> | undefined;
+  /** The GPU whose NVML call has not returned for too long, or -1. */
+  #stalledGpu = -1;
+  #name: string;
+  #stallMs: number;
   #replies: ((reply: NvmlReply) => void)[] = [];
 
   private constructor(
@@ -95,6 +109,8 @@ export class NvmlCollector implements Collector {
     columns: readonly GpuColumn[],
     recordWords: number,
     periodMs: number,
+    name: string,
+    stallMs: number | undefined,
     warn: (message: string) => void,
     info: (message: string) => void,
   ) {
@@ -109,7 +125,11 @@ export class NvmlCollector implements Collector {
     this.#periodMs = periodMs;
     this.#warn = warn;
     this.#info = info;
+    this.#name = name;
+    this.#stallMs = stallMs ?? Math.max(STALL_MS, 3 * periodMs);
     const mailbox = this.#mailbox;
+    // Up until the worker says otherwise (it starts with the first poll).
+    for (const g of this.gpus) mailbox.gpuUp[g.index] = 1;
     this.devices = this.gpus.map((g) => ({
       labels: [
         ["device", `gpu${g.index}`],
@@ -117,7 +137,7 @@ export class NvmlCollector implements Collector {
         ["pci_bus_id", g.pciBusId],
         ["model", g.name],
       ] as const,
-      up: () => mailbox.gpuUp[g.index] === 1,
+      up: () => this.isUp(g.index),
     }));
   }
 
@@ -150,7 +170,9 @@ export class NvmlCollector implements Collector {
             : "NVML worker answered out of turn",
         };
     }
-    for (const line of first.skipped) warn(line);
+    for (const line of first.skipped) {
+      warn(`monitor "${options.config.name}": ${line}`);
+    }
     const expanded = expandGpuMonitor(
       options.config,
       first.gpus.map((g) => g.index),
@@ -175,6 +197,8 @@ export class NvmlCollector implements Collector {
       expanded.columns,
       2 * (1 + expanded.columns.length),
       options.config.samplePeriodNs / 1e6,
+      options.config.name,
+      options.stallMs,
       warn,
       info,
     );
@@ -182,9 +206,13 @@ export class NvmlCollector implements Collector {
     return { ok: true, collector, config: expanded.config };
   }
 
-  /** Whether GPU `index` still contributes. */
+  /**
+   * Whether GPU `index` still contributes: not taken down by the worker,
+   * not stuck in an NVML call, and the worker itself alive.
+   */
   isUp(index: number): boolean {
-    return this.#mailbox.gpuUp[index] === 1;
+    return this.#mailbox.gpuUp[index] === 1 && this.#stalledGpu !== index &&
+      this.#failure === undefined;
   }
 
   /**
@@ -210,14 +238,26 @@ export class NvmlCollector implements Collector {
     const stats = this.pollStats;
     const seen = new Float64Array(mailbox.errors.length);
     const words = mailbox.recordWords;
+    const stallMs = this.#stallMs;
     let read = 0;
+    let lastWritten = 0;
+    let lastProgressMs = performance.now();
     const drain = () => {
       const written = mailbox.written();
+      const now = performance.now();
+      if (written !== lastWritten) {
+        if (this.#stalledGpu !== -1) this.#resumed(now - lastProgressMs);
+        lastWritten = written;
+        lastProgressMs = now;
+      } else if (this.#stalledGpu === -1 && now - lastProgressMs > stallMs) {
+        this.#stalled(now - lastProgressMs);
+      }
       let behind = (written - read) | 0;
-      if (behind >= mailbox.capacity) {
-        // Only if this thread stalled for capacity periods: the oldest
-        // slots are being rewritten, so they are lost, and said so.
-        const lost = behind - (mailbox.capacity - 1);
+      // Keep one slot clear of the one the worker may be writing now: only
+      // after this thread stalled for capacity periods are records lost,
+      // and then they are counted.
+      if (behind >= mailbox.capacity - 1) {
+        const lost = behind - (mailbox.capacity - 2);
         sink.gap(lost);
         read = (read + lost) | 0;
         behind -= lost;
@@ -237,7 +277,11 @@ export class NvmlCollector implements Collector {
         const count = mailbox.errors[code];
         if (count === seen[code]) continue;
         seen[code] = count;
-        stats.errors.set(nvmlReturnName(code), count);
+        // The last slot gathers 999 (UNKNOWN) and codes newer than ours.
+        stats.errors.set(
+          nvmlReturnName(code === ERROR_SLOTS - 1 ? NvmlReturn.UNKNOWN : code),
+          count,
+        );
       }
     };
     return new Promise((resolve, reject) => {
@@ -303,6 +347,34 @@ export class NvmlCollector implements Collector {
       event.preventDefault();
       this.#fail(`NVML worker failed: ${event.message}`);
     };
+  }
+
+  /** Says, once, which NVML call has kept the worker from sampling. */
+  #stalled(forMs: number): void {
+    const busy = Atomics.load(this.#mailbox.control, 1);
+    const call = (busy & 0xff) - 1;
+    const gpu = busy >> 8;
+    this.#stalledGpu = call === CALL_NAMES.length - 1 || busy === 0 ? -2 : gpu;
+    this.#warn(
+      `monitor "${this.#name}": no GPU sample for ${
+        (forMs / 1000).toFixed(1)
+      } s: ${
+        busy === 0
+          ? "the NVML worker is not polling"
+          : call === CALL_NAMES.length - 1
+          ? "NVML's Xid event wait has not returned"
+          : `NVML's ${CALL_NAMES[call]} call on gpu${gpu} has not returned`
+      }; GPU samples resume when it does`,
+    );
+  }
+
+  #resumed(afterMs: number): void {
+    this.#stalledGpu = -1;
+    this.#info(
+      `monitor "${this.#name}": GPU samples again, after ${
+        (afterMs / 1000).toFixed(1)
+      } s without`,
+    );
   }
 
   #tell(note: PollerNote): void {

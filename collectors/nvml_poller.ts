@@ -40,6 +40,8 @@ import {
   type NvmlSymbols,
   PCI_INFO_BYTES,
   readFieldValue,
+  TEMPERATURE_V1_BYTES,
+  TEMPERATURE_V1_VERSION,
   TemperatureSensor,
   UTILIZATION_BYTES,
   UUID_BUFFER_SIZE,
@@ -162,7 +164,11 @@ const CALL_OF: readonly (Call | -1)[] = GPU_READINGS.map((r) => {
   }
 });
 
-const CALL_NAMES = [
+/**
+ * What each call reads, for messages; the last entry is the Xid event
+ * wait. Index + 1 is what {@linkcode NvmlPoller.busy} holds during a call.
+ */
+export const CALL_NAMES: readonly string[] = [
   "temperature",
   "power",
   "energy",
@@ -174,7 +180,9 @@ const CALL_NAMES = [
   "ecc_corrected",
   "ecc_uncorrected",
   "field values (pcie_replays, nvlink_*)",
+  "Xid event wait",
 ];
+const EVENT_WAIT = CALL_NAMES.length - 1;
 
 /** Per-GPU state during polling. */
 interface GpuState {
@@ -193,9 +201,15 @@ interface GpuState {
   fieldBuffer: Uint8Array;
   fieldView: DataView;
   up: boolean;
+  /** Polls in a row in which every call failed. */
   failedPolls: number;
+  /** Polls in a row in which each call failed, by call. */
+  readonly streaks: Int32Array;
+  /** The latest failure code of each call. */
+  readonly lastErrors: Int32Array;
   useMemoryV2: boolean;
   useEventReasons: boolean;
+  useTemperatureV: boolean;
 }
 
 /**
@@ -218,6 +232,12 @@ export class NvmlPoller {
   readonly errors: Float64Array = new Float64Array(ERROR_SLOTS);
   /** Words in one record: timestamp and every column, 2 words each. */
   recordWords = 2;
+  /**
+   * Where the call in progress is published for a watchdog on another
+   * thread: `busy[0]` is `gpu << 8 | (call + 1)` during an NVML call (call
+   * indexes {@linkcode CALL_NAMES}), 0 between polls.
+   */
+  busy: Int32Array = new Int32Array(1);
 
   #lib: Deno.DynamicLibrary<typeof NVML_SYMBOLS> | null;
   #nvml: NvmlSymbols;
@@ -233,6 +253,7 @@ export class NvmlPoller {
   #util = new Uint32Array(UTILIZATION_BYTES / 4);
   #mem = new Uint32Array(MEMORY_BYTES / 4);
   #memV2 = new Uint32Array(MEMORY_V2_BYTES / 4);
+  #temperatureV = new Int32Array(TEMPERATURE_V1_BYTES / 4);
 
   private constructor(
     lib: Deno.DynamicLibrary<typeof NVML_SYMBOLS>,
@@ -396,9 +417,12 @@ export class NvmlPoller {
           fieldView: new DataView(new ArrayBuffer(0)),
           up: true,
           failedPolls: 0,
+          streaks: new Int32Array(EVENT_WAIT),
+          lastErrors: new Int32Array(EVENT_WAIT),
           useMemoryV2: this.#nvml.nvmlDeviceGetMemoryInfo_v2 !== null,
           useEventReasons:
             this.#nvml.nvmlDeviceGetCurrentClocksEventReasons !== null,
+          useTemperatureV: this.#nvml.nvmlDeviceGetTemperatureV !== null,
         };
         states.set(column.gpu, state);
       }
@@ -437,28 +461,49 @@ export class NvmlPoller {
     for (let i = 0; i < this.#gpus.length; i++) {
       const gpu = this.#gpus[i];
       if (!gpu.up) continue;
-      let failed = 0;
+      let last = 0;
+      let tried = 0;
+      let failures = 0;
       // A failed call may drop itself from gpu.calls: walk a stable list.
       const calls = gpu.calls;
       for (let c = 0; c < calls.length && gpu.up; c++) {
-        const code = this.#read(gpu, calls[c], record);
-        if (code === NvmlReturn.SUCCESS) continue;
-        const counted = this.#failure(gpu, calls[c], code, record);
-        if (counted !== 0) failed = counted;
+        const call = calls[c];
+        Atomics.store(this.busy, 0, (gpu.info.index << 8) | (call + 1));
+        const code = this.#read(gpu, call, record);
+        if (code === NvmlReturn.SUCCESS) {
+          tried++;
+          gpu.streaks[call] = 0;
+          continue;
+        }
+        const counted = this.#failure(gpu, call, code, record);
+        if (counted === 0) continue;
+        tried++;
+        failures++;
+        last = counted;
+        gpu.streaks[call]++;
+        gpu.lastErrors[call] = counted;
       }
       if (!gpu.up) continue;
-      if (failed === 0) {
-        gpu.failedPolls = 0;
-      } else if (++gpu.failedPolls >= FAILURES_BEFORE_DOWN) {
-        this.#down(
-          gpu,
-          `failed ${FAILURES_BEFORE_DOWN} polls in a row (last: ${
-            nvmlReturnName(failed)
-          })`,
-        );
+      if (tried > 0 && failures === tried) {
+        // Nothing answers: the GPU, not a reading, is in trouble.
+        if (++gpu.failedPolls >= FAILURES_BEFORE_DOWN) {
+          this.#down(
+            gpu,
+            `failed every call ${FAILURES_BEFORE_DOWN} polls in a row (last: ${
+              nvmlReturnName(last)
+            })`,
+          );
+        }
+        continue;
       }
+      gpu.failedPolls = 0;
+      if (failures > 0) this.#dropFailingCalls(gpu);
     }
-    if (this.#eventSet !== null) this.#drainEvents(record);
+    if (this.#eventSet !== null) {
+      Atomics.store(this.busy, 0, EVENT_WAIT + 1);
+      this.#drainEvents(record);
+    }
+    Atomics.store(this.busy, 0, 0);
   }
 
   /** Notes gathered since the last call (unsupported readings, GPUs down). */
@@ -508,6 +553,27 @@ export class NvmlPoller {
     let code: number;
     switch (call) {
       case Call.Temperature:
+        if (gpu.useTemperatureV) {
+          const v = this.#temperatureV;
+          v[0] = TEMPERATURE_V1_VERSION;
+          v[1] = TemperatureSensor.GPU;
+          v[2] = 0;
+          code = nvml.nvmlDeviceGetTemperatureV!(h, v);
+          if (code === 0) {
+            put32(record, at[R.temperature], v[2] > 0 ? v[2] : 0);
+            return code;
+          }
+          if (
+            !isUnsupported(code) &&
+            code !== NvmlReturn.ARGUMENT_VERSION_MISMATCH
+          ) {
+            return code;
+          }
+          gpu.useTemperatureV = false;
+        }
+        if (nvml.nvmlDeviceGetTemperature === null) {
+          return NvmlReturn.FUNCTION_NOT_FOUND;
+        }
         code = nvml.nvmlDeviceGetTemperature(h, TemperatureSensor.GPU, u32);
         if (code === 0) put32(record, at[R.temperature], u32[0]);
         return code;
@@ -547,8 +613,10 @@ export class NvmlPoller {
             gpu.useEventReasons = false;
             return this.#read(gpu, call, record);
           }
-        } else {
+        } else if (nvml.nvmlDeviceGetCurrentClocksThrottleReasons !== null) {
           code = nvml.nvmlDeviceGetCurrentClocksThrottleReasons(h, u64);
+        } else {
+          return NvmlReturn.FUNCTION_NOT_FOUND;
         }
         if (code === 0) put64(record, at[R.clock_event_reasons], u64);
         return code;
@@ -703,13 +771,32 @@ export class NvmlPoller {
     return code;
   }
 
+  /**
+   * A call that fails poll after poll while others answer is one broken
+   * reading: it is no longer asked, and its columns keep their last values.
+   */
+  #dropFailingCalls(gpu: GpuState): void {
+    for (const call of gpu.calls) {
+      if (gpu.streaks[call] < FAILURES_BEFORE_DOWN) continue;
+      gpu.calls = gpu.calls.filter((c) => c !== call);
+      this.#notes.push({
+        level: "warning",
+        message: `${label(gpu.info)}: ${
+          CALL_NAMES[call]
+        } failed ${FAILURES_BEFORE_DOWN} polls in a row (${
+          nvmlReturnName(gpu.lastErrors[call])
+        }): no longer read, keeps its last value; the GPU's other readings go on`,
+      });
+    }
+  }
+
   #down(gpu: GpuState, why: string): void {
     gpu.up = false;
     this.#notes.push({
       level: "warning",
       message: `${
         label(gpu.info)
-      } ${why}: no longer read, its columns keep their last values; the other GPUs go on`,
+      } ${why}: no longer read, its columns keep their last values; other GPUs are read as before`,
       downGpu: gpu.info.index,
     });
   }

@@ -400,8 +400,8 @@ Deno.test("NvmlPoller: a file that is not a usable library is a warning naming i
   }
 });
 
-Deno.test("NvmlPoller: a GPU failing 3 polls in a row goes down; fewer failures are counted and ridden out", async () => {
-  // gpu0 fails ticks 2-3 (twice), gpu1 fails from tick 3 on.
+Deno.test("NvmlPoller: a reading failing 3 polls in a row is dropped alone; fewer failures are ridden out", async () => {
+  // gpu0's power fails at ticks 2-3 (twice), gpu1's from tick 3 on.
   await withSim({
     NVML_SIM_GPUS: "2",
     NVML_SIM_POWER_FAIL: "0:2:4:999;1:3:100:2",
@@ -411,7 +411,7 @@ Deno.test("NvmlPoller: a GPU failing 3 polls in a row goes down; fewer failures 
       const columns = allColumns([0, 1]);
       poller.start(columns);
       const record = new Uint32Array(poller.recordWords);
-      const downAt: number[] = [];
+      const notes: string[] = [];
       for (let tick = 1; tick <= 8; tick++) {
         poller.poll(record, Date.now());
         const got = decode(record, columns);
@@ -421,20 +421,22 @@ Deno.test("NvmlPoller: a GPU failing 3 polls in a row goes down; fewer failures 
           got.get("gpu0.power"),
           BigInt(nvmlSimValues(0, power0).power),
         );
+        assert.equal(
+          got.get("gpu1.power"),
+          BigInt(nvmlSimValues(1, Math.min(tick, 2)).power),
+        );
         got.set("gpu0.power", BigInt(nvmlSimValues(0, tick).power));
+        got.set("gpu1.power", BigInt(nvmlSimValues(1, tick).power));
         assertReadings(got, 0, tick);
-        for (const note of poller.takeNotes()) {
-          assert.equal(note.downGpu, 1);
-          assert.match(
-            note.message,
-            /^gpu1 \(0000:28:00\.0, .+\) failed 3 polls in a row \(last: NVML_ERROR_INVALID_ARGUMENT\): no longer read/,
-          );
-          downAt.push(tick);
-        }
+        assertReadings(got, 1, tick);
+        notes.push(
+          ...poller.takeNotes().map((n) => `${tick} ${n.level} ${n.message}`),
+        );
       }
-      assert.deepEqual(downAt, [5]);
-      assert.ok(poller.isUp(0));
-      assert.equal(poller.isUp(1), false);
+      assert.deepEqual(notes, [
+        "5 warning gpu1 (0000:28:00.0, GPU-5a1e0000-0000-4000-8000-000000000001): power failed 3 polls in a row (NVML_ERROR_INVALID_ARGUMENT): no longer read, keeps its last value; the GPU's other readings go on",
+      ]);
+      assert.ok(poller.isUp(0) && poller.isUp(1));
       assert.equal(poller.errors[31], 2, "gpu0's two UNKNOWN (999) failures");
       assert.equal(
         poller.errors[2],
@@ -445,4 +447,43 @@ Deno.test("NvmlPoller: a GPU failing 3 polls in a row goes down; fewer failures 
       poller.close();
     }
   });
+});
+
+Deno.test("NvmlPoller: a GPU whose every call fails 3 polls in a row goes down", async () => {
+  await withSim(
+    { NVML_SIM_GPUS: "2", NVML_SIM_POWER_FAIL: "1:0:100:2" },
+    ({ dir }) => {
+      const poller = open(dir);
+      try {
+        const R = (name: string) =>
+          GPU_READINGS.findIndex((r) => r.name === name);
+        const columns: GpuColumn[] = [
+          { gpu: 0, reading: R("temperature") },
+          { gpu: 1, reading: R("power") },
+        ];
+        poller.start(columns);
+        const record = new Uint32Array(poller.recordWords);
+        const notes: string[] = [];
+        for (let tick = 1; tick <= 5; tick++) {
+          poller.poll(record, Date.now());
+          notes.push(
+            ...poller.takeNotes().map((n) =>
+              `${tick} ${n.downGpu} ${n.message}`
+            ),
+          );
+          assert.equal(
+            decode(record, columns).get("gpu0.temperature"),
+            BigInt(nvmlSimValues(0, tick).temperature),
+          );
+        }
+        assert.deepEqual(notes, [
+          "3 1 gpu1 (0000:28:00.0, GPU-5a1e0000-0000-4000-8000-000000000001) failed every call 3 polls in a row (last: NVML_ERROR_INVALID_ARGUMENT): no longer read, its columns keep their last values; other GPUs are read as before",
+        ]);
+        assert.equal(poller.isUp(1), false);
+        assert.equal(poller.errors[2], 3);
+      } finally {
+        poller.close();
+      }
+    },
+  );
 });

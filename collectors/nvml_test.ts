@@ -156,3 +156,51 @@ Deno.test("NvmlCollector.open: no column names a GPU that is there", async () =>
     await sim.cleanup();
   }
 });
+
+Deno.test("NvmlCollector says which NVML call hangs, marks that GPU down meanwhile, and says when samples resume", async () => {
+  const sim = await buildNvmlSim();
+  try {
+    await withEnv({
+      NVML_SIM_GPUS: "2",
+      NVML_SIM_SLOW: "nvmlDeviceGetPowerUsage:900",
+    }, async () => {
+      const warnings: string[] = [];
+      const infos: string[] = [];
+      const opened = await NvmlCollector.open({
+        config: {
+          ...CONFIG,
+          columns: [{
+            name: "gpu1.power",
+            dataId: "nvml gpu1.power",
+            kind: "gauge",
+          }],
+        },
+        libDirs: [sim.dir],
+        stallMs: 300,
+        warn: (m) => warnings.push(m),
+        info: (m) => infos.push(m),
+      });
+      assert.ok(opened.ok);
+      const { collector } = opened;
+      assert.ok(collector.isUp(1));
+      const sink = recordingSink(1);
+      const seen: boolean[] = [];
+      const watcher = setInterval(() => seen.push(collector.isUp(1)), 50);
+      await collector.run(sink, AbortSignal.timeout(1700));
+      clearInterval(watcher);
+      await collector.close();
+      assert.match(
+        warnings[0] ?? "",
+        /^monitor "gpu": no GPU sample for 0\.[3-9] s: NVML's power call on gpu1 has not returned; GPU samples resume when it does$/,
+      );
+      assert.match(
+        infos[0] ?? "",
+        /^monitor "gpu": GPU samples again, after 0\.\d s without$/,
+      );
+      assert.ok(seen.includes(false), "gpu1 was down while its call hung");
+      assert.ok(sink.records.length >= 1);
+    });
+  } finally {
+    await sim.cleanup();
+  }
+});

@@ -67,6 +67,7 @@ function start(
 ): void {
   p.start(request.columns);
   const mailbox = new GpuMailbox(p.recordWords, request.mailbox);
+  p.busy = mailbox.control.subarray(1, 2);
   for (const gpu of p.result.gpus) mailbox.gpuUp[gpu.index] = 1;
   const record = new Uint32Array(p.recordWords);
   const period = request.periodMs;

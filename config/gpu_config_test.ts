@@ -234,3 +234,38 @@ Deno.test("run options leave a GPU monitor alone", () => {
     ],
   );
 });
+
+Deno.test("GPU monitors: [gpuN] rule names are reserved and the period has a floor", () => {
+  assert.match(
+    problem(agent(`  - name: gpu
+    source: nvml
+    rules: [{ name: "hot [gpu0]", column: gpu*.temperature, comparison_type: gt, comparison_value: 1 }]
+`)),
+    /monitors\[1\]\.rules\[0\]\.name ends in " \[gpuN\]", which names the per-GPU copies of a rule on a gpu\* column/,
+  );
+  assert.match(
+    problem(agent("  - { name: gpu, source: nvml, sample_period_ns: 1000 }\n")),
+    /monitors\[1\]\.sample_period_ns must be at least 10000000 \(10 ms\) for a GPU monitor/,
+  );
+});
+
+Deno.test("withAutoGpuMonitor never shares a log with a monitor already configured", () => {
+  const config = parseConfig(
+    `gpu: auto
+monitors:
+  - name: nic
+    device: "03:00.0"
+    event_log: logs/gpu-events.log
+    columns: [{ name: rx, data_id: "0x1020000100000000" }]
+  - name: other
+    source: sim
+    event_log: logs/gpu-2-events.log
+    columns: [{ name: rx, data_id: "0x1020000100000000" }]
+`,
+    "a.yaml",
+  );
+  assert.equal(
+    withAutoGpuMonitor(config).monitors[2].eventLog,
+    "logs/gpu-3-events.log",
+  );
+});

@@ -262,7 +262,26 @@ function gpuMonitorColumns(
       );
     }
   }
+  if (
+    m.sample_period_ns !== undefined &&
+    m.sample_period_ns < MIN_GPU_PERIOD_NS
+  ) {
+    throw configError(
+      source,
+      [...at, "sample_period_ns"],
+      `must be at least ${MIN_GPU_PERIOD_NS} (10 ms) for a GPU monitor: NVML refreshes most readings about once a second`,
+      "range",
+    );
+  }
   for (const [j, rule] of (m.rules ?? []).entries()) {
+    if (/ \[gpu\d+\]$/.test(rule.name)) {
+      throw configError(
+        source,
+        [...at, "rules", j, "name"],
+        'ends in " [gpuN]", which names the per-GPU copies of a rule on a gpu* column; choose another name',
+        "type",
+      );
+    }
     const named: { data_id?: string } = rule;
     if (named.data_id !== undefined) {
       throw configError(
@@ -306,6 +325,8 @@ function gpuMonitorColumns(
 
 /** Every reading of every GPU. */
 const GPU_ALL = "gpu*.*";
+/** Below this, a GPU monitor would mostly re-read NVML's cached values. */
+const MIN_GPU_PERIOD_NS = 10_000_000;
 
 /** Rules with their counter resolved to a column index. */
 function resolveRules(
@@ -472,6 +493,13 @@ export function withAutoGpuMonitor(config: AgentConfig): AgentConfig {
   const source: ConfigSource = { file: "(gpu: auto)", doc };
   const declared = gpuMonitorColumns(doc, source, []);
   const dir = posix.dirname(config.monitors[0].eventLog);
+  const logs = new Set(config.monitors.map((m) => posix.normalize(m.eventLog)));
+  // Beside the NIC's log, under a name no monitor uses already.
+  let eventLog = "";
+  for (let n = 1; eventLog === "" || logs.has(posix.normalize(eventLog)); n++) {
+    const file = n === 1 ? `${name}-events.log` : `${name}-${n}-events.log`;
+    eventLog = dir === "." ? file : posix.join(dir, file);
+  }
   const monitor: MonitorConfig = {
     name,
     source: "nvml",
@@ -479,9 +507,7 @@ export function withAutoGpuMonitor(config: AgentConfig): AgentConfig {
     depth: DEFAULTS.gpuDepth,
     columns: declared.columns,
     rules: resolveRules(doc.rules, declared, source, []),
-    eventLog: dir === "."
-      ? `${name}-events.log`
-      : posix.join(dir, `${name}-events.log`),
+    eventLog,
     seed: DEFAULTS.seed,
   };
   return { ...config, monitors: [...config.monitors, monitor] };

@@ -172,9 +172,16 @@ export const NVML_SYMBOLS = {
     result: "i32",
   },
   nvmlDeviceGetPciInfo_v3: { parameters: ["pointer", "buffer"], result: "i32" },
+  // Deprecated in NVML 13 in favour of TemperatureV: either may be missing.
   nvmlDeviceGetTemperature: {
     parameters: ["pointer", "i32", "buffer"],
     result: "i32",
+    optional: true,
+  },
+  nvmlDeviceGetTemperatureV: {
+    parameters: ["pointer", "buffer"],
+    result: "i32",
+    optional: true,
   },
   nvmlDeviceGetPowerUsage: { parameters: ["pointer", "buffer"], result: "i32" },
   nvmlDeviceGetTotalEnergyConsumption: {
@@ -200,9 +207,11 @@ export const NVML_SYMBOLS = {
     result: "i32",
     optional: true,
   },
+  // The old name of ClocksEventReasons (same bits); a future driver may drop it.
   nvmlDeviceGetCurrentClocksThrottleReasons: {
     parameters: ["pointer", "buffer"],
     result: "i32",
+    optional: true,
   },
   nvmlDeviceGetTotalEccErrors: {
     parameters: ["pointer", "i32", "i32", "buffer"],

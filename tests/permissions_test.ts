@@ -24,6 +24,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { fileURLToPath as fromFileUrl } from "node:url";
 import bcrypt from "bcryptjs";
 import {
   COMPILE_TASKS,
@@ -37,12 +38,39 @@ import { errorLines, ROOT } from "./cli_util.ts";
 import { buildDocaSim } from "./fixtures/libdoca_sim/build.ts";
 
 /**
+ * The `--include`d files and the local modules they import: the binary
+ * embeds all of them, while a run from source reads them (a worker's
+ * imports are loaded when the worker starts, under its permissions).
+ */
+async function embeddedFiles(): Promise<string[]> {
+  const files = new Set<string>();
+  for (const file of INCLUDES) {
+    files.add(join(ROOT, file));
+    if (!file.endsWith(".ts")) continue;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", join(ROOT, file)],
+      stdout: "piped",
+      stderr: "inherit",
+    }).output();
+    const graph = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+      modules: { specifier: string }[];
+    };
+    for (const { specifier } of graph.modules) {
+      if (specifier.startsWith("file://")) files.add(fromFileUrl(specifier));
+    }
+  }
+  return [...files];
+}
+
+const EMBEDDED = await embeddedFiles();
+
+/**
  * {@linkcode PERMISSION_FLAGS} as a test runs them: `logDir` for
- * /var/log/dpu-traceback, plus read access to the `--include`d files (see
- * the module doc). Nothing else differs.
+ * /var/log/dpu-traceback, plus read access to the embedded files (see
+ * {@linkcode embeddedFiles}). Nothing else differs.
  */
 function agentFlags(logDir: string): string[] {
-  const embedded = INCLUDES.map((file) => join(ROOT, file));
+  const embedded = EMBEDDED;
   const flags = PERMISSION_FLAGS.map((flag) => {
     const moved = flag.replaceAll(LOG_DIR, logDir);
     return moved.startsWith("--allow-read=")
