@@ -8,7 +8,7 @@
  * @module
  */
 
-import { ERROR_SLOTS, type NvmlPoller } from "./nvml_poller.ts";
+import { ERROR_SLOTS } from "./nvml_poller.ts";
 
 /** Records the ring holds: a minute of 1 s polls is far more than a drain needs. */
 export const MAILBOX_RECORDS = 64;
@@ -24,7 +24,7 @@ export class GpuMailbox {
   readonly capacity: number;
   /**
    * [0]: records written so far (wraps at 2^31, compared by difference);
-   * [1]: the NVML call in progress ({@linkcode NvmlPoller.busy}).
+   * [1]: the NVML call in progress (`NvmlPoller.busy`).
    */
   readonly control: Int32Array;
   /** How late each record's poll started, ms, by slot. */
