@@ -22,6 +22,7 @@ import { applyRunOptions } from "./config/overrides.ts";
 import type { AgentConfig } from "./config/types.ts";
 import { VERSION } from "./config/version.ts";
 import { formatEventTable } from "./events/tally.ts";
+import { runReview, stdio } from "./events/review/cli.ts";
 import { Logger, underJournald } from "./logging/logger.ts";
 import { LISTEN_OFF } from "./config/values.ts";
 import { AgentMetrics } from "./metrics/agent_metrics.ts";
@@ -100,6 +101,15 @@ export async function main(args: readonly string[]): Promise<number> {
       });
     case "run":
       return await run(command.options);
+    case "review":
+      return await runReview(
+        command.args,
+        stdio({
+          error: (m) => log.error(m),
+          warn: (m) => log.warn(m),
+          info: (m) => log.info(m),
+        }),
+      );
   }
 }
 

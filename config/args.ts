@@ -45,6 +45,8 @@ export type Command =
     readonly dataIdsFile?: string;
   }
   | { readonly kind: "run"; readonly options: RunOptions }
+  /** `review`: its arguments, parsed by events/review/cli.ts. */
+  | { readonly kind: "review"; readonly args: readonly string[] }
   | {
     readonly kind: "demo";
     readonly options: Omit<RunOptions, "configFile"> & { configFile?: string };
@@ -58,6 +60,7 @@ export const USAGE = `Usage:
   dpu-traceback [run] -d DEVICE --rules FILE [options]   sample, evaluate rules, write events.log
   dpu-traceback check-config FILE [--data-ids FILE]     validate a config and summarize it
   dpu-traceback demo                                    20 s on the built-in simulator
+  dpu-traceback review [FILE|DIR] [options]             list the events in events.log (review --help)
   dpu-traceback --help | --version
 
 Run options:
@@ -98,6 +101,8 @@ Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
  * ```
  */
 export function parseCommand(args: readonly string[]): Command {
+  // review has options of its own; it parses them itself.
+  if (args[0] === "review") return { kind: "review", args: args.slice(1) };
   let parsed;
   try {
     parsed = parseArgs({

@@ -1,0 +1,102 @@
+import assert from "node:assert/strict";
+import {
+  compareDecimal,
+  decimalToNumber,
+  formatDecimal,
+  parseDecimal,
+  signedDelta,
+} from "./decimal.ts";
+
+const M = 1n << 64n;
+
+function values(): bigint[] {
+  const list = [
+    0n,
+    1n,
+    999999999n,
+    1000000000n,
+    2n ** 53n - 1n,
+    2n ** 53n,
+    2n ** 53n + 1n,
+    2n ** 63n - 1n,
+    2n ** 63n,
+    10n ** 19n,
+    M - 2n,
+    M - 1n,
+  ];
+  let x = 987654321n;
+  for (let i = 0; i < 300; i++) {
+    x = (x * 6364136223846793005n + 1442695040888963407n) % M;
+    list.push(x >> BigInt(i % 64));
+  }
+  return list;
+}
+
+const split = (v: bigint): [number, number] => [
+  Number(v / 1000000000n),
+  Number(v % 1000000000n),
+];
+
+Deno.test("parseDecimal and formatDecimal round-trip every u64 exactly", () => {
+  const out = new Float64Array(2);
+  for (const v of values()) {
+    assert.ok(parseDecimal(v.toString(), out, 0), v.toString());
+    assert.deepEqual([...out], split(v));
+    assert.equal(formatDecimal(out[0], out[1]), v.toString());
+  }
+});
+
+Deno.test("parseDecimal refuses what is not a decimal u64", () => {
+  const out = new Float64Array([7, 7]);
+  for (
+    const text of [
+      "",
+      "18446744073709551616",
+      "99999999999999999999",
+      "-1",
+      "1.5",
+      "0x10",
+      "123456789012345678901",
+    ]
+  ) {
+    assert.equal(parseDecimal(text, out, 0), false, text);
+  }
+  assert.deepEqual([...out], [7, 7]);
+});
+
+Deno.test("compareDecimal orders like BigInt", () => {
+  const list = values();
+  for (let i = 1; i < list.length; i++) {
+    const [a, b] = [list[i - 1], list[i]];
+    const [ah, al] = split(a);
+    const [bh, bl] = split(b);
+    assert.equal(
+      Math.sign(compareDecimal(ah, al, bh, bl)),
+      a < b ? -1 : a > b ? 1 : 0,
+    );
+  }
+});
+
+Deno.test("signedDelta is (a - b) mod 2^64 read as signed, exact for small differences", () => {
+  const list = values();
+  for (let i = 1; i < list.length; i++) {
+    for (const [a, b] of [[list[i], list[i - 1]], [list[i - 1], list[i]]]) {
+      let d = ((a - b) % M + M) % M;
+      if (d >= 1n << 63n) d -= M;
+      const [ah, al] = split(a);
+      const [bh, bl] = split(b);
+      const got = signedDelta(ah, al, bh, bl);
+      // Exact where a double can be; within rounding beyond 2^53.
+      if (d > -(2n ** 53n) && d < 2n ** 53n) assert.equal(got, Number(d));
+      else assert.ok(Math.abs(got / Number(d) - 1) < 1e-15, `${a} - ${b}`);
+    }
+  }
+  // A counter wrapping past 2^64 - 1 rose by 10; a gauge falling by 3.
+  assert.equal(signedDelta(...split(4n), ...split(M - 6n)), 10);
+  assert.equal(signedDelta(...split(M - 6n), ...split(4n)), -10);
+  assert.equal(signedDelta(0, 5, 0, 8), -3);
+});
+
+Deno.test("decimalToNumber is the value as a double", () => {
+  assert.equal(decimalToNumber(1795272600, 102400000), 1795272600102400000);
+});

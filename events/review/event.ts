@@ -1,0 +1,130 @@
+/**
+ * One event as the review reads it back from events.log, and the small
+ * facts derived from it (duration, sort order, what "peak" means).
+ *
+ * @module
+ */
+
+import type { RuleKind } from "./header.ts";
+import type { TimeFormat } from "./reference_time.ts";
+import type { ChartSeries } from "./window.ts";
+
+/**
+ * `ended`: both markers are in the log. `open`: the log ends while it is
+ * active (it may still be going on). `interrupted`: the agent restarted
+ * (a new header block and history dump) before its end marker; it lasted
+ * at least until its last row.
+ */
+export type EventState = "ended" | "open" | "interrupted";
+
+/** A point in time: whole seconds and nanoseconds (wall-clock UTC). */
+export interface Instant {
+  readonly sec: number;
+  readonly ns: number;
+}
+
+/** Where in the log files an event's traceback window lies. */
+export interface WindowLocation {
+  /** The monitor's files, oldest first; the indexes below point into it. */
+  readonly files: readonly string[];
+  /** File, line and byte offset where the window starts (its column-name row or first row). */
+  readonly startFile: number;
+  readonly startLine: number;
+  readonly startOffset: number;
+  /** File and line of the end marker; null while open. */
+  readonly endFile: number | null;
+  readonly endLine: number | null;
+  /** Column names of the rows (`timestamp` first). */
+  readonly columns: readonly string[];
+  /** Index of the rule's column in them; -1 if unknown. */
+  readonly column: number;
+  /** The start sample's timestamp as the rows' clock gives it (null without one). */
+  readonly startRow: Instant | null;
+}
+
+/** Downsampled chart data of the rule's column over the traceback window. */
+export interface EventChart {
+  /** Rows before the start (the history dump), up to and with the start sample. */
+  readonly before: ChartSeries;
+  /** Rows after the start sample, up to the end (or the last row). */
+  readonly during: ChartSeries;
+}
+
+/** One event: a rule's start marker and, if the log has it, its end. */
+export interface ReviewEvent {
+  /** Position in the reviewed timeline (1-based), before any filter. */
+  id: number;
+  readonly monitor: string;
+  /** The file holding its start marker. */
+  readonly file: string;
+  /** Line of its start marker in that file (0 if it started before the file). */
+  readonly line: number;
+  readonly rule: string;
+  /** The rule's type and threshold as the header gives them (undefined without a header). */
+  readonly kind?: RuleKind;
+  readonly typeName?: string;
+  readonly threshold?: string;
+  /** Name of the rule's column (undefined if the header does not say). */
+  readonly column?: string;
+  readonly device?: string;
+  readonly depth?: number;
+  readonly samplePeriodNs?: number;
+  readonly timeFormat: TimeFormat;
+  /** Start: the start sample's time (or the marker's whole second without wall-clock rows). */
+  readonly start: Instant | null;
+  /** Whether the start marker is in the log (false: it started before the first file read). */
+  readonly startKnown: boolean;
+  readonly startMarker: string | null;
+  /** End: the end sample's time; null unless `state` is `ended`. */
+  readonly end: Instant | null;
+  readonly endMarker: string | null;
+  /** Time of the last row recorded during the event (null without rows). */
+  readonly last: Instant | null;
+  readonly state: EventState;
+  /** Seconds from the start sample to the end sample (or to the last row if not ended). */
+  readonly durationS: number | null;
+  /** Samples from the start sample to the end (rows + dropped + lost). */
+  readonly samples: number;
+  /** Rows the log holds after the start sample, up to the end. */
+  readonly rows: number;
+  /** Rows of the history dump before the start (with the start sample). */
+  readonly historyRows: number;
+  /** Samples the source lost during the event (`<<Gap>> ... Dropped samples`). */
+  readonly droppedSamples: number;
+  /** Rows the agent could not write during the event (`<<Gap>> ... Lost rows`). */
+  readonly lostRows: number;
+  /**
+   * The rule column's most extreme value during the event, exact decimal,
+   * in the rule's direction: highest for gt, dt_gt and inc_gt, lowest for
+   * lt and dt_lt. Null if the column is unknown or no row was recorded.
+   */
+  readonly peak: string | null;
+  readonly peakAt: Instant | null;
+  /** The most extreme per-second rate of the column, same direction (null if none). */
+  readonly peakRate: number | null;
+  readonly peakRateAt: Instant | null;
+  readonly window: WindowLocation;
+  /** Chart data, when asked for (the HTML report). */
+  chart?: EventChart;
+}
+
+/** Whether the rule fires on low values (lt, dt_lt): its peak is a minimum. */
+export function firesLow(kind: RuleKind | undefined): boolean {
+  return kind === "lt" || kind === "dt_lt";
+}
+
+/** Milliseconds since the epoch of an instant (rounded to the microsecond). */
+export function instantMs(t: Instant): number {
+  return t.sec * 1000 + t.ns / 1e6;
+}
+
+/** Orders instants; null sorts last. */
+export function compareInstants(a: Instant | null, b: Instant | null): number {
+  if (a === null || b === null) return a === b ? 0 : a === null ? 1 : -1;
+  return a.sec !== b.sec ? a.sec - b.sec : a.ns - b.ns;
+}
+
+/** The latest time the event is known to cover: its end, else its last row, else its start. */
+export function lastKnown(e: ReviewEvent): Instant | null {
+  return e.end ?? e.last ?? e.start;
+}

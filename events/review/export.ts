@@ -1,0 +1,172 @@
+/**
+ * The review as data: `--json` and `--csv`. u64 values (peaks, times in
+ * nanoseconds) are decimal strings, exact at any size; counts and rates
+ * are numbers.
+ *
+ * @module
+ */
+
+import { stringify } from "csv-stringify/sync";
+import { firesLow, type Instant, type ReviewEvent } from "./event.ts";
+import type { FileSummary } from "./read.ts";
+import { formatDecimal } from "./decimal.ts";
+import { isoTime } from "./reference_time.ts";
+
+/** One event of `--json` (and one row of `--csv`, flattened). */
+export interface JsonEvent {
+  readonly id: number;
+  readonly monitor: string;
+  readonly rule: string;
+  /** The rule's column, as the header names it; null if unknown. */
+  readonly column: string | null;
+  /** As the header prints it (`differential_greater_than`); null without a header. */
+  readonly comparison_type: string | null;
+  /** Exact decimal. */
+  readonly comparison_value: string | null;
+  /** ISO-8601 UTC, microseconds: the start sample's time. */
+  readonly start: string | null;
+  /** ISO-8601 UTC; null unless the event ended in the log. */
+  readonly end: string | null;
+  /** Nanoseconds since the epoch, exact (decimal string). */
+  readonly start_ns: string | null;
+  readonly end_ns: string | null;
+  /** `ended`, `open` (at the end of the log) or `interrupted` (restart). */
+  readonly state: string;
+  /** False if the start marker was in a file not read. */
+  readonly start_known: boolean;
+  readonly duration_s: number | null;
+  readonly samples: number;
+  readonly rows: number;
+  readonly history_rows: number;
+  readonly dropped_samples: number;
+  readonly lost_rows: number;
+  /** Exact decimal: the column's highest value (lowest for lt, dt_lt). */
+  readonly peak: string | null;
+  /** `max` or `min`: which extreme `peak` and `peak_rate_per_s` are. */
+  readonly peak_kind: "max" | "min";
+  readonly peak_time: string | null;
+  readonly peak_rate_per_s: number | null;
+  readonly peak_rate_time: string | null;
+  readonly start_marker: string | null;
+  readonly end_marker: string | null;
+  readonly file: string;
+  readonly line: number;
+  /** `ns`, `reference` or `counter`. */
+  readonly time_format: string;
+}
+
+/** Field order of `--csv`. */
+export const CSV_FIELDS: readonly (keyof JsonEvent)[] = [
+  "id",
+  "monitor",
+  "rule",
+  "column",
+  "comparison_type",
+  "comparison_value",
+  "start",
+  "end",
+  "start_ns",
+  "end_ns",
+  "state",
+  "start_known",
+  "duration_s",
+  "samples",
+  "rows",
+  "history_rows",
+  "dropped_samples",
+  "lost_rows",
+  "peak",
+  "peak_kind",
+  "peak_time",
+  "peak_rate_per_s",
+  "peak_rate_time",
+  "start_marker",
+  "end_marker",
+  "file",
+  "line",
+  "time_format",
+];
+
+function iso(t: Instant | null): string | null {
+  return t === null ? null : isoTime(t.sec, t.ns, 6);
+}
+
+function ns(t: Instant | null): string | null {
+  return t === null ? null : formatDecimal(t.sec, Math.round(t.ns));
+}
+
+/** An event as `--json` and `--csv` write it. */
+export function toJsonEvent(e: ReviewEvent): JsonEvent {
+  return {
+    id: e.id,
+    monitor: e.monitor,
+    rule: e.rule,
+    column: e.column ?? null,
+    comparison_type: e.typeName ?? null,
+    comparison_value: e.threshold ?? null,
+    start: iso(e.start),
+    end: iso(e.end),
+    start_ns: ns(e.start),
+    end_ns: ns(e.end),
+    state: e.state,
+    start_known: e.startKnown,
+    duration_s: e.durationS === null ? null : Number(e.durationS.toFixed(9)),
+    samples: e.samples,
+    rows: e.rows,
+    history_rows: e.historyRows,
+    dropped_samples: e.droppedSamples,
+    lost_rows: e.lostRows,
+    peak: e.peak,
+    peak_kind: firesLow(e.kind) ? "min" : "max",
+    peak_time: iso(e.peakAt),
+    peak_rate_per_s: e.peakRate,
+    peak_rate_time: iso(e.peakRateAt),
+    start_marker: e.startMarker,
+    end_marker: e.endMarker,
+    file: e.file,
+    line: e.line,
+    time_format: e.timeFormat,
+  };
+}
+
+/**
+ * The `--json` document: `{"events": [...], "files": [...]}`.
+ *
+ * @example
+ * ```ts ignore
+ * JSON.parse(formatJson(review.events, review.files)).events[0].peak; // "18446744073709551610"
+ * ```
+ */
+export function formatJson(
+  events: readonly ReviewEvent[],
+  files: readonly FileSummary[],
+): string {
+  return JSON.stringify(
+    {
+      events: events.map(toJsonEvent),
+      files: files.map((f) => ({
+        path: f.path,
+        monitor: f.monitor,
+        lines: f.lines,
+        rows: f.rows,
+        header_blocks: f.blocks,
+        gzip: f.gzip,
+        time_formats: f.timeFormats,
+      })),
+    },
+    null,
+    2,
+  ) + "\n";
+}
+
+/** The `--csv` table: a header row, then one row per event. */
+export function formatCsv(events: readonly ReviewEvent[]): string {
+  const rows = events.map((e) => {
+    const j = toJsonEvent(e);
+    return CSV_FIELDS.map((k) => j[k] ?? "");
+  });
+  return stringify([CSV_FIELDS as string[], ...rows], {
+    record_delimiter: "unix",
+    cast: { boolean: (b: boolean) => String(b) },
+  });
+}

@@ -1,0 +1,227 @@
+/**
+ * Which files a review reads: one log, or every events log of a directory
+ * grouped by monitor, each monitor's files oldest first. Rotated files
+ * are the agent's (`PATH.1` .. `PATH.N`) and logrotate's dateext ones
+ * (`PATH-YYYYMMDD`, `PATH-YYYYMMDD-EPOCH`, either maybe `.gz`).
+ *
+ * @module
+ */
+
+import { basename, join } from "node:path";
+import { openLogSource, readLines } from "./lines.ts";
+import { parseRow } from "./row.ts";
+import { detectTimeFormat, TimeDecoder } from "./reference_time.ts";
+
+/** The log files of one monitor, oldest first. */
+export interface LogFamily {
+  /** The live file's name without rotation suffix (`nic-events.log`). */
+  readonly base: string;
+  /** From the name (`nic-events.log`: `nic`), or undefined (`events.log`: from the header). */
+  readonly monitor?: string;
+  /** Name stem used when neither the name nor the header names the monitor (`events`). */
+  readonly stem: string;
+  readonly files: readonly string[];
+}
+
+const ROTATED = /^(.+?\.log)(?:\.(\d+)|-(\d{8})(?:-(\d+))?)?(\.gz)?$/;
+
+/** What a log file's name says. */
+export interface LogName {
+  /** The live file's name (`events.log` for `events.log-20261121.gz`). */
+  readonly base: string;
+  /** Agent rotation number (`events.log.3`: 3), 0 otherwise. */
+  readonly generation: number;
+  /** logrotate's date and epoch suffix as one sortable string, "" otherwise. */
+  readonly dated: string;
+}
+
+/**
+ * Splits a log file name into the live name and its rotation suffix;
+ * undefined if it does not end in `.log` (and a rotation suffix).
+ *
+ * @example
+ * ```ts
+ * import { parseLogName } from "./files.ts";
+ * parseLogName("nic-events.log-20261121-1795272600.gz")?.base; // "nic-events.log"
+ * parseLogName("events.log.2")?.generation; // 2
+ * ```
+ */
+export function parseLogName(name: string): LogName | undefined {
+  const m = ROTATED.exec(name);
+  if (!m) return undefined;
+  return {
+    base: m[1],
+    generation: m[2] === undefined ? 0 : Number(m[2]),
+    dated: m[3] === undefined ? "" : `${m[3]}-${m[4] ?? ""}`,
+  };
+}
+
+/**
+ * The monitor a log's name gives: `nic-events.log` is `nic`'s, like the
+ * agent names the logs of several monitors; `events.log` (one monitor)
+ * gives none, and the header's device names it.
+ */
+export function monitorFromName(base: string): string | undefined {
+  const m = /^(.+)-events\.log$/.exec(base);
+  return m ? m[1] : undefined;
+}
+
+/** Whether a directory entry is an events log the review reads. */
+export function isEventsLogName(name: string): boolean {
+  const parsed = parseLogName(name);
+  return parsed !== undefined &&
+    (parsed.base === "events.log" || parsed.base.endsWith("-events.log"));
+}
+
+/**
+ * The families to read for the given paths: a file is read alone (even if
+ * rotated siblings exist); a directory contributes every
+ * `events.log`, `<monitor>-events.log` and their rotated files. Throws an
+ * Error naming the path if it is missing, unreadable or a directory
+ * without events logs.
+ */
+export async function resolveInputs(
+  paths: readonly string[],
+): Promise<LogFamily[]> {
+  const families: LogFamily[] = [];
+  for (const path of paths) {
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.stat(path);
+    } catch (error) {
+      throw new Error(`Cannot review ${path}: ${ioReason(error)}`);
+    }
+    if (info.isFile) {
+      const base = parseLogName(basename(path))?.base ?? basename(path);
+      families.push(family(base, [path]));
+      continue;
+    }
+    if (!info.isDirectory) {
+      throw new Error(`Cannot review ${path}: not a file or directory`);
+    }
+    const groups = new Map<string, string[]>();
+    try {
+      for await (const entry of Deno.readDir(path)) {
+        if (!entry.isFile || !isEventsLogName(entry.name)) continue;
+        const base = parseLogName(entry.name)!.base;
+        const list = groups.get(base) ?? [];
+        list.push(join(path, entry.name));
+        groups.set(base, list);
+      }
+    } catch (error) {
+      throw new Error(`Cannot review ${path}: ${ioReason(error)}`);
+    }
+    if (groups.size === 0) {
+      throw new Error(
+        `Cannot review ${path}: no events logs in it (looked for events.log, *-events.log and their rotated files)`,
+      );
+    }
+    for (const base of [...groups.keys()].sort()) {
+      families.push(family(base, await oldestFirst(groups.get(base)!)));
+    }
+  }
+  return families;
+}
+
+function family(base: string, files: string[]): LogFamily {
+  return {
+    base,
+    monitor: monitorFromName(base),
+    stem: base.replace(/\.log$/, "") || base,
+    files,
+  };
+}
+
+/**
+ * Orders one monitor's files by the time of their first row or marker
+ * (so copies that lost their modification times still sort), falling
+ * back to the modification time, then to the name: higher agent
+ * generations and earlier dates are older, the live file newest.
+ */
+async function oldestFirst(paths: string[]): Promise<string[]> {
+  const keyed = await Promise.all(paths.map(async (path) => {
+    let time = await firstTimeMs(path);
+    if (time === undefined) {
+      try {
+        time = (await Deno.stat(path)).mtime?.getTime();
+      } catch {
+        // Sorted by name alone.
+      }
+    }
+    return { path, time, name: parseLogName(basename(path))! };
+  }));
+  keyed.sort((a, b) => {
+    if (a.time !== undefined && b.time !== undefined && a.time !== b.time) {
+      return a.time - b.time;
+    }
+    return nameOrder(a.name) - nameOrder(b.name) ||
+      a.name.dated.localeCompare(b.name.dated);
+  });
+  return keyed.map((k) => k.path);
+}
+
+// Agent generations before dated files before the live file.
+function nameOrder(name: LogName): number {
+  if (name.generation > 0) return -1e6 - name.generation;
+  return name.dated !== "" ? -1 : 0;
+}
+
+const PEEK_LINES = 20_000;
+
+/**
+ * Wall time (ms) of the first data row or marker in the first lines of
+ * `path`, or undefined if there is none there (or it cannot be read:
+ * the review itself will say why).
+ */
+export async function firstTimeMs(path: string): Promise<number | undefined> {
+  let source;
+  try {
+    source = await openLogSource(path);
+  } catch {
+    return undefined;
+  }
+  let found: number | undefined;
+  const fields = new Float64Array(2 * 4096);
+  const decoder = new TextDecoder();
+  try {
+    await readLines(source.chunks, (buf, start, end, line) => {
+      if (line > PEEK_LINES) return false;
+      const c = buf[start];
+      if (c >= 48 && c <= 57) {
+        if (parseRow(buf, start, end, fields) < 1) return;
+        const format = detectTimeFormat(fields[0], fields[1]);
+        if (format === "counter") return;
+        const t = new TimeDecoder(format);
+        t.decode(fields[0], fields[1]);
+        found = t.sec * 1000 + t.ns / 1e6;
+        return false;
+      }
+      if (c === 60) { // '<': a marker
+        const m = / Time: (\S+?),/.exec(
+          decoder.decode(buf.subarray(start, end)),
+        );
+        const ms = m ? Date.parse(m[1]) : NaN;
+        if (Number.isFinite(ms)) {
+          found = ms;
+          return false;
+        }
+      }
+    });
+  } catch {
+    // Not a log, or unreadable: the review reports it.
+  } finally {
+    source.close();
+  }
+  return found;
+}
+
+/** The reason in an I/O error, without Deno's syscall decoration. */
+export function ioReason(error: unknown): string {
+  if (error instanceof Deno.errors.NotFound) return "no such file or directory";
+  if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (error instanceof Deno.errors.NotCapable) {
+    return "not readable by this binary (it may read only /etc/dpu-traceback and /var/log/dpu-traceback; run from source with deno run -A for other paths)";
+  }
+  if (error instanceof Deno.errors.IsADirectory) return "is a directory";
+  return error instanceof Error ? error.message : String(error);
+}

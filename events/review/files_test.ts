@@ -1,0 +1,108 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  isEventsLogName,
+  monitorFromName,
+  parseLogName,
+  resolveInputs,
+} from "./files.ts";
+
+Deno.test("parseLogName splits the agent's and logrotate's rotation suffixes", () => {
+  assert.deepEqual(parseLogName("events.log"), {
+    base: "events.log",
+    generation: 0,
+    dated: "",
+  });
+  assert.deepEqual(parseLogName("nic-events.log.3"), {
+    base: "nic-events.log",
+    generation: 3,
+    dated: "",
+  });
+  assert.deepEqual(parseLogName("events.log-20261121"), {
+    base: "events.log",
+    generation: 0,
+    dated: "20261121-",
+  });
+  assert.deepEqual(parseLogName("gpu-events.log-20261121-1795272600.gz"), {
+    base: "gpu-events.log",
+    generation: 0,
+    dated: "20261121-1795272600",
+  });
+  assert.equal(parseLogName("events.txt"), undefined);
+});
+
+Deno.test("names: <monitor>-events.log names its monitor; events.log does not", () => {
+  assert.equal(monitorFromName("nic-events.log"), "nic");
+  assert.equal(monitorFromName("gpu-events.log"), "gpu");
+  assert.equal(monitorFromName("events.log"), undefined);
+  assert.ok(isEventsLogName("events.log.1"));
+  assert.ok(isEventsLogName("nic-events.log-20261121.gz"));
+  assert.ok(!isEventsLogName("agent.log"));
+  assert.ok(!isEventsLogName("events.log.bak"));
+});
+
+const line = (sec: number) => `timestamp, a\n${sec}000000000, 1\n`;
+
+Deno.test("resolveInputs groups a directory by monitor, each oldest first by content", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // Times chosen so that content order differs from the files' ages on
+    // disk (written in another order) and agrees with the names.
+    const files: [string, number][] = [
+      ["events.log", 1795272900],
+      ["events.log.1", 1795272800],
+      ["events.log.2", 1795272700],
+      ["events.log-20261120-1795200000", 1795200000],
+      ["nic-events.log", 1795272600],
+      ["notes.txt", 0],
+    ];
+    for (const [name, sec] of files) {
+      await Deno.writeTextFile(join(dir, name), line(sec));
+    }
+    await Deno.mkdir(join(dir, "sub-events.log")); // a directory: skipped
+    const families = await resolveInputs([dir]);
+    assert.deepEqual(
+      families.map((
+        f,
+      ) => [
+        f.base,
+        f.monitor,
+        f.stem,
+        f.files.map((p) => p.slice(dir.length + 1)),
+      ]),
+      [
+        ["events.log", undefined, "events", [
+          "events.log-20261120-1795200000",
+          "events.log.2",
+          "events.log.1",
+          "events.log",
+        ]],
+        ["nic-events.log", "nic", "nic-events", ["nic-events.log"]],
+      ],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("resolveInputs takes a file alone, and refuses what it cannot use", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(join(dir, "nic-events.log.2"), line(1));
+    await Deno.writeTextFile(join(dir, "nic-events.log"), line(2));
+    const [one] = await resolveInputs([join(dir, "nic-events.log.2")]);
+    assert.deepEqual([one.monitor, one.files.length], ["nic", 1]);
+    const empty = join(dir, "empty");
+    await Deno.mkdir(empty);
+    await assert.rejects(
+      resolveInputs([empty]),
+      /^Error: Cannot review \S+empty: no events logs in it/,
+    );
+    await assert.rejects(
+      resolveInputs([join(dir, "missing.log")]),
+      /Cannot review \S+missing\.log: no such file or directory$/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { openLogSource, readLines } from "./lines.ts";
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+async function collect(chunks: Uint8Array[], maxLineBytes?: number) {
+  const seen: [string, number, number, boolean][] = [];
+  await readLines(chunks, (buf, start, end, line, offset, terminated) => {
+    seen.push([dec.decode(buf.subarray(start, end)), line, offset, terminated]);
+  }, { maxLineBytes });
+  return seen;
+}
+
+Deno.test("readLines gives the same lines, numbers and offsets however the bytes are cut", async () => {
+  const text = "alpha\nbe\r\n\nlong line here\nlast";
+  const bytes = enc.encode(text);
+  const expected = await collect([bytes]);
+  assert.deepEqual(expected, [
+    ["alpha", 1, 0, true],
+    ["be", 2, 6, true],
+    ["", 3, 10, true],
+    ["long line here", 4, 11, true],
+    ["last", 5, 26, false],
+  ]);
+  for (let a = 0; a <= bytes.length; a++) {
+    for (let b = a; b <= bytes.length; b += 3) {
+      const got = await collect([
+        bytes.slice(0, a),
+        bytes.slice(a, b),
+        bytes.slice(b),
+      ]);
+      assert.deepEqual(got, expected, `cut at ${a}, ${b}`);
+    }
+  }
+});
+
+Deno.test("readLines stops when the handler returns false", async () => {
+  let n = 0;
+  const lines = await readLines([enc.encode("a\nb\nc\n")], () => ++n < 2);
+  assert.equal(lines, 2);
+  assert.equal(n, 2);
+});
+
+Deno.test("readLines refuses a line longer than the limit, naming it", async () => {
+  await assert.rejects(
+    collect([enc.encode("ok\n" + "x".repeat(50) + "\n")], 40),
+    /line 2 is longer than 40 bytes/,
+  );
+  await assert.rejects(
+    collect(
+      [enc.encode("ok\n" + "x".repeat(30)), enc.encode("x".repeat(30))],
+      40,
+    ),
+    /line 2 is longer than 40 bytes/,
+  );
+});
+
+Deno.test("openLogSource reads plain files from an offset and gzip files whole", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const text = "first\nsecond\nthird\n".repeat(20000);
+    const plain = join(dir, "events.log");
+    await Deno.writeTextFile(plain, text);
+    const gz = join(dir, "events.log-20261121.gz");
+    const zipped = await new Response(
+      new Blob([text]).stream().pipeThrough(new CompressionStream("gzip")),
+    ).arrayBuffer();
+    await Deno.writeFile(gz, new Uint8Array(zipped));
+
+    let read = 0;
+    const a = await openLogSource(plain, 6, (n) => read += n);
+    const lines: string[] = [];
+    await readLines(a.chunks, (buf, s, e) => {
+      lines.push(dec.decode(buf.subarray(s, e)));
+    });
+    a.close();
+    assert.equal(a.gzip, false);
+    assert.equal(lines[0], "second");
+    assert.equal(lines.length, 60000 - 1);
+    assert.equal(read, text.length);
+
+    read = 0;
+    const b = await openLogSource(gz, 6, (n) => read += n);
+    let count = 0;
+    let first = "";
+    await readLines(b.chunks, (buf, s, e) => {
+      if (count++ === 0) first = dec.decode(buf.subarray(s, e));
+    });
+    b.close();
+    assert.equal(b.gzip, true);
+    assert.equal(first, "first"); // compressed: always from the start
+    assert.equal(count, 60000);
+    assert.equal(read, zipped.byteLength);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

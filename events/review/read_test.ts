@@ -1,0 +1,441 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { EventsLog } from "../log.ts";
+import type { ReviewEvent } from "./event.ts";
+import { resolveInputs } from "./files.ts";
+import { type ReadOptions, readReview } from "./read.ts";
+import { POINT_STRIDE } from "./window.ts";
+
+const FIXTURES = fileURLToPath(
+  new URL("../../tests/fixtures/review/", import.meta.url),
+);
+const GOLDEN = fileURLToPath(
+  new URL("../../tests/fixtures/golden/events.log", import.meta.url),
+);
+
+async function review(paths: string[], options: ReadOptions = {}) {
+  const notes: string[] = [];
+  const log = await readReview(await resolveInputs(paths), {
+    ...options,
+    onNote: (n) => notes.push(n),
+  });
+  return { ...log, notes };
+}
+
+/** The facts a golden test pins, in one comparable object. */
+function facts(e: ReviewEvent) {
+  return {
+    id: e.id,
+    monitor: e.monitor,
+    rule: e.rule,
+    state: e.state,
+    start: e.start && [e.start.sec, e.start.ns],
+    end: e.end && [e.end.sec, e.end.ns],
+    last: e.last && [e.last.sec, e.last.ns],
+    durationS: e.durationS === null ? null : Number(e.durationS.toFixed(9)),
+    samples: e.samples,
+    rows: e.rows,
+    historyRows: e.historyRows,
+    dropped: e.droppedSamples,
+    peak: e.peak,
+    peakAt: e.peakAt && [e.peakAt.sec, e.peakAt.ns],
+    peakRate: e.peakRate,
+    peakRateAt: e.peakRateAt && [e.peakRateAt.sec, e.peakRateAt.ns],
+  };
+}
+
+const S = 1795272600; // 2026-11-21T14:50:00Z
+
+Deno.test("golden: the reference application's log, timestamps (seconds << 32) | ns", async () => {
+  // Values worked out by hand in tests/fixtures/review/README.md.
+  const { events, files, notes } = await review([
+    join(FIXTURES, "reference-events.log"),
+  ]);
+  assert.deepEqual(notes, []);
+  assert.deepEqual(
+    files.map((f) => [f.monitor, f.blocks, f.rows, f.timeFormats]),
+    [
+      ["reference", 1, 15, ["reference"]],
+    ],
+  );
+  assert.deepEqual(events.map(facts), [
+    {
+      id: 1,
+      monitor: "reference",
+      rule: "ECN > 100 per 2 samples",
+      state: "ended",
+      // Row 3 is written one second early (earliest seconds, latest ns):
+      // decoded, it is 14:50:01.000000, not 14:50:00.
+      start: [S + 1, 0],
+      end: [S + 1, 400000],
+      last: [S + 1, 400000],
+      durationS: 0.0004,
+      samples: 4,
+      rows: 4,
+      historyRows: 4,
+      dropped: 0,
+      peak: "620",
+      peakAt: [S + 1, 400000],
+      peakRate: 3000000, // (600 - 300) per 100 us
+      peakRateAt: [S + 1, 100000],
+    },
+    {
+      id: 2,
+      monitor: "reference",
+      rule: "Rx < 1000 per 2 samples",
+      state: "ended",
+      start: [S + 1, 400000],
+      end: [S + 1, 700000],
+      last: [S + 1, 700000],
+      durationS: 0.0003,
+      samples: 3,
+      rows: 3,
+      historyRows: 4,
+      dropped: 0,
+      peak: "15400", // a dt_lt rule: the lowest value
+      peakAt: [S + 1, 400000],
+      peakRate: 1000000, // lowest: (15500 - 15400) per 100 us
+      peakRateAt: [S + 1, 500000],
+    },
+  ]);
+  assert.equal(events[0].column, "port_0_rx_ecn_packets");
+  assert.equal(events[0].typeName, "differential_greater_than");
+  assert.equal(events[0].threshold, "100");
+  assert.equal(events[0].timeFormat, "reference");
+  assert.equal(events[0].startMarker, "2026-11-21T14:50:01Z");
+});
+
+Deno.test("golden: our log with a gap, a restart, an event open at the end and a cut last line", async () => {
+  const path = join(FIXTURES, "nic-events.log");
+  const { events, files, notes } = await review([path]);
+  assert.deepEqual(notes, [
+    `${path}: line 77: the file ends in the middle of a line; ignored`,
+  ]);
+  assert.deepEqual(files.map((f) => [f.monitor, f.blocks, f.rows]), [[
+    "nic",
+    2,
+    18,
+  ]]);
+  const N = S + 100;
+  assert.deepEqual(events.map(facts), [
+    {
+      id: 1,
+      monitor: "nic",
+      rule: "ECN > 100 per 2 samples",
+      state: "ended",
+      start: [N, 300000],
+      end: [N, 1100000],
+      last: [N, 1100000],
+      durationS: 0.0008,
+      samples: 8, // 3 rows and 5 samples the source dropped
+      rows: 3,
+      historyRows: 4,
+      dropped: 5,
+      peak: "9007199254740993", // 2^53 + 1, exact
+      peakAt: [N, 400000],
+      peakRate: 1300000,
+      peakRateAt: [N, 300000],
+    },
+    {
+      id: 2,
+      monitor: "nic",
+      rule: "ECN > 100 per 2 samples",
+      state: "interrupted",
+      start: [N, 1500000],
+      end: null,
+      last: [N, 1600000],
+      durationS: 0.0001,
+      samples: 1,
+      rows: 1,
+      historyRows: 4,
+      dropped: 0,
+      peak: "9007199254741300",
+      peakAt: [N, 1600000],
+      peakRate: 2070000,
+      peakRateAt: [N, 1500000],
+    },
+    {
+      id: 3,
+      monitor: "nic",
+      rule: "ECN > 100 per 2 samples",
+      state: "open",
+      start: [N + 100, 300000],
+      end: null,
+      last: [N + 100, 500000],
+      durationS: 0.0002,
+      samples: 2,
+      rows: 2,
+      historyRows: 4,
+      dropped: 0,
+      peak: "700",
+      peakAt: [N + 100, 500000],
+      peakRate: 4900000,
+      peakRateAt: [N + 100, 300000],
+    },
+  ]);
+});
+
+Deno.test("golden: a GPU monitor's log, whose data IDs are text", async () => {
+  const { events } = await review([join(FIXTURES, "gpu-events.log")]);
+  const G = S + 50;
+  assert.deepEqual(events.map(facts), [{
+    id: 1,
+    monitor: "gpu",
+    rule: "GPU hot > 85 C",
+    state: "ended",
+    start: [G, 300000000],
+    end: [G, 600000000],
+    last: [G, 600000000],
+    durationS: 0.3,
+    samples: 3,
+    rows: 3,
+    historyRows: 4,
+    dropped: 0,
+    peak: "90",
+    peakAt: [G, 400000000],
+    peakRate: 20, // +2 C per 100 ms
+    peakRateAt: [G, 300000000],
+  }]);
+  assert.equal(events[0].column, "gpu0_temperature_c");
+  assert.equal(events[0].samplePeriodNs, 100000000);
+});
+
+Deno.test("golden: the agent's replay golden log, byte for byte from our writer", async () => {
+  // tests/fixtures/golden/README.md: sample i is at S + i x 100 us.
+  const { events } = await review([GOLDEN]);
+  const at = (i: number) => [S, i * 100000];
+  assert.deepEqual(
+    events.map((
+      e,
+    ) => [
+      e.rule,
+      e.state,
+      e.start && [e.start.sec, e.start.ns],
+      e.end && [e.end.sec, e.end.ns],
+      e.samples,
+    ]),
+    [
+      ["Rx jumps by 50", "ended", at(0), at(2), 2],
+      ["Latency > 10", "ended", at(3), at(6), 3],
+      ["Rx > 100 per 2 samples", "ended", at(3), at(6), 3],
+      ["Rx jumps by 50", "ended", at(3), at(4), 1],
+      ["Rx > 100 per 2 samples", "open", at(9), null, 2],
+      ["Rx jumps by 50", "ended", at(9), at(10), 1],
+    ],
+  );
+  // Exact above 2^53 and across the wrap: 2^64 - 6 is the highest rx.
+  assert.equal(events[0].peak, "18446744073709551610");
+  assert.equal(events[0].peakRate, 100000); // +10 per 100 us
+  assert.equal(events[1].column, 'pcie, max "read" ns');
+  assert.equal(events[4].peak, "9007199254740993");
+});
+
+Deno.test("a monitor's rotated files are read in order and an event may span them", async () => {
+  const { events, files } = await review([join(FIXTURES, "rotated")]);
+  assert.deepEqual(files.map((f) => f.path.replace(FIXTURES, "")), [
+    "rotated/nic-events.log.1",
+    "rotated/nic-events.log",
+  ]);
+  assert.deepEqual(events.map(facts), [{
+    id: 1,
+    monitor: "nic",
+    rule: "ECN > 100 per 2 samples",
+    state: "ended",
+    start: [S + 300, 300000],
+    end: [S + 300, 600000],
+    last: [S + 300, 600000],
+    durationS: 0.0003,
+    samples: 3,
+    rows: 3, // one row before the rotation, two after
+    historyRows: 4,
+    dropped: 0,
+    peak: "320",
+    peakAt: [S + 300, 600000],
+    peakRate: 1800000,
+    peakRateAt: [S + 300, 300000],
+  }]);
+  assert.equal(events[0].window.startFile, 0);
+  assert.equal(events[0].window.endFile, 1);
+});
+
+Deno.test("a log from our writer reads back: quoted names, u64 extremes, markers", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = join(dir, "events.log");
+    const log = await EventsLog.open({
+      path,
+      version: "dpu-traceback test",
+      device: "03:00.0",
+      depth: 1,
+      samplePeriodNs: 100000,
+      columns: [
+        { name: "a, b", dataId: "0x1020000100000000" },
+        { name: ' "x" ', dataId: "0x1020000100000001" },
+      ],
+      rules: [{
+        name: 'hot "one"',
+        column: 1,
+        comparisonType: "gt",
+        comparisonValue: 5n,
+      }],
+    });
+    const words = new Uint32Array(6);
+    const record = (ns: bigint, a: bigint, b: bigint) => {
+      for (const [k, v] of [ns, a, b].entries()) {
+        words[2 * k] = Number(v & 0xffffffffn);
+        words[2 * k + 1] = Number(v >> 32n);
+      }
+      log.row(words, 0);
+    };
+    const t = 1795272600000000000n;
+    log.columnNames();
+    record(t, 1n, 0n);
+    record(t + 100000n, 2n, 18446744073709551615n);
+    log.eventStart(0, 1795272600000);
+    record(t + 200000n, 3n, 18446744073709551614n);
+    log.eventEnd(0, 1795272600000);
+    await log.close();
+
+    const { events, notes } = await review([path]);
+    assert.deepEqual(notes, []);
+    assert.equal(events.length, 1);
+    const e = events[0];
+    assert.equal(e.monitor, "03:00.0"); // events.log: named by its device
+    assert.equal(e.rule, 'hot "one"');
+    assert.equal(e.column, ' "x" ');
+    assert.equal(e.peak, "18446744073709551615");
+    assert.equal(e.peakRate, -10000); // fell by 1 in 100 us
+    assert.deepEqual([e.start?.ns, e.end?.ns], [100000, 200000]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("charts: bounded points per event and a cap on how many events get one", async () => {
+  const path = join(FIXTURES, "reference-events.log");
+  const all = await review([path], { chartFor: () => true });
+  for (const e of all.events) {
+    assert.ok(e.chart !== undefined);
+    assert.equal(e.chart.before.length / POINT_STRIDE, 4); // the 4 history rows
+  }
+  assert.equal(all.events[0].chart!.during.length / POINT_STRIDE, 4);
+  assert.equal(all.chartsLeftOut, 0);
+  const capped = await review([path], { chartFor: () => true, maxCharts: 1 });
+  assert.equal(capped.events.filter((e) => e.chart).length, 1);
+  assert.equal(capped.chartsLeftOut, 1);
+  const some = await review([path], {
+    chartFor: (_m, rule) => rule.startsWith("Rx"),
+  });
+  assert.deepEqual(some.events.map((e) => e.chart !== undefined), [
+    false,
+    true,
+  ]);
+});
+
+async function reviewText(text: string | Uint8Array, name = "events.log") {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = join(dir, name);
+    if (typeof text === "string") await Deno.writeTextFile(path, text);
+    else await Deno.writeFile(path, text);
+    const result = await review([path]);
+    return { ...result, path };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const HEADER = (await Deno.readTextFile(join(FIXTURES, "nic-events.log")))
+  .split("timestamp,")[0];
+
+Deno.test("a file that is not an events log is refused with the line and why", async () => {
+  const cases: [string | Uint8Array, RegExp][] = [
+    [
+      '{"rules": []}\n',
+      /line 1: not an events log: expected "Telemetry monitor : \.\.\." or a "timestamp, \.\.\." row, got "\{"rules": \[\]\}"/,
+    ],
+    [
+      new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 10]),
+      /line 1: not an events log: expected/,
+    ],
+    [
+      new Uint8Array(2 << 20).fill(65),
+      /line 1 is longer than 1048576 bytes: not an events log/,
+    ],
+    [
+      HEADER + "timestamp, a, b\n1, 2, 3\nhello world\n",
+      /line 28: not an events log line: "hello world"/,
+    ],
+    [
+      HEADER + "timestamp, a, b\n1, 2, 3\n1, 2\n",
+      /line 28: expected 3 values \(the timestamp and 2 columns\), got 2/,
+    ],
+    [
+      HEADER + "timestamp, a, b\n1, 2, x3\n",
+      /line 27: value 3 is not a decimal unsigned integer: "x3"/,
+    ],
+    [
+      HEADER + "<<Event start>> Time: oops\n",
+      /line 26: malformed event marker/,
+    ],
+    [
+      "1795272600000000000, 1\n",
+      /line 1: a data row before any column-name row: not an events log/,
+    ],
+  ];
+  for (const [text, pattern] of cases) {
+    await assert.rejects(reviewText(text), (error: Error) => {
+      assert.match(error.message, /^Cannot review \S+events\.log: /);
+      assert.match(error.message, pattern);
+      assert.ok(!error.message.includes("\n"), "one line");
+      return true;
+    });
+  }
+});
+
+Deno.test("a missing file is named with the reason", async () => {
+  await assert.rejects(
+    review(["/nonexistent/events.log"]),
+    /^Error: Cannot review \/nonexistent\/events\.log: no such file or directory$/,
+  );
+});
+
+Deno.test("an empty file, and a header without rows, have no events", async () => {
+  assert.equal((await reviewText("")).events.length, 0);
+  assert.equal((await reviewText(HEADER)).events.length, 0);
+});
+
+Deno.test("a row cut short by a crash, then the restart's header on the same line", async () => {
+  const text = HEADER + "timestamp, port_0_rx_bytes, port_0_rx_ecn_packets\n" +
+    "1795272700000000000, 1, 2\n" +
+    '<<Event start>> Time: 2026-11-21T14:51:40Z, Rule: "ECN > 100 per 2 samples"\n' +
+    "1795272700000100000, 2, 3\n" +
+    "1795272700000200000, 3" + HEADER +
+    "timestamp, port_0_rx_bytes, port_0_rx_ecn_packets\n" +
+    "1795272800000000000, 1, 2\n";
+  const { events, notes } = await reviewText(text);
+  assert.equal(notes.length, 1);
+  assert.match(notes[0], /line 30: a row cut short by a restart; ignored/);
+  assert.deepEqual(events.map((e) => [e.state, e.rows]), [["interrupted", 1]]);
+});
+
+Deno.test("an end whose start is in a file not read: the event starts at or before its first row", async () => {
+  const text = HEADER +
+    "1795272700000100000, 2, 3\n1795272700000200000, 3, 4\n" +
+    '<<Event end>> Time: 2026-11-21T14:51:40Z, Rule: "ECN > 100 per 2 samples"\n';
+  const { events, notes } = await reviewText(text);
+  assert.match(
+    notes[0],
+    /"ECN > 100 per 2 samples" ends but its start is not in the files read/,
+  );
+  assert.equal(events.length, 1);
+  const e = events[0];
+  assert.equal(e.startKnown, false);
+  assert.deepEqual([e.start?.sec, e.start?.ns, e.end?.ns], [
+    S + 100,
+    100000,
+    200000,
+  ]);
+  assert.equal(e.state, "ended");
+});

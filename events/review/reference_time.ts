@@ -1,0 +1,170 @@
+/**
+ * The timestamp column of events.log, in either writer's encoding.
+ *
+ * Ours writes nanoseconds since the Unix epoch. NVIDIA's reference
+ * application writes the device's RTC time as `(seconds << 32) |
+ * nanoseconds` in one integer, built from the sample's earliest seconds and
+ * latest nanoseconds, so a sample whose counters straddle a second
+ * boundary comes out one second early. A free-running-counter (FRC) clock
+ * gives neither: nanoseconds of device uptime, not wall time.
+ *
+ * @module
+ */
+
+import { E9 } from "./decimal.ts";
+
+/**
+ * How a block's timestamps are encoded: `ns` (ours), `reference`
+ * (`(seconds << 32) | nanoseconds`) or `counter` (not wall-clock time:
+ * differences are nanoseconds, wall times come from the event markers).
+ */
+export type TimeFormat = "ns" | "reference" | "counter";
+
+/** The names `--timestamps` accepts. */
+export const TIME_FORMATS: readonly TimeFormat[] = [
+  "ns",
+  "reference",
+  "counter",
+];
+
+// Plausible wall-clock seconds: 2000-01-01 to 2100-01-01, and to
+// 2090-01-01 for our encoding: the reference's encoding of 2000 reads as
+// nanoseconds in 2098, so the ranges must not meet.
+const WALL_MIN_S = 946684800;
+const WALL_MAX_S = 4102444800;
+const NS_MAX_S = 3786912000;
+const TWO_12 = 4096;
+const TWO_20 = 1048576;
+const TWO_32 = 4294967296;
+
+/**
+ * Splits the u64 `hi * 10^9 + lo` into its upper and lower 32 bits:
+ * `out[0]` = value >> 32, `out[1]` = value & 0xffffffff. Exact (no BigInt).
+ */
+export function splitHigh32(hi: number, lo: number, out: Float64Array): void {
+  // hi * 10^9 = h1 * 10^9 * 2^20 + h0 * 10^9, each product exact.
+  const h1 = Math.floor(hi / TWO_20);
+  const h0 = hi - h1 * TWO_20;
+  const x = h1 * E9; // < 2^45; contributes x * 2^20
+  const xq = Math.floor(x / TWO_12);
+  const y = h0 * E9 + lo; // < 2^51
+  const yq = Math.floor(y / TWO_32);
+  let low = (x - xq * TWO_12) * TWO_20 + (y - yq * TWO_32);
+  let high = xq + yq;
+  if (low >= TWO_32) {
+    low -= TWO_32;
+    high += 1;
+  }
+  out[0] = high;
+  out[1] = low;
+}
+
+const scratch = new Float64Array(2);
+
+/**
+ * Guesses a block's encoding from one timestamp (`hi * 10^9 + lo`): wall
+ * time in nanoseconds between 2000 and 2090 is `ns`; upper 32 bits in that
+ * range of seconds with lower 32 bits below 10^9 is `reference`; anything
+ * else is `counter`.
+ *
+ * @example
+ * ```ts
+ * import { detectTimeFormat } from "./reference_time.ts";
+ * detectTimeFormat(1795272600, 0); // "ns" (2026-11-21T14:50:00Z)
+ * // (1795272600 << 32) | 102400000 = 7710637104507289600
+ * detectTimeFormat(7710637104, 507289600); // "reference"
+ * ```
+ */
+export function detectTimeFormat(hi: number, lo: number): TimeFormat {
+  if (hi >= WALL_MIN_S && hi < NS_MAX_S) return "ns";
+  splitHigh32(hi, lo, scratch);
+  if (scratch[0] >= WALL_MIN_S && scratch[0] < WALL_MAX_S && scratch[1] < E9) {
+    return "reference";
+  }
+  return "counter";
+}
+
+/** Whether times in this encoding are wall-clock times. */
+export function isWallClock(format: TimeFormat): boolean {
+  return format !== "counter";
+}
+
+/**
+ * Decodes a block's timestamps into seconds and nanoseconds, row by row.
+ * For the reference encoding it undoes the one-second-early rows: a row
+ * earlier than the previous one by less than a second is moved a second
+ * on (samples are never that far out of order). Call {@linkcode reset} at
+ * every history dump, whose first row legitimately goes back in time.
+ *
+ * @example
+ * ```ts
+ * import { TimeDecoder } from "./reference_time.ts";
+ * const t = new TimeDecoder("ns");
+ * t.decode(1795272600, 102400000);
+ * [t.sec, t.ns]; // [1795272600, 102400000]
+ * ```
+ */
+export class TimeDecoder {
+  /** The encoding. */
+  readonly format: TimeFormat;
+  /** Seconds of the last decoded row (since the epoch, or of the counter). */
+  sec = 0;
+  /** Nanoseconds within {@linkcode sec}. */
+  ns = 0;
+  /** Reference rows moved a second on so far. */
+  corrected = 0;
+  #prevSec = -1;
+  #prevNs = 0;
+
+  constructor(format: TimeFormat) {
+    this.format = format;
+  }
+
+  /** Decodes the timestamp `hi * 10^9 + lo` into {@linkcode sec} / {@linkcode ns}. */
+  decode(hi: number, lo: number): void {
+    if (this.format !== "reference") {
+      this.sec = hi;
+      this.ns = lo;
+      return;
+    }
+    splitHigh32(hi, lo, scratch);
+    let sec = scratch[0];
+    let ns = scratch[1];
+    if (ns >= E9) {
+      // Not a valid RTC nanosecond field; keep time monotone at least.
+      sec += Math.floor(ns / E9);
+      ns %= E9;
+    }
+    const prevSec = this.#prevSec;
+    if (
+      prevSec >= 0 &&
+      (sec < prevSec || (sec === prevSec && ns < this.#prevNs)) &&
+      (sec + 1 > prevSec || (sec + 1 === prevSec && ns >= this.#prevNs))
+    ) {
+      sec += 1;
+      this.corrected++;
+    }
+    this.sec = this.#prevSec = sec;
+    this.ns = this.#prevNs = ns;
+  }
+
+  /** Forgets the previous row (a history dump starts over). */
+  reset(): void {
+    this.#prevSec = -1;
+  }
+}
+
+/**
+ * ISO-8601 UTC time of `sec` + `ns`, with `digits` (0 to 9) decimals.
+ *
+ * @example
+ * ```ts
+ * import { isoTime } from "./reference_time.ts";
+ * isoTime(1795272600, 102400000, 3); // "2026-11-21T14:50:00.102Z"
+ * ```
+ */
+export function isoTime(sec: number, ns: number, digits = 3): string {
+  const day = new Date(sec * 1000).toISOString().slice(0, 19);
+  if (digits <= 0) return day + "Z";
+  return `${day}.${String(ns).padStart(9, "0").slice(0, digits)}Z`;
+}

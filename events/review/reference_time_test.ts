@@ -1,0 +1,117 @@
+import assert from "node:assert/strict";
+import {
+  detectTimeFormat,
+  isoTime,
+  isWallClock,
+  splitHigh32,
+  TimeDecoder,
+} from "./reference_time.ts";
+
+const split = (v: bigint): [number, number] => [
+  Number(v / 1000000000n),
+  Number(v % 1000000000n),
+];
+const ref = (sec: number, ns: number) => (BigInt(sec) << 32n) | BigInt(ns);
+
+Deno.test("splitHigh32 gives value >> 32 and value & 0xffffffff exactly", () => {
+  const out = new Float64Array(2);
+  let x = 42n;
+  const cases = [
+    0n,
+    1n,
+    2n ** 32n - 1n,
+    2n ** 32n,
+    2n ** 53n + 1n,
+    2n ** 64n - 1n,
+  ];
+  for (let i = 0; i < 500; i++) {
+    x = (x * 6364136223846793005n + 1442695040888963407n) % (1n << 64n);
+    cases.push(x >> BigInt(i % 40));
+  }
+  for (const v of cases) {
+    splitHigh32(...split(v), out);
+    assert.deepEqual(
+      [...out],
+      [Number(v >> 32n), Number(v & 0xffffffffn)],
+      String(v),
+    );
+  }
+});
+
+Deno.test("detectTimeFormat tells ours, the reference's and a device counter apart", () => {
+  // 2026-11-21T14:50:00.1024Z in ns since the epoch: ours.
+  assert.equal(detectTimeFormat(...split(1795272600102400000n)), "ns");
+  // The same instant as (seconds << 32) | nanoseconds: the reference's.
+  assert.equal(
+    detectTimeFormat(...split(ref(1795272600, 102400000))),
+    "reference",
+  );
+  // The ends of the ranges: 2000 and 2089 in ns; 2000 and 2099 in the
+  // reference's encoding (whose 2000 would read as 2098 in ns).
+  assert.equal(detectTimeFormat(...split(946684800000000000n)), "ns");
+  assert.equal(detectTimeFormat(...split(3786911999000000000n)), "ns");
+  assert.equal(detectTimeFormat(...split(ref(946684800, 0))), "reference");
+  assert.equal(
+    detectTimeFormat(...split(ref(4102444799, 999999999))),
+    "reference",
+  );
+  // An uptime counter (FRC), and an upper half out of range.
+  assert.equal(detectTimeFormat(...split(123456789012345n)), "counter");
+  assert.equal(
+    detectTimeFormat(...split(ref(1795272600, 1_500_000_000))),
+    "counter",
+  );
+  assert.equal(isWallClock("counter"), false);
+  assert.equal(isWallClock("reference"), true);
+});
+
+Deno.test("TimeDecoder decodes the reference encoding and moves its one-second-early rows on", () => {
+  const t = new TimeDecoder("reference");
+  const seen: string[] = [];
+  const rows: [number, number][] = [
+    [1795272600, 999900000],
+    // Earliest seconds with latest nanoseconds: written as .000000 of the
+    // second before, one second early.
+    [1795272600, 50000],
+    [1795272601, 150000],
+  ];
+  for (const [sec, ns] of rows) {
+    t.decode(...split(ref(sec, ns)));
+    seen.push(`${t.sec}.${t.ns}`);
+  }
+  assert.deepEqual(seen, [
+    "1795272600.999900000",
+    "1795272601.50000",
+    "1795272601.150000",
+  ]);
+  assert.equal(t.corrected, 1);
+  // A new dump may go back in time: after reset nothing is corrected.
+  t.reset();
+  t.decode(...split(ref(1795272600, 999800000)));
+  assert.equal(t.sec, 1795272600);
+  // More than a second back is not this quirk: left alone.
+  t.decode(...split(ref(1795272598, 0)));
+  assert.equal(t.sec, 1795272598);
+  assert.equal(t.corrected, 1);
+});
+
+Deno.test("TimeDecoder passes ns and counter timestamps through as seconds and nanoseconds", () => {
+  for (const format of ["ns", "counter"] as const) {
+    const t = new TimeDecoder(format);
+    t.decode(...split(1795272600102400000n));
+    assert.deepEqual([t.sec, t.ns], [1795272600, 102400000]);
+  }
+});
+
+Deno.test("isoTime writes UTC with the asked decimals", () => {
+  assert.equal(
+    isoTime(1795272600, 102400000, 9),
+    "2026-11-21T14:50:00.102400000Z",
+  );
+  assert.equal(
+    isoTime(1795272600, 102400000, 6),
+    "2026-11-21T14:50:00.102400Z",
+  );
+  assert.equal(isoTime(1795272600, 999999999, 3), "2026-11-21T14:50:00.999Z");
+  assert.equal(isoTime(1795272600, 5, 0), "2026-11-21T14:50:00Z");
+});

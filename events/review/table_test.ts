@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { formatReviewTable, formatSummary } from "./table.ts";
+import { readFixtures } from "./test_util.ts";
+
+Deno.test("the table has one aligned line per event, states and peaks in words", async () => {
+  const { events } = await readFixtures([
+    "nic-events.log",
+    "reference-events.log",
+  ]);
+  const lines = formatReviewTable(events).trimEnd().split("\n");
+  assert.equal(lines.length, 1 + events.length);
+  const head = lines[0];
+  for (
+    const column of [
+      "#",
+      "MONITOR",
+      "RULE",
+      "START (UTC)",
+      "END",
+      "DURATION",
+      "SAMPLES",
+      "PEAK",
+      "PEAK RATE",
+      "ROWS",
+    ]
+  ) {
+    assert.ok(head.includes(column), column);
+  }
+  const cells = (l: string) => l.trim().split(/\s{2,}/);
+  assert.deepEqual(cells(lines[1]), [
+    "1",
+    "reference",
+    "ECN > 100 per 2 samples",
+    "2026-11-21 14:50:01.000",
+    "14:50:01.000",
+    "400 µs",
+    "4",
+    "620",
+    "3M/s",
+    "4+4",
+  ]);
+  assert.deepEqual(cells(lines[2]), [
+    "2",
+    "reference",
+    "Rx < 1000 per 2 samples",
+    "2026-11-21 14:50:01.000",
+    "14:50:01.000",
+    "300 µs",
+    "3",
+    "min 15400",
+    "1M/s",
+    "4+3",
+  ]);
+  assert.deepEqual(cells(lines[3]).slice(4, 10), [
+    "14:51:40.001",
+    "800 µs",
+    "8",
+    "9007199254740993",
+    "1.3M/s",
+    "4+3",
+  ]);
+  assert.deepEqual(cells(lines[4]).slice(4, 6), [
+    "cut by restart",
+    ">= 100 µs",
+  ]);
+  assert.deepEqual(cells(lines[5]).slice(4, 6), [
+    "open (log ends)",
+    ">= 200 µs",
+  ]);
+  // Right-aligned numbers end in the same column.
+  const ends = lines.map((l) =>
+    l.indexOf(" 4+") >= 0 ? l.lastIndexOf(" 4+") : -1
+  );
+  assert.ok(ends.slice(1).every((e) => e === ends[1]));
+  assert.equal(
+    formatSummary(events, events.slice(0, 2), 2),
+    "2 of 5 events; 2 files read. ROWS: history before the start + rows during.\n",
+  );
+  assert.match(
+    formatSummary(events, events, 2),
+    /^5 events, 1 open at the end of the log, 1 cut by a restart;/,
+  );
+  assert.equal(formatReviewTable([]), "No events.\n");
+});

@@ -1,0 +1,294 @@
+/**
+ * `review --event N`: one event's traceback window, the rows the log
+ * holds from the history before its start to its end, with decoded times,
+ * each row's offset from the start and the rule column's rate. Read again
+ * from the log (from the window's byte offset when the file is not
+ * compressed), streamed: a window of millions of rows costs no memory.
+ *
+ * @module
+ */
+
+import { stringify } from "csv-stringify/sync";
+import { parse as parseCsv } from "csv-parse/sync";
+import { formatDecimal, signedDelta } from "./decimal.ts";
+import type { ReviewEvent } from "./event.ts";
+import { ioReason } from "./files.ts";
+import { HEADER_PREFIX } from "./header.ts";
+import { openLogSource, readLines } from "./lines.ts";
+import { isoTime, TimeDecoder } from "./reference_time.ts";
+import { parseRow } from "./row.ts";
+import { toJsonEvent } from "./export.ts";
+import { durationCell, endCell, peakCell, peakRateCell } from "./table.ts";
+import { formatCount, formatUtc } from "./units.ts";
+
+/** How `--event` prints: text (default), `--csv` or `--json`. */
+export type TracebackFormat = "text" | "csv" | "json";
+
+/** Writes text to the output, waiting while it is behind. */
+export type Write = (text: string) => Promise<void>;
+
+const utf8 = new TextDecoder();
+const FLUSH_CHARS = 64 * 1024;
+
+/**
+ * Writes event `e`'s window to `write` in `format`. `total` is how many
+ * events the review has (for "Event 3 of 12"). Throws an Error `Cannot
+ * review FILE: ...` if the file cannot be read again.
+ */
+export async function writeTraceback(
+  e: ReviewEvent,
+  total: number,
+  format: TracebackFormat,
+  write: Write,
+): Promise<void> {
+  const w = e.window;
+  const col = w.column;
+  let names = w.columns;
+  const ruleColumn = col > 0 ? names[col] : undefined;
+  const wall = e.timeFormat !== "counter";
+  const origin = w.startRow;
+  let pending: string[] = [];
+  let pendingChars = 0;
+  const put = async (text: string) => {
+    pending.push(text);
+    pendingChars += text.length;
+    if (pendingChars >= FLUSH_CHARS) await flush();
+  };
+  const flush = async () => {
+    if (pending.length === 0) return;
+    const text = pending.join("");
+    pending = [];
+    pendingChars = 0;
+    await write(text);
+  };
+
+  const heads = () => [
+    "time",
+    "offset_s",
+    ruleColumn === undefined ? "rate_per_s" : `${ruleColumn}/s`,
+    ...names.slice(1),
+  ];
+  if (format === "text") {
+    await put(describe(e, total));
+    // Quoted as the log quotes its column-name row: a name may hold ", ".
+    await put("\n" + heads().map(quoteCell).join(", ") + "\n");
+  } else if (format === "csv") {
+    await put(stringify([heads()], { record_delimiter: "unix" }));
+  } else {
+    await put(
+      `{"event":${JSON.stringify(toJsonEvent(e))},\n"columns":${
+        JSON.stringify(heads())
+      },\n"rows":[`,
+    );
+  }
+
+  const markers: { file: string; line: number; text: string }[] = [];
+  let fields = new Float64Array(2 * Math.max(1, names.length));
+  const prev = new Float64Array(2);
+  let hasPrev = false;
+  let prevSec = 0;
+  let prevNs = 0;
+  const decoder = new TimeDecoder(e.timeFormat);
+  let firstRow = true;
+  let inHeader = false;
+  let done = false;
+  const lastFile = w.endFile ?? w.files.length - 1;
+  for (let f = w.startFile; f <= lastFile && !done; f++) {
+    const path = w.files[f];
+    let source;
+    try {
+      source = await openLogSource(path, f === w.startFile ? w.startOffset : 0);
+    } catch (error) {
+      throw new Error(`Cannot review ${path}: ${ioReason(error)}`);
+    }
+    const seeked = f === w.startFile && !source.gzip;
+    // Lines are handed over synchronously; output is queued and written
+    // between chunks, so the handler collects and the loop awaits.
+    const out: string[] = [];
+    try {
+      await readLines(
+        {
+          async *[Symbol.asyncIterator]() {
+            for await (const chunk of source.chunks) {
+              yield chunk;
+              for (const text of out.splice(0)) await put(text);
+            }
+          },
+        },
+        (buf, start, end, line, _offset, terminated) => {
+          if (f === w.startFile && line < w.startLine) return;
+          if (!terminated || start === end) return;
+          const c = buf[start];
+          const isRow = c >= 48 && c <= 57;
+          if (inHeader) {
+            if (isRow || c === 60 || c === 116 || c === 84) inHeader = false;
+            else return;
+          }
+          const past = f > w.startFile || line > w.startLine;
+          if (isRow) {
+            const n = parseRow(buf, start, end, fields);
+            if (n !== names.length) return;
+            decoder.decode(fields[0], fields[1]);
+            const sec = decoder.sec;
+            const ns = decoder.ns;
+            let rate = NaN;
+            if (col > 0) {
+              const dtNs = (sec - prevSec) * 1e9 + (ns - prevNs);
+              if (hasPrev && dtNs > 0) {
+                rate = signedDelta(
+                  fields[2 * col],
+                  fields[2 * col + 1],
+                  prev[0],
+                  prev[1],
+                ) * 1e9 / dtNs;
+              }
+              prev[0] = fields[2 * col];
+              prev[1] = fields[2 * col + 1];
+            }
+            hasPrev = true;
+            prevSec = sec;
+            prevNs = ns;
+            const offset = origin === null
+              ? ""
+              : ((sec - origin.sec) + (ns - origin.ns) / 1e9).toFixed(6);
+            const time = wall
+              ? isoTime(sec, ns, 9)
+              : `${sec}.${String(ns).padStart(9, "0")}`;
+            const values: string[] = [];
+            for (let k = 1; k < n; k++) {
+              values.push(formatDecimal(fields[2 * k], fields[2 * k + 1]));
+            }
+            const rateText = Number.isNaN(rate) ? "" : String(rate);
+            if (format === "text") {
+              out.push(
+                `${time}, ${offset}, ${rateText}, ${values.join(", ")}\n`,
+              );
+            } else if (format === "csv") {
+              out.push(
+                stringify([[time, offset, rateText, ...values]], {
+                  record_delimiter: "unix",
+                }),
+              );
+            } else {
+              out.push(
+                (firstRow ? "\n" : ",\n") +
+                  JSON.stringify([
+                    time,
+                    offset === "" ? null : Number(offset),
+                    Number.isNaN(rate) ? null : rate,
+                    ...values,
+                  ]),
+              );
+            }
+            firstRow = false;
+            return;
+          }
+          const text = utf8.decode(buf.subarray(start, end));
+          if (text.startsWith(HEADER_PREFIX)) {
+            inHeader = true;
+            const note =
+              `# ${path} line ${line}: a new header block (log rotated, reopened or agent restarted)`;
+            if (format === "text") out.push(note + "\n");
+            else markers.push({ file: path, line, text: note.slice(2) });
+            return;
+          }
+          if (/^\s*"?timestamp"?\s*,/.test(text)) {
+            if (past && w.endLine === null && !firstRow) {
+              done = true; // a new dump: the event was cut before it
+              return false;
+            }
+            try {
+              names =
+                (parseCsv(text, { ltrim: true, rtrim: true }) as string[][])[0];
+              fields = new Float64Array(2 * names.length);
+            } catch {
+              // Keep the names the review read.
+            }
+            hasPrev = false;
+            decoder.reset();
+            return;
+          }
+          if (text.startsWith("<<")) {
+            if (format === "text") out.push(text + "\n");
+            else markers.push({ file: path, line, text });
+          }
+          if (f === w.endFile && line === w.endLine) {
+            done = true;
+            return false;
+          }
+        },
+        { firstLine: seeked ? w.startLine : 1 },
+      );
+      for (const text of out.splice(0)) await put(text);
+    } catch (error) {
+      throw new Error(
+        `Cannot review ${path}: ${
+          error instanceof Error ? error.message : String(error)
+        }`,
+      );
+    } finally {
+      source.close();
+    }
+  }
+  if (format === "json") {
+    await put(`\n],\n"markers":${JSON.stringify(markers)}}\n`);
+  }
+  await flush();
+}
+
+/** A cell CSV-quoted when it needs it (a comma, quote or edge space). */
+function quoteCell(text: string): string {
+  return stringify([[text]], {
+    quoted_match: /^\s|\s$/,
+    record_delimiter: "unix",
+  }).slice(0, -1);
+}
+
+/** The text block above the rows. */
+function describe(e: ReviewEvent, total: number): string {
+  const lines = [
+    `Event ${e.id} of ${total}: ${e.monitor}, rule "${e.rule}"`,
+  ];
+  const rule = e.typeName === undefined
+    ? "(not in the header)"
+    : `${e.typeName} ${e.threshold} on ${e.column ?? "?"}` +
+      (e.depth === undefined ? "" : `, history depth ${e.depth}`);
+  lines.push(`  rule      ${rule}`);
+  lines.push(
+    `  start     ${e.start === null ? "?" : formatUtc(e.start, 9) + " UTC"}${
+      e.startKnown ? "" : " (or earlier: its start is not in the files read)"
+    }${e.startMarker === null ? "" : ` (marker ${e.startMarker})`}`,
+  );
+  lines.push(
+    `  end       ${e.end === null ? endCell(e) : formatUtc(e.end, 9) + " UTC"}${
+      e.endMarker === null ? "" : ` (marker ${e.endMarker})`
+    }`,
+  );
+  lines.push(
+    `  duration  ${durationCell(e)}, ${formatCount(e.samples)} samples` +
+      (e.droppedSamples > 0
+        ? `, ${formatCount(e.droppedSamples)} lost by the source`
+        : "") +
+      (e.lostRows > 0 ? `, ${formatCount(e.lostRows)} rows not written` : ""),
+  );
+  lines.push(
+    `  peak      ${peakCell(e)}${
+      e.peakAt === null ? "" : ` at ${formatUtc(e.peakAt, 6)}`
+    }; rate ${peakRateCell(e)}${
+      e.peakRateAt === null ? "" : ` at ${formatUtc(e.peakRateAt, 6)}`
+    }`,
+  );
+  const w = e.window;
+  lines.push(
+    `  window    ${w.files[w.startFile]} line ${w.startLine}` +
+      (w.endLine === null
+        ? " to the end"
+        : ` to ${
+          w.endFile === w.startFile ? "" : w.files[w.endFile!] + " "
+        }line ${w.endLine}`) +
+      `: ${formatCount(e.historyRows)} rows before the start, ${
+        formatCount(e.rows)
+      } during`,
+  );
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,126 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { parse } from "csv-parse/sync";
+import { FIXTURES, readFixtures } from "./test_util.ts";
+import { writeTraceback } from "./traceback.ts";
+import { resolveInputs } from "./files.ts";
+import { readReview } from "./read.ts";
+
+async function capture(
+  fn: (write: (t: string) => Promise<void>) => Promise<void>,
+): Promise<string> {
+  let out = "";
+  await fn((t) => {
+    out += t;
+    return Promise.resolve();
+  });
+  return out;
+}
+
+Deno.test("--event: the window from the history to the end, times decoded, offsets and rates", async () => {
+  const { events } = await readFixtures(["reference-events.log"]);
+  const text = await capture((w) => writeTraceback(events[0], 2, "text", w));
+  const lines = text.trimEnd().split("\n");
+  assert.equal(
+    lines[0],
+    'Event 1 of 2: reference, rule "ECN > 100 per 2 samples"',
+  );
+  const table = lines.slice(lines.indexOf("") + 1);
+  assert.deepEqual(table, [
+    "time, offset_s, port_0_rx_ecn_packets/s, port_0_rx_bytes, port_0_rx_ecn_packets",
+    "2026-11-21T14:50:00.999700000Z, -0.000300, , 10000, 10",
+    "2026-11-21T14:50:00.999800000Z, -0.000200, 100000, 11000, 20",
+    "2026-11-21T14:50:00.999900000Z, -0.000100, 100000, 12000, 30",
+    // Written one second early by the reference; decoded in place.
+    "2026-11-21T14:50:01.000000000Z, 0.000000, 2700000, 13000, 300",
+    '<<Event start>> Time: 2026-11-21T14:50:01Z, Rule: "ECN > 100 per 2 samples"',
+    "2026-11-21T14:50:01.000100000Z, 0.000100, 3000000, 14000, 600",
+    "2026-11-21T14:50:01.000200000Z, 0.000200, 100000, 15000, 610",
+    "2026-11-21T14:50:01.000300000Z, 0.000300, 50000, 15200, 615",
+    "2026-11-21T14:50:01.000400000Z, 0.000400, 50000, 15400, 620",
+    '<<Event end>> Time: 2026-11-21T14:50:01Z, Rule: "ECN > 100 per 2 samples"',
+  ]);
+});
+
+Deno.test("--event --csv and --json carry the same rows; u64 values stay exact", async () => {
+  const { events } = await readFixtures(["nic-events.log"]);
+  const csv = parse(
+    await capture((w) => writeTraceback(events[0], 3, "csv", w)),
+  ) as string[][];
+  assert.deepEqual(csv[0], [
+    "time",
+    "offset_s",
+    "port_0_rx_ecn_packets/s",
+    "port_0_rx_bytes",
+    "port_0_rx_ecn_packets",
+  ]);
+  assert.deepEqual(csv.slice(1).map((r) => r[4]), [
+    "9007199254740800",
+    "9007199254740810",
+    "9007199254740820",
+    "9007199254740950",
+    "9007199254740993",
+    "9007199254740993",
+    "9007199254740993",
+  ]);
+  const doc = JSON.parse(
+    await capture((w) => writeTraceback(events[0], 3, "json", w)),
+  );
+  assert.equal(doc.event.id, 1);
+  assert.deepEqual(doc.columns, csv[0]);
+  assert.deepEqual(
+    doc.rows.map((r: unknown[]) => r[4]),
+    csv.slice(1).map((r) => r[4]),
+  );
+  assert.deepEqual(doc.rows[3].slice(1, 3), [0, 1300000]);
+  assert.deepEqual(
+    doc.markers.map((m: { text: string }) => m.text.slice(0, 13)),
+    [
+      "<<Event start",
+      "<<Gap>> Time:",
+      "<<Event end>>",
+    ],
+  );
+});
+
+Deno.test("--event of an event cut by a restart stops at the next dump; across a rotation it goes on", async () => {
+  const { events } = await readFixtures(["nic-events.log"]);
+  const cut = await capture((w) => writeTraceback(events[1], 3, "csv", w));
+  assert.equal(parse(cut).length, 1 + 5); // 4 rows of history and 1 during
+  const rotated = await readFixtures(["rotated"]);
+  const text = await capture((w) =>
+    writeTraceback(rotated.events[0], 1, "text", w)
+  );
+  assert.match(
+    text,
+    /a new header block \(log rotated, reopened or agent restarted\)/,
+  );
+  assert.deepEqual(
+    text.split("\n").filter((l) => /^\d{4}-/.test(l)).map((l) =>
+      l.split(", ").at(-1)
+    ),
+    ["0", "10", "20", "200", "300", "310", "320"],
+  );
+});
+
+Deno.test("--event reads a gzipped log from its start and prints the same window", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const plain = join(FIXTURES, "reference-events.log");
+    const gz = join(dir, "reference-events.log.1.gz");
+    const zipped = await new Response(
+      (await Deno.open(plain)).readable.pipeThrough(
+        new CompressionStream("gzip"),
+      ),
+    ).arrayBuffer();
+    await Deno.writeFile(gz, new Uint8Array(zipped));
+    const a = (await readFixtures(["reference-events.log"])).events[1];
+    const b = (await readReview(await resolveInputs([gz]))).events[1];
+    const textA = await capture((w) => writeTraceback(a, 2, "csv", w));
+    const textB = await capture((w) => writeTraceback(b, 2, "csv", w));
+    assert.equal(textB, textA);
+    assert.equal(parse(textA).length, 1 + 4 + 3);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

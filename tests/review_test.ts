@@ -1,0 +1,418 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ROOT, runCli } from "./cli_util.ts";
+import {
+  chromium,
+  decodePng,
+  findChromium,
+  runWithPeakRss,
+  writeBigLog,
+} from "./review_util.ts";
+
+const FIXTURES = join(ROOT, "tests", "fixtures", "review");
+
+/** `dpu-traceback review ...` as an operator runs it (no endpoint flags). */
+async function review(args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "main.ts", "review", ...args],
+    cwd: ROOT,
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: out.code,
+    stdout: decoder.decode(out.stdout),
+    stderr: decoder.decode(out.stderr),
+  };
+}
+
+async function gzipFile(from: string, to: string): Promise<void> {
+  const source = await Deno.open(from);
+  const zipped = await new Response(
+    source.readable.pipeThrough(new CompressionStream("gzip")),
+  ).arrayBuffer();
+  await Deno.writeFile(to, new Uint8Array(zipped));
+}
+
+Deno.test("review DIR merges every monitor's logs, rotated and compressed, into one timeline", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // events.log: the reference app's log (named by its header's device);
+    // gpu: compressed by logrotate (dateext); nic: two agent rotations,
+    // the oldest ending inside an event that the restart in the next cuts.
+    await Deno.copyFile(
+      join(FIXTURES, "reference-events.log"),
+      join(dir, "events.log"),
+    );
+    await gzipFile(
+      join(FIXTURES, "gpu-events.log"),
+      join(dir, "gpu-events.log-20261121-1795272700.gz"),
+    );
+    await Deno.copyFile(
+      join(FIXTURES, "nic-events.log"),
+      join(dir, "nic-events.log.2"),
+    );
+    await Deno.copyFile(
+      join(FIXTURES, "rotated", "nic-events.log.1"),
+      join(dir, "nic-events.log.1"),
+    );
+    await Deno.copyFile(
+      join(FIXTURES, "rotated", "nic-events.log"),
+      join(dir, "nic-events.log"),
+    );
+    await Deno.writeTextFile(join(dir, "README"), "not a log");
+
+    const r = await review([dir, "--json"]);
+    assert.equal(r.code, 0, r.stderr);
+    const doc = JSON.parse(r.stdout);
+    assert.deepEqual(
+      doc.events.map((
+        e: Record<string, unknown>,
+      ) => [e.id, e.monitor, e.rule, e.start, e.state]),
+      [
+        [
+          1,
+          "03:00.0",
+          "ECN > 100 per 2 samples",
+          "2026-11-21T14:50:01.000000Z",
+          "ended",
+        ],
+        [
+          2,
+          "03:00.0",
+          "Rx < 1000 per 2 samples",
+          "2026-11-21T14:50:01.000400Z",
+          "ended",
+        ],
+        [3, "gpu", "GPU hot > 85 C", "2026-11-21T14:50:50.300000Z", "ended"],
+        [
+          4,
+          "nic",
+          "ECN > 100 per 2 samples",
+          "2026-11-21T14:51:40.000300Z",
+          "ended",
+        ],
+        [
+          5,
+          "nic",
+          "ECN > 100 per 2 samples",
+          "2026-11-21T14:51:40.001500Z",
+          "interrupted",
+        ],
+        // Open at the end of nic-events.log.2; the next file restarts.
+        [
+          6,
+          "nic",
+          "ECN > 100 per 2 samples",
+          "2026-11-21T14:53:20.000300Z",
+          "interrupted",
+        ],
+        // Started in nic-events.log.1, ended in nic-events.log.
+        [
+          7,
+          "nic",
+          "ECN > 100 per 2 samples",
+          "2026-11-21T14:55:00.000300Z",
+          "ended",
+        ],
+      ],
+    );
+    assert.equal(doc.events[6].file, join(dir, "nic-events.log.1"));
+    assert.deepEqual(
+      doc.files.map((
+        f: { path: string; gzip: boolean },
+      ) => [f.path.slice(dir.length + 1), f.gzip]),
+      [
+        ["events.log", false],
+        ["gpu-events.log-20261121-1795272700.gz", true],
+        ["nic-events.log.2", false],
+        ["nic-events.log.1", false],
+        ["nic-events.log", false],
+      ],
+    );
+    // The truncated last line of nic-events.log.2 is a warning, not an error.
+    assert.match(
+      r.stderr,
+      /^dpu-traceback: warning: \S+nic-events\.log\.2: line 77: the file ends in the middle of a line; ignored$/m,
+    );
+
+    // --event N across the rotation: rows from both files.
+    const w = await review([dir, "--event", "7", "--csv"]);
+    assert.equal(w.code, 0, w.stderr);
+    assert.deepEqual(
+      w.stdout.trim().split("\n").slice(1).map((l) => l.split(",").at(-1)),
+      ["0", "10", "20", "200", "300", "310", "320"],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("review: one-line errors and exit codes, through main.ts", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(join(dir, "capture.json"), '{"rules": []}\n');
+    const notLog = await review([join(dir, "capture.json")]);
+    assert.equal(notLog.code, 1);
+    assert.equal(
+      notLog.stderr,
+      `dpu-traceback: Cannot review ${
+        join(dir, "capture.json")
+      }: line 1: not an events log: expected "Telemetry monitor : ..." or a "timestamp, ..." row, got "{"rules": []}"\n`,
+    );
+    const missing = await review([join(dir, "nope.log")]);
+    assert.equal(missing.code, 1);
+    assert.match(
+      missing.stderr,
+      /^dpu-traceback: Cannot review \S+nope\.log: no such file or directory\n$/,
+    );
+    const usage = await review([
+      join(FIXTURES, "gpu-events.log"),
+      "--until",
+      "noon",
+    ]);
+    assert.equal(usage.code, 2);
+    assert.match(
+      usage.stderr,
+      /^dpu-traceback: --until must be an ISO-8601 time .* Try 'dpu-traceback review --help'\.\n$/,
+    );
+    const ok = await review([join(FIXTURES, "gpu-events.log")]);
+    assert.equal(ok.code, 0);
+    assert.match(ok.stdout, /^# {2}MONITOR {2}RULE {12}START \(UTC\)/);
+    assert.equal(ok.stderr, "");
+    const help = await runCli(["--help"]);
+    assert.match(help.stdout, /dpu-traceback review \[FILE\|DIR\] \[options\]/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+const RSS_LIMIT = 200 * 1024 * 1024;
+
+Deno.test({
+  name:
+    "a 1 GB events.log is reviewed (table data, JSON and HTML) with peak RSS under 200 MB",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      const path = join(dir, "events.log");
+      const log = await writeBigLog(path, 1_000_000_000);
+      assert.ok(log.bytes >= 1_000_000_000);
+      const started = performance.now();
+      const { output, peakRssBytes } = await runWithPeakRss(
+        new Deno.Command(Deno.execPath(), {
+          args: [
+            "run",
+            "-A",
+            "main.ts",
+            "review",
+            path,
+            "--json",
+            "--html",
+            join(dir, "report.html"),
+          ],
+          cwd: ROOT,
+          stdin: "null",
+          stdout: "piped",
+          stderr: "piped",
+        }),
+      );
+      const seconds = (performance.now() - started) / 1000;
+      const stderr = new TextDecoder().decode(output.stderr);
+      assert.equal(output.code, 0, stderr);
+      console.log(
+        `reviewed ${(log.bytes / 1e9).toFixed(2)} GB in ${
+          seconds.toFixed(1)
+        } s, peak RSS ${(peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
+      );
+      assert.ok(peakRssBytes > 0, "the child's /proc status was read");
+      assert.ok(peakRssBytes < RSS_LIMIT, `peak RSS ${peakRssBytes} B`);
+
+      // And it read the log right: two events per segment, in order.
+      const events = JSON.parse(new TextDecoder().decode(output.stdout)).events;
+      assert.equal(events.length, 2 * log.segments);
+      for (const k of [0, Math.floor(log.segments / 2), log.segments - 1]) {
+        const burst = events[2 * k];
+        assert.deepEqual(
+          [
+            burst.rule,
+            burst.state,
+            burst.start_ns,
+            burst.end_ns,
+            burst.rows,
+            burst.samples,
+            burst.dropped_samples,
+            burst.peak,
+            burst.peak_rate_per_s,
+          ],
+          [
+            "counter_0 burst",
+            "ended",
+            String(log.startNs(k)),
+            String(log.endNs(k)),
+            log.eventRows,
+            log.eventRows + log.dropped,
+            log.dropped,
+            String(log.peak(k)),
+            log.peakRate,
+          ],
+          `segment ${k}`,
+        );
+        const latency = events[2 * k + 1];
+        assert.deepEqual([latency.rule, latency.peak], [
+          "latency > 5 us",
+          String(log.latencyPeak(k)),
+        ]);
+      }
+      const page = await Deno.readTextFile(join(dir, "report.html"));
+      assert.equal(
+        (page.match(/<svg class="chart"/g) ?? []).length,
+        events.length,
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+const CHROMIUM = findChromium();
+
+/** Runs in the page: where the charts and their lines were laid out. */
+const MEASURE = `<script>
+(() => {
+  const box = (el) => {
+    if (!el) return null;
+    const r = el.getBoundingClientRect();
+    return { x: r.x + scrollX, y: r.y + scrollY, w: r.width, h: r.height };
+  };
+  const charts = [...document.querySelectorAll("svg.chart")].map((svg) => ({
+    box: box(svg),
+    value: box(svg.querySelector("path.value-line")),
+    rate: box(svg.querySelector("path.rate-line")),
+    start: box(svg.querySelector("line.start-marker")),
+    end: box(svg.querySelector("line.end-marker")),
+  }));
+  const timeline = document.querySelector("svg.timeline");
+  const bars = [...document.querySelectorAll("rect.event-bar")].map(box);
+  const pre = document.createElement("pre");
+  pre.id = "measure";
+  pre.textContent = JSON.stringify({
+    height: document.documentElement.scrollHeight,
+    charts,
+    timeline: box(timeline),
+    bars,
+  });
+  document.body.append(pre);
+})();
+</script>`;
+
+interface Box {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+function colorPixels(
+  img: { width: number; height: number; rgba: Uint8Array },
+  box: Box,
+  [r, g, b]: [number, number, number],
+): number {
+  let n = 0;
+  const x0 = Math.max(0, Math.floor(box.x) - 2);
+  const y0 = Math.max(0, Math.floor(box.y) - 2);
+  const x1 = Math.min(img.width, Math.ceil(box.x + box.w) + 2);
+  const y1 = Math.min(img.height, Math.ceil(box.y + box.h) + 2);
+  for (let y = y0; y < y1; y++) {
+    for (let x = x0; x < x1; x++) {
+      const o = (y * img.width + x) * 4;
+      const d = Math.abs(img.rgba[o] - r) + Math.abs(img.rgba[o + 1] - g) +
+        Math.abs(img.rgba[o + 2] - b);
+      if (d < 60) n++;
+    }
+  }
+  return n;
+}
+
+Deno.test({
+  name:
+    "the HTML report renders in headless Chromium: a timeline and a drawn chart per event",
+  ignore: CHROMIUM === undefined,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      const report = join(dir, "report.html");
+      const r = await review([FIXTURES, "--html", report]);
+      assert.equal(r.code, 0, r.stderr);
+      const events = (r.stdout.match(/^\s*\d+ {2}/gm) ?? []).length;
+      assert.equal(events, 6);
+      // Measure the layout with a copy that reports it (the report itself
+      // has no scripts).
+      const page = await Deno.readTextFile(report);
+      const probe = join(dir, "probe.html");
+      await Deno.writeTextFile(
+        probe,
+        page.replace("</body>", MEASURE + "</body>"),
+      );
+      const dom = await chromium(CHROMIUM!, [
+        "--window-size=1100,900",
+        "--dump-dom",
+        `file://${probe}`,
+      ], dir);
+      const json = /<pre id="measure">(.*?)<\/pre>/s.exec(dom)?.[1];
+      assert.ok(json, "the probe ran");
+      const m = JSON.parse(
+        json.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll(
+          "&amp;",
+          "&",
+        ),
+      );
+      assert.equal(m.charts.length, events);
+      assert.ok(
+        m.timeline.w > 500 && m.timeline.h > 100,
+        JSON.stringify(m.timeline),
+      );
+      assert.equal(m.bars.length, events);
+      for (const bar of m.bars) assert.ok(bar.w >= 3 && bar.h > 5);
+      for (const c of m.charts) {
+        assert.ok(c.box.w > 500 && c.box.h > 250, JSON.stringify(c.box));
+        for (const part of [c.value, c.rate, c.start]) {
+          assert.ok(part && part.w + part.h > 10, JSON.stringify(c));
+          assert.ok(
+            part.x >= c.box.x - 1 && part.x + part.w <= c.box.x + c.box.w + 1,
+          );
+        }
+      }
+
+      // The pixels: every chart shows its value line, its rate line and
+      // its start marker in their colours.
+      const shot = join(dir, "shot.png");
+      await chromium(CHROMIUM!, [
+        `--window-size=1100,${Math.min(m.height, 16000)}`,
+        `--screenshot=${shot}`,
+        `file://${report}`,
+      ], dir);
+      const img = await decodePng(await Deno.readFile(shot));
+      assert.equal(img.width, 1100);
+      for (const [i, c] of m.charts.entries()) {
+        const blue = colorPixels(img, c.value, [0x1d, 0x4e, 0xd8]);
+        const orange = colorPixels(img, c.rate, [0xc2, 0x41, 0x0c]);
+        const red = colorPixels(img, {
+          ...c.start,
+          x: c.start.x - 1,
+          w: c.start.w + 2,
+        }, [0xdc, 0x26, 0x26]);
+        assert.ok(blue >= 15, `chart ${i + 1}: ${blue} value-line pixels`);
+        assert.ok(orange >= 15, `chart ${i + 1}: ${orange} rate-line pixels`);
+        assert.ok(red >= 100, `chart ${i + 1}: ${red} start-marker pixels`);
+      }
+      // And the timeline's bars.
+      const bars = colorPixels(img, m.timeline, [0x25, 0x63, 0xeb]);
+      assert.ok(bars >= 50, `${bars} timeline bar pixels`);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
