@@ -1,0 +1,178 @@
+/**
+ * The review's HTML report in a real browser: Debian's headless Chromium
+ * lays it out and screenshots it, and the charts must be there, sized and
+ * drawn.
+ *
+ * Needs `chromium` on PATH (Debian: `apt-get install chromium`); `.ci/run`
+ * installs it. Run with `deno task test:e2e`.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ROOT } from "../cli_util.ts";
+import { chromium, decodePng, findChromium } from "../review_util.ts";
+
+const FIXTURES = join(ROOT, "tests", "fixtures", "review");
+
+/** `dpu-traceback review ...` as an operator runs it. */
+async function review(args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "main.ts", "review", ...args],
+    cwd: ROOT,
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: out.code,
+    stdout: decoder.decode(out.stdout),
+    stderr: decoder.decode(out.stderr),
+  };
+}
+
+const FOUND = findChromium();
+if (FOUND === undefined) {
+  throw new Error(
+    "chromium is not on PATH: install it with: apt-get install chromium",
+  );
+}
+const CHROMIUM: string = FOUND;
+
+/** Runs in the page: where the charts and their lines were laid out. */
+const MEASURE = `<script>
+(() => {
+  const box = (el) => {
+    if (!el) return null;
+    const r = el.getBoundingClientRect();
+    return { x: r.x + scrollX, y: r.y + scrollY, w: r.width, h: r.height };
+  };
+  const charts = [...document.querySelectorAll("svg.chart")].map((svg) => ({
+    box: box(svg),
+    value: box(svg.querySelector("path.value-line")),
+    rate: box(svg.querySelector("path.rate-line")),
+    start: box(svg.querySelector("line.start-marker")),
+    end: box(svg.querySelector("line.end-marker")),
+  }));
+  const timeline = document.querySelector("svg.timeline");
+  const bars = [...document.querySelectorAll("rect.event-bar")].map(box);
+  const pre = document.createElement("pre");
+  pre.id = "measure";
+  pre.textContent = JSON.stringify({
+    height: document.documentElement.scrollHeight,
+    charts,
+    timeline: box(timeline),
+    bars,
+  });
+  document.body.append(pre);
+})();
+</script>`;
+
+interface Box {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+function colorPixels(
+  img: { width: number; height: number; rgba: Uint8Array },
+  box: Box,
+  [r, g, b]: [number, number, number],
+): number {
+  let n = 0;
+  const x0 = Math.max(0, Math.floor(box.x) - 2);
+  const y0 = Math.max(0, Math.floor(box.y) - 2);
+  const x1 = Math.min(img.width, Math.ceil(box.x + box.w) + 2);
+  const y1 = Math.min(img.height, Math.ceil(box.y + box.h) + 2);
+  for (let y = y0; y < y1; y++) {
+    for (let x = x0; x < x1; x++) {
+      const o = (y * img.width + x) * 4;
+      const d = Math.abs(img.rgba[o] - r) + Math.abs(img.rgba[o + 1] - g) +
+        Math.abs(img.rgba[o + 2] - b);
+      if (d < 60) n++;
+    }
+  }
+  return n;
+}
+
+Deno.test({
+  name:
+    "the HTML report renders in headless Chromium: a timeline and a drawn chart per event",
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      const report = join(dir, "report.html");
+      const r = await review([FIXTURES, "--html", report]);
+      assert.equal(r.code, 0, r.stderr);
+      const events = (r.stdout.match(/^\s*\d+ {2}/gm) ?? []).length;
+      assert.equal(events, 6);
+      // Measure the layout with a copy that reports it (the report itself
+      // has no scripts).
+      const page = await Deno.readTextFile(report);
+      const probe = join(dir, "probe.html");
+      await Deno.writeTextFile(
+        probe,
+        page.replace("</body>", MEASURE + "</body>"),
+      );
+      const dom = await chromium(CHROMIUM, [
+        "--window-size=1100,900",
+        "--dump-dom",
+        `file://${probe}`,
+      ], dir);
+      const json = /<pre id="measure">(.*?)<\/pre>/s.exec(dom)?.[1];
+      assert.ok(json, "the probe ran");
+      const m = JSON.parse(
+        json.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll(
+          "&amp;",
+          "&",
+        ),
+      );
+      assert.equal(m.charts.length, events);
+      assert.ok(
+        m.timeline.w > 500 && m.timeline.h > 100,
+        JSON.stringify(m.timeline),
+      );
+      assert.equal(m.bars.length, events);
+      for (const bar of m.bars) assert.ok(bar.w >= 3 && bar.h > 5);
+      for (const c of m.charts) {
+        assert.ok(c.box.w > 500 && c.box.h > 250, JSON.stringify(c.box));
+        for (const part of [c.value, c.rate, c.start]) {
+          assert.ok(part && part.w + part.h > 10, JSON.stringify(c));
+          assert.ok(
+            part.x >= c.box.x - 1 && part.x + part.w <= c.box.x + c.box.w + 1,
+          );
+        }
+      }
+
+      // The pixels: every chart shows its value line, its rate line and
+      // its start marker in their colours.
+      const shot = join(dir, "shot.png");
+      await chromium(CHROMIUM, [
+        `--window-size=1100,${Math.min(m.height, 16000)}`,
+        `--screenshot=${shot}`,
+        `file://${report}`,
+      ], dir);
+      const img = await decodePng(await Deno.readFile(shot));
+      assert.equal(img.width, 1100);
+      for (const [i, c] of m.charts.entries()) {
+        const blue = colorPixels(img, c.value, [0x1d, 0x4e, 0xd8]);
+        const orange = colorPixels(img, c.rate, [0xc2, 0x41, 0x0c]);
+        const red = colorPixels(img, {
+          ...c.start,
+          x: c.start.x - 1,
+          w: c.start.w + 2,
+        }, [0xdc, 0x26, 0x26]);
+        assert.ok(blue >= 15, `chart ${i + 1}: ${blue} value-line pixels`);
+        assert.ok(orange >= 15, `chart ${i + 1}: ${orange} rate-line pixels`);
+        assert.ok(red >= 100, `chart ${i + 1}: ${red} start-marker pixels`);
+      }
+      // And the timeline's bars.
+      const bars = colorPixels(img, m.timeline, [0x25, 0x63, 0xeb]);
+      assert.ok(bars >= 50, `${bars} timeline bar pixels`);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
