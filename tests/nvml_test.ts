@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { buildDocaSim } from "./fixtures/libdoca_sim/build.ts";
 import { buildNvmlSim } from "./fixtures/libnvml_sim/build.ts";
-import { startedAgent } from "./agent_util.ts";
+import { type StartedAgent, startedAgent } from "./agent_util.ts";
 import { errorLines, runCli } from "./cli_util.ts";
 
 /** A simulated NIC (10 kHz, polled every 10 ms) and a fast GPU monitor. */
@@ -45,6 +45,23 @@ async function withSims(
   }
 }
 
+/**
+ * The agent on {@linkcode config} with the simulated NVML in `nvmlDir` and
+ * the simulator's variables `env`.
+ */
+async function startGpuAgent(
+  nvmlDir: string,
+  dir: string,
+  gpuPeriodMs: number,
+  env: Record<string, string>,
+): Promise<StartedAgent> {
+  await Deno.writeTextFile(join(dir, "agent.yaml"), config(dir, gpuPeriodMs));
+  return await startedAgent(
+    ["-c", join(dir, "agent.yaml"), "-q", "--listen", "127.0.0.1:0"],
+    { env: { NVML_LIB_DIR: nvmlDir, ...env } },
+  );
+}
+
 /** The value of one series in a text exposition, or undefined. */
 function series(body: string, name: string): number | undefined {
   for (const line of body.split("\n")) {
@@ -55,20 +72,13 @@ function series(body: string, name: string): number | undefined {
 
 Deno.test("GPU rules fire on GPU columns and land in gpu-events.log beside the NIC's log", async () => {
   await withSims(async (nvmlDir, dir) => {
-    await Deno.writeTextFile(join(dir, "agent.yaml"), config(dir, 50));
-    const agent = await startedAgent(
-      ["-c", join(dir, "agent.yaml"), "-q", "--listen", "127.0.0.1:0"],
-      {
-        env: {
-          NVML_LIB_DIR: nvmlDir,
-          NVML_SIM_GPUS: "2",
-          // gpu1 is hot for ticks 10..19; gpu0 has an Xid at tick 6.
-          NVML_SIM_TEMPERATURE: "1:10:20:95",
-          NVML_SIM_XID: "0:6:79",
-          NVML_SIM_LOG: join(dir, "nvml-calls.log"),
-        },
-      },
-    );
+    const agent = await startGpuAgent(nvmlDir, dir, 50, {
+      NVML_SIM_GPUS: "2",
+      // gpu1 is hot for ticks 10..19; gpu0 has an Xid at tick 6.
+      NVML_SIM_TEMPERATURE: "1:10:20:95",
+      NVML_SIM_XID: "0:6:79",
+      NVML_SIM_LOG: join(dir, "nvml-calls.log"),
+    });
     let metrics = "";
     try {
       metrics = await agent.waitFor(
@@ -169,17 +179,10 @@ Deno.test("GPU rules fire on GPU columns and land in gpu-events.log beside the N
 
 Deno.test("a lost GPU is marked down and the other GPU and the NIC go on", async () => {
   await withSims(async (nvmlDir, dir) => {
-    await Deno.writeTextFile(join(dir, "agent.yaml"), config(dir, 50));
-    const agent = await startedAgent(
-      ["-c", join(dir, "agent.yaml"), "-q", "--listen", "127.0.0.1:0"],
-      {
-        env: {
-          NVML_LIB_DIR: nvmlDir,
-          NVML_SIM_GPUS: "2",
-          NVML_SIM_LOST: "1:5",
-        },
-      },
-    );
+    const agent = await startGpuAgent(nvmlDir, dir, 50, {
+      NVML_SIM_GPUS: "2",
+      NVML_SIM_LOST: "1:5",
+    });
     let before = 0;
     let after = 0;
     try {
@@ -260,27 +263,23 @@ Deno.test("no usable NVML is one info line; the NIC monitor runs and the exit is
 
 Deno.test("the NIC poll loop keeps its time while every NVML call of a GPU poll is slow", async () => {
   await withSims(async (nvmlDir, dir) => {
-    await Deno.writeTextFile(join(dir, "agent.yaml"), config(dir, 100));
-    const agent = await startedAgent(
-      ["-c", join(dir, "agent.yaml"), "-q", "--listen", "127.0.0.1:0"],
-      {
-        env: {
-          NVML_LIB_DIR: nvmlDir,
-          NVML_SIM_GPUS: "2",
-          // Each GPU poll blocks 2 x 2 x 150 ms inside NVML.
-          NVML_SIM_SLOW:
-            "nvmlDeviceGetTemperatureV:150,nvmlDeviceGetPowerUsage:150",
-        },
-      },
-    );
+    const agent = await startGpuAgent(nvmlDir, dir, 100, {
+      NVML_SIM_GPUS: "2",
+      // Each GPU poll blocks 2 x 2 x 150 ms inside NVML.
+      NVML_SIM_SLOW:
+        "nvmlDeviceGetTemperatureV:150,nvmlDeviceGetPowerUsage:150",
+    });
     const gpuSamples = (body: string) =>
       series(body, 'dpu_traceback_samples_total{monitor="gpu"}') ?? 0;
-    const nic = (body: string, what: string) =>
+    const nicCount = (body: string) =>
       series(
         body,
-        `dpu_traceback_poll_lateness_seconds_${what}{monitor="nic"${
-          what === "count" ? "" : ',le="0.01"'
-        }}`,
+        'dpu_traceback_poll_lateness_seconds_count{monitor="nic"}',
+      )!;
+    const nicWithin = (body: string, le: string) =>
+      series(
+        body,
+        `dpu_traceback_poll_lateness_seconds_bucket{monitor="nic",le="${le}"}`,
       )!;
     let first = "";
     let last = "";
@@ -306,15 +305,23 @@ Deno.test("the NIC poll loop keeps its time while every NVML call of a GPU poll 
       'dpu_traceback_poll_lateness_max_seconds{monitor="gpu"}',
     )!;
     assert.ok(gpuLate >= 0.4, `GPU polls were late by at most ${gpuLate} s`);
-    // Meanwhile every one of the NIC's 10 ms polls ran within 10 ms of
-    // its time (the histogram's le="0.01" bucket holds them all).
-    const polls = nic(last, "count") - nic(first, "count");
-    const inTime = nic(last, "bucket") - nic(first, "bucket");
+    // Meanwhile the NIC's 10 ms polls kept their time: each GPU poll
+    // spent 600 ms inside NVML, so had it run on the NIC's thread, at least
+    // 5 NIC polls would have run over 100 ms late. None did, and 99% ran
+    // within 10 ms (not all: a shared 2-vCPU machine makes a rare poll late
+    // with or without a GPU monitor; see bench/RESULTS.md, "GPU monitor").
+    const polls = nicCount(last) - nicCount(first);
+    const within10ms = nicWithin(last, "0.01") - nicWithin(first, "0.01");
+    const within100ms = nicWithin(last, "0.1") - nicWithin(first, "0.1");
     assert.ok(polls >= 200, `${polls} NIC polls`);
     assert.equal(
-      inTime,
+      within100ms,
       polls,
-      `${polls - inTime} of ${polls} NIC polls ran more than 10 ms late`,
+      `${polls - within100ms} of ${polls} NIC polls ran more than 100 ms late`,
+    );
+    assert.ok(
+      within10ms >= 0.99 * polls,
+      `${polls - within10ms} of ${polls} NIC polls ran more than 10 ms late`,
     );
   });
 });
