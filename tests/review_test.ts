@@ -1,15 +1,27 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { LOG_DIR, PERMISSION_FLAGS } from "../deploy/permissions.ts";
 import { ROOT, runCli } from "./cli_util.ts";
-import { runWithPeakRss, writeBigLog } from "./review_util.ts";
+import {
+  runWithPeakRss,
+  writeBigLog,
+  writeFlappingLog,
+} from "./review_util.ts";
 
 const FIXTURES = join(ROOT, "tests", "fixtures", "review");
 
-/** `dpu-traceback review ...` as an operator runs it (no endpoint flags). */
-async function review(args: string[]) {
+/**
+ * `dpu-traceback review ...` as an operator runs it (no endpoint flags),
+ * with all permissions or the given ones.
+ */
+async function review(
+  args: string[],
+  permissions: readonly string[] = ["-A"],
+  cwd = ROOT,
+) {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", "review", ...args],
-    cwd: ROOT,
+    args: ["run", ...permissions, join(ROOT, "main.ts"), "review", ...args],
+    cwd,
     env: { NO_COLOR: "1" },
     stdin: "null",
   }).output();
@@ -269,4 +281,207 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+Deno.test({
+  name:
+    "a flapping rule's 200,000 short events are reviewed (JSON and table) with peak RSS under 200 MB",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      const path = join(dir, "events.log");
+      const log = await writeFlappingLog(path, 200_000);
+      for (const format of ["--json", "--table"]) {
+        const started = performance.now();
+        const { output, peakRssBytes } = await runWithPeakRss(
+          new Deno.Command(Deno.execPath(), {
+            args: [
+              "run",
+              "-A",
+              "main.ts",
+              "review",
+              path,
+              ...(format === "--json" ? ["--json"] : []),
+            ],
+            cwd: ROOT,
+            stdin: "null",
+            stdout: "piped",
+            stderr: "piped",
+          }),
+        );
+        const seconds = (performance.now() - started) / 1000;
+        const stderr = new TextDecoder().decode(output.stderr);
+        assert.equal(output.code, 0, stderr);
+        assert.equal(stderr, "");
+        console.log(
+          `${format.slice(2)}: ${log.events} events (${
+            (log.bytes / 1e6).toFixed(0)
+          } MB) in ${seconds.toFixed(1)} s, peak RSS ${
+            (peakRssBytes / 2 ** 20).toFixed(0)
+          } MiB`,
+        );
+        assert.ok(peakRssBytes > 0, "the child's /proc status was read");
+        assert.ok(peakRssBytes < RSS_LIMIT, `peak RSS ${peakRssBytes} B`);
+        const text = new TextDecoder().decode(output.stdout);
+        if (format === "--json") {
+          const events = JSON.parse(text).events;
+          assert.equal(events.length, log.events);
+          for (const k of [0, 123_456, log.events - 1]) {
+            assert.deepEqual(
+              [events[k].id, events[k].start_ns, events[k].end_ns],
+              [k + 1, String(log.startNs(k)), String(log.endNs(k))],
+            );
+          }
+        } else {
+          const lines = text.trimEnd().split("\n");
+          assert.equal(lines.length, 1 + log.events + 2);
+          assert.match(lines[lines.length - 1], /^200000 events; 1 file read/);
+          assert.match(lines[log.events], /^200000 {2}03:00\.0 {2}ECN flaps /);
+        }
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test("review DIR goes on past a truncated gzip, an unreadable file and NUL padding, names them, and exits 1", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // nic's three files (oldest .2), the middle one unreadable; the live
+    // one padded with NULs after a crash, then the restart's rows.
+    await Deno.copyFile(
+      join(FIXTURES, "nic-events.log"),
+      join(dir, "nic-events.log.2"),
+    );
+    await Deno.copyFile(
+      join(FIXTURES, "rotated", "nic-events.log.1"),
+      join(dir, "nic-events.log.1"),
+    );
+    const live = await Deno.readTextFile(
+      join(FIXTURES, "rotated", "nic-events.log"),
+    );
+    const lines = live.split("\n");
+    await Deno.writeTextFile(
+      join(dir, "nic-events.log"),
+      [...lines.slice(0, 26), "\u0000".repeat(4096), ...lines.slice(26)]
+        .join("\n"),
+    );
+    // gpu's log compressed by logrotate, and cut short.
+    const gz = join(dir, "gpu-events.log-20261121.gz");
+    await gzipFile(join(FIXTURES, "gpu-events.log"), gz);
+    const zipped = await Deno.readFile(gz);
+    await Deno.writeFile(gz, zipped.subarray(0, zipped.length - 10));
+
+    const r = await review([dir, "--json"], [
+      "-A",
+      `--deny-read=${join(dir, "nic-events.log.1")}`,
+    ]);
+    assert.equal(r.code, 1, r.stderr);
+    const warnings = r.stderr.trimEnd().split("\n");
+    assert.ok(
+      warnings.includes(
+        `dpu-traceback: warning: skipped ${gz}: truncated (corrupt gzip stream does not have a matching checksum)`,
+      ) ||
+        warnings.some((w) =>
+          w.startsWith(`dpu-traceback: warning: skipped ${gz}: truncated (`) &&
+          w.includes("; the lines before it are reviewed")
+        ),
+      r.stderr,
+    );
+    assert.ok(
+      warnings.some((w) =>
+        w.startsWith(
+          `dpu-traceback: warning: skipped ${
+            join(dir, "nic-events.log.1")
+          }: not readable`,
+        )
+      ),
+      r.stderr,
+    );
+    assert.ok(
+      warnings.includes(
+        `dpu-traceback: warning: ${
+          join(dir, "nic-events.log")
+        }: line 27: not an events log line: "${"?".repeat(40)}..."; skipped`,
+      ),
+      r.stderr,
+    );
+    // deno-lint-ignore no-control-regex
+    assert.ok(!/[\x00-\x08]/.test(r.stderr), "no raw control bytes");
+    // The review itself: nic's files in rotation order; the events of
+    // nic-events.log.2, the last still open when the file after it was
+    // skipped, and the end whose start was in the skipped file.
+    const doc = JSON.parse(r.stdout);
+    assert.deepEqual(
+      doc.files.map((f: { path: string }) => f.path.slice(dir.length + 1)),
+      ["nic-events.log.2", "nic-events.log"],
+    );
+    const states = (monitor: string) =>
+      doc.events.filter((e: { monitor: string }) => e.monitor === monitor)
+        .map((e: Record<string, unknown>) => [e.state, e.start_known]);
+    assert.deepEqual(states("nic"), [
+      ["ended", true],
+      ["interrupted", true],
+      ["open", true],
+      ["ended", false],
+    ]);
+    // What the cut gzip held before the cut: its event, whole.
+    assert.deepEqual(states("gpu"), [["ended", true]]);
+    // The event left open by the skip: its window ends with its file.
+    const open = doc.events.find((e: { state: string }) => e.state === "open");
+    const w = await review([dir, "--event", String(open.id)], [
+      "-A",
+      `--deny-read=${join(dir, "nic-events.log.1")}`,
+    ]);
+    assert.equal(w.code, 1, w.stderr);
+    assert.match(
+      w.stdout,
+      /\n {2}window {4}\S+nic-events\.log\.2 line 69 to the end of what could be read of \S+nic-events\.log\.2: 4 rows before the start, 2 during\n/,
+    );
+    assert.equal(
+      w.stdout.split("\n").filter((l) => /^\d{4}-/.test(l)).length,
+      4 + 2,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("with the installed binary's permissions: no ./events.log falls back to the log directory; --html FILE says how to write it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const none = await review([], PERMISSION_FLAGS, dir);
+    assert.equal(none.code, 1);
+    assert.equal(
+      none.stderr,
+      `dpu-traceback: Cannot review events.log: no such file or directory, and no ${LOG_DIR} either; name a FILE or DIR\n`,
+    );
+    // The binary may also read the fixtures here; it still writes only
+    // its log directory.
+    const flags = PERMISSION_FLAGS.map((f) =>
+      f.startsWith("--allow-read=") ? `${f},${FIXTURES}` : f
+    );
+    const report = join(dir, "r.html");
+    const html = await review(
+      [join(FIXTURES, "gpu-events.log"), "--html", report],
+      flags,
+      dir,
+    );
+    assert.equal(html.code, 1);
+    assert.equal(
+      html.stderr,
+      `dpu-traceback: Cannot write ${report}: not writable by this binary (it may write only ${LOG_DIR}); write the report through stdout instead: --html - > ${report}\n`,
+    );
+    const piped = await review(
+      [join(FIXTURES, "gpu-events.log"), "--html", "-"],
+      flags,
+      dir,
+    );
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.ok(piped.stdout.startsWith("<!doctype html>"));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -371,3 +371,96 @@ export async function chromium(
   }
   return new TextDecoder().decode(out.stdout);
 }
+
+/** What {@linkcode writeFlappingLog} wrote. */
+export interface FlappingLog {
+  readonly bytes: number;
+  readonly events: number;
+  /** Start and end sample times (ns since the epoch) of event `k` (0-based). */
+  startNs(k: number): bigint;
+  endNs(k: number): bigint;
+}
+
+/**
+ * Streams the log of a flapping rule to `path`: `events` short events, each
+ * as our writer logs it with depth 1 (a column-name row and the 2-row ring,
+ * the start marker, one row, the end marker), 10 ms apart. Memory stays at
+ * one 1 MiB buffer.
+ */
+export async function writeFlappingLog(
+  path: string,
+  events: number,
+): Promise<FlappingLog> {
+  const file = await Deno.open(path, {
+    write: true,
+    create: true,
+    truncate: true,
+  });
+  const enc = new TextEncoder();
+  const columns: ColumnConfig[] = [
+    { name: "port_0_rx_bytes", dataId: "0x1020000100000000" },
+    { name: "port_0_rx_ecn_packets", dataId: "0x1020000100000001" },
+  ];
+  const header = enc.encode(formatHeader({
+    version: "dpu-traceback synthetic",
+    device: "03:00.0",
+    depth: 1,
+    samplePeriodNs: 100_000,
+    columns,
+    rules: [{
+      name: "ECN flaps",
+      column: 1,
+      comparisonType: "dt_gt",
+      comparisonValue: 100n,
+    }],
+  }));
+  const columnRow = enc.encode(formatColumnNames(columns));
+  const buf = new Uint8Array(1 << 20);
+  let pos = 0;
+  let bytes = 0;
+  const flush = async () => {
+    for (let done = 0; done < pos;) {
+      done += await file.write(buf.subarray(done, pos));
+    }
+    bytes += pos;
+    pos = 0;
+  };
+  const put = (b: Uint8Array) => {
+    buf.set(b, pos);
+    pos += b.length;
+  };
+  const row = (ns: bigint, rx: number, ecn: number) =>
+    put(enc.encode(`${ns}, ${rx}, ${ecn}\n`));
+  const T0 = 1795272600n * 1_000_000_000n;
+  const EVERY = 10_000_000n; // 10 ms between events
+  const PERIOD = 100_000n;
+  const second = (ns: bigint) =>
+    new Date(Number(ns / 1_000_000n)).toISOString().slice(0, 19) + "Z";
+  try {
+    put(header);
+    for (let k = 0; k < events; k++) {
+      if (pos > buf.length - 1024) await flush();
+      const t = T0 + BigInt(k) * EVERY;
+      const base = 1_000_000 + 1000 * k;
+      put(columnRow);
+      row(t, base, 10 * k);
+      row(t + PERIOD, base + 100, 10 * k + 500);
+      put(enc.encode(
+        `<<Event start>> Time: ${second(t + PERIOD)}, Rule: "ECN flaps"\n`,
+      ));
+      row(t + 2n * PERIOD, base + 200, 10 * k + 510);
+      put(enc.encode(
+        `<<Event end>> Time: ${second(t + 2n * PERIOD)}, Rule: "ECN flaps"\n`,
+      ));
+    }
+    await flush();
+  } finally {
+    file.close();
+  }
+  return {
+    bytes,
+    events,
+    startNs: (k) => T0 + BigInt(k) * EVERY + PERIOD,
+    endNs: (k) => T0 + BigInt(k) * EVERY + 2n * PERIOD,
+  };
+}

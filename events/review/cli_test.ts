@@ -41,23 +41,32 @@ const nic = join(FIXTURES, "nic-events.log");
 const ref = join(FIXTURES, "reference-events.log");
 
 Deno.test("usage errors exit 2 with one line naming the problem", async () => {
+  const TRY = " Try 'dpu-traceback review --help'\\.$";
   const cases: [string[], RegExp][] = [
     [
       [nic, "--json", "--csv"],
-      /^--json and --csv are two outputs; give one of them Try 'dpu-traceback review --help'\.$/,
+      new RegExp(
+        "^--json and --csv are two outputs; give one of them\\." + TRY,
+      ),
     ],
     [[nic, "--event", "0"], /^--event must be an event number from the table/],
     [[nic, "--event", "x"], /^--event must be an event number/],
     [[nic, "--since", "yesterday"], /^--since must be an ISO-8601 time/],
     [
       [nic, "--since", "2026-11-22", "--until", "2026-11-21"],
-      /^--until is before --since/,
+      new RegExp("^--until is before --since\\." + TRY),
     ],
     [
       [nic, "--timestamps", "us"],
-      /^--timestamps must be one of auto, ns, reference, counter, got "us"/,
+      new RegExp(
+        '^--timestamps must be one of auto, ns, reference, counter, got "us"\\.' +
+          TRY,
+      ),
     ],
-    [[nic, "--bogus"], /Unknown option '--bogus'/],
+    [[nic, "--bogus"], new RegExp("^unknown option '--bogus'\\." + TRY)],
+    [[nic, "-x"], new RegExp("^unknown option '-x'\\." + TRY)],
+    [[nic, "--since"], new RegExp("^--since needs a value\\." + TRY)],
+    [[nic, "--json=yes"], new RegExp("^--json takes no value\\." + TRY)],
     [[nic, "--html", "-", "--json"], /^--html - writes the report to stdout/],
     [[nic, "--event", "9"], /^--event 9: there are 3 events in /],
   ];
@@ -68,6 +77,18 @@ Deno.test("usage errors exit 2 with one line naming the problem", async () => {
     assert.match(r.errors[0], pattern);
     assert.equal(r.out, "");
   }
+});
+
+Deno.test("--until with a date alone keeps that whole day", async () => {
+  // nic's events are on 2026-11-21; the day before keeps none.
+  const day = await review([nic, "--until", "2026-11-21", "--json"]);
+  assert.equal(JSON.parse(day.out).events.length, 3);
+  const before = await review([nic, "--until", "2026-11-20", "--json"]);
+  assert.equal(JSON.parse(before.out).events.length, 0);
+  assert.match(
+    (await review(["--help"])).out,
+    /a date alone is its first moment for --since and its\s+last for --until/,
+  );
 });
 
 Deno.test("unreadable input and non-logs exit 1 with one line", async () => {
@@ -84,7 +105,7 @@ Deno.test("unreadable input and non-logs exit 1 with one line", async () => {
         [[notLog], /^Cannot review \S+events\.log: line 1: not an events log/],
         [
           [nic, "--html", join(dir, "no", "such", "dir", "r.html")],
-          /^Cannot write/,
+          /^Cannot write \S+r\.html: no such file or directory$/,
         ],
       ] as [string[], RegExp][]
     ) {
@@ -164,4 +185,142 @@ Deno.test("--event N prints that event's window; --help prints the usage", async
   const help = await review(["--help"]);
   assert.equal(help.code, 0);
   assert.match(help.out, /^Usage:\n {2}dpu-traceback review \[FILE\|DIR\]/);
+});
+
+Deno.test("a directory with a damaged file: the others are reviewed, the file is named, exit 1", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.copyFile(nic, join(dir, "nic-events.log"));
+    await Deno.writeTextFile(join(dir, "gpu-events.log"), "not a log\n");
+    const r = await review([dir, "--json"]);
+    assert.equal(r.code, 1);
+    assert.equal(JSON.parse(r.out).events.length, 3);
+    assert.deepEqual(r.warnings.filter((w) => w.startsWith("skipped")), [
+      `skipped ${
+        join(dir, "gpu-events.log")
+      }: line 1: not an events log: expected "Telemetry monitor : ..." or a "timestamp, ..." row, got "not a log"`,
+    ]);
+    // Named alone, the same file is an error and nothing is printed.
+    const alone = await review([join(dir, "gpu-events.log")]);
+    assert.equal(alone.code, 1);
+    assert.equal(alone.out, "");
+    assert.match(
+      alone.errors[0],
+      /^Cannot review \S+gpu-events\.log: line 1: not an events log/,
+    );
+    // Among several paths, a missing one is skipped too.
+    const two = await review([nic, join(dir, "missing.log")]);
+    assert.equal(two.code, 1);
+    assert.match(two.out, /3 events/);
+    assert.deepEqual(two.warnings.filter((w) => w.startsWith("skipped")), [
+      `skipped ${join(dir, "missing.log")}: no such file or directory`,
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a single gzipped FILE cut short: what could be read is reviewed, with a warning, exit 1", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const zipped = new Uint8Array(
+      await new Response(
+        (await Deno.open(nic)).readable.pipeThrough(
+          new CompressionStream("gzip"),
+        ),
+      ).arrayBuffer(),
+    );
+    const gz = join(dir, "nic-events.log.1.gz");
+    await Deno.writeFile(gz, zipped.subarray(0, zipped.length - 10));
+    const r = await review([gz, "--json"]);
+    assert.equal(r.code, 1);
+    assert.ok(JSON.parse(r.out).events.length > 0);
+    const skipped = r.warnings.filter((w) => w.startsWith("skipped"));
+    assert.equal(skipped.length, 1);
+    assert.match(
+      skipped[0],
+      /^skipped \S+\.gz: truncated \(corrupt gzip stream does not have a matching checksum\) after line \d+; the lines before it are reviewed$/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a file named twice (alone and in its directory) is read once", async () => {
+  const r = await review([nic, join(FIXTURES, "nic-events.log"), "--json"]);
+  assert.equal(JSON.parse(r.out).events.length, 3);
+  // Its warning once, not once per name.
+  assert.equal(r.warnings.length, 1);
+});
+
+Deno.test("no paths: ./events.log, else the log directory, saying which", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.copyFile(nic, join(dir, "nic-events.log"));
+    const io = (c: Captured): ReviewIo => ({
+      out: (t) => {
+        c.out += t;
+        return Promise.resolve();
+      },
+      error: (m) => c.errors.push(m),
+      warn: (m) => c.warnings.push(m),
+      info: (m) => c.infos.push(m),
+    });
+    const fresh = (): Captured => ({
+      code: 0,
+      out: "",
+      errors: [],
+      warnings: [],
+      infos: [],
+      files: new Map(),
+    });
+    const fallback = fresh();
+    fallback.code = await runReview([], io(fallback), {
+      file: join(dir, "events.log"),
+      dir,
+    });
+    assert.equal(fallback.code, 0);
+    assert.deepEqual(fallback.infos, [
+      `no ${join(dir, "events.log")} here: reviewing ${dir}`,
+    ]);
+    assert.match(fallback.out, /3 events/);
+    // With the file there, it is read and nothing is said.
+    const here = fresh();
+    here.code = await runReview([], io(here), { file: ref, dir });
+    assert.deepEqual([here.code, here.infos], [0, []]);
+    assert.match(here.out, /2 events/);
+    // Neither: one line.
+    const none = fresh();
+    none.code = await runReview([], io(none), {
+      file: join(dir, "events.log"),
+      dir: join(dir, "nope"),
+    });
+    assert.equal(none.code, 1);
+    assert.match(
+      none.errors[0],
+      /^Cannot review \S+events\.log: no such file or directory, and no \S+nope either; name a FILE or DIR$/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("--html FILE the binary may not write: the reason, and how to write it anyway", async () => {
+  let message = "";
+  const code = await runReview([nic, "--html", "/tmp/r.html"], {
+    out: () => Promise.resolve(),
+    error: (m) => message = m,
+    warn: () => {},
+    info: () => {},
+    writeFile: () => {
+      throw new Deno.errors.NotCapable(
+        'Requires write access to "/tmp/r.html", run again with the --allow-write flag',
+      );
+    },
+  });
+  assert.equal(code, 1);
+  assert.equal(
+    message,
+    "Cannot write /tmp/r.html: not writable by this binary (it may write only /var/log/dpu-traceback); write the report through stdout instead: --html - > /tmp/r.html",
+  );
 });

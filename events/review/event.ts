@@ -11,7 +11,7 @@ import type { ChartSeries } from "./window.ts";
 
 /**
  * `ended`: both markers are in the log. `open`: the log ends while it is
- * active (it may still be going on). `interrupted`: the agent restarted
+ * active (it may still be going on), or the file after was skipped. `interrupted`: the agent restarted
  * (a new header block and history dump) before its end marker; it lasted
  * at least until its last row.
  */
@@ -31,7 +31,13 @@ export interface WindowLocation {
   readonly startFile: number;
   readonly startLine: number;
   readonly startOffset: number;
-  /** File and line of the end marker; null while open. */
+  /**
+   * File and line where the window ends: the end marker, or for an event
+   * cut by a restart the line where the restart shows (the new history
+   * dump or start marker, not part of the window); line 0 of a file when
+   * a file was skipped (the window ends with the file before, read as far
+   * as it can be); null at the end of the log.
+   */
   readonly endFile: number | null;
   readonly endLine: number | null;
   /** Column names of the rows (`timestamp` first). */
@@ -48,6 +54,22 @@ export interface EventChart {
   readonly before: ChartSeries;
   /** Rows after the start sample, up to the end (or the last row). */
   readonly during: ChartSeries;
+  /**
+   * The start sample's time on the series' clock (ms): wall time, or for
+   * a counter clock the time since the history dump began.
+   */
+  readonly originMs: number;
+}
+
+/**
+ * Events in timeline order, read one at a time: a review may hold
+ * millions, kept compactly and made into {@linkcode ReviewEvent} objects
+ * only while they are written out. An array of events is one too.
+ */
+export interface EventList extends Iterable<ReviewEvent> {
+  readonly length: number;
+  /** The event at `index` (0-based); undefined outside the list. */
+  at(index: number): ReviewEvent | undefined;
 }
 
 /** One event: a rule's start marker and, if the log has it, its end. */
@@ -81,7 +103,10 @@ export interface ReviewEvent {
   /** Time of the last row recorded during the event (null without rows). */
   readonly last: Instant | null;
   readonly state: EventState;
-  /** Seconds from the start sample to the end sample (or to the last row if not ended). */
+  /**
+   * Seconds from the start sample to the end sample (or to the last row if
+   * not ended); negative if the clock was stepped back during the event.
+   */
   readonly durationS: number | null;
   /** Samples from the start sample to the end (rows + dropped + lost). */
   readonly samples: number;

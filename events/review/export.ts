@@ -7,7 +7,12 @@
  */
 
 import { stringify } from "csv-stringify/sync";
-import { firesLow, type Instant, type ReviewEvent } from "./event.ts";
+import {
+  type EventList,
+  firesLow,
+  type Instant,
+  type ReviewEvent,
+} from "./event.ts";
 import type { FileSummary } from "./read.ts";
 import { formatDecimal } from "./decimal.ts";
 import { isoTime } from "./reference_time.ts";
@@ -130,7 +135,46 @@ export function toJsonEvent(e: ReviewEvent): JsonEvent {
 }
 
 /**
- * The `--json` document: `{"events": [...], "files": [...]}`.
+ * Events per piece {@linkcode jsonChunks} and {@linkcode csvChunks} yield:
+ * few, so that a piece being built never outlives a young-generation
+ * collection (what survives one makes V8 grow its heap).
+ */
+const EVENTS_PER_CHUNK = 10;
+
+/**
+ * The `--json` document, `{"events": [...], "files": [...]}`, in pieces
+ * of a few events, so that no more than a piece is ever held.
+ */
+export function* jsonChunks(
+  events: EventList,
+  files: readonly FileSummary[],
+): Generator<string> {
+  let piece = '{\n  "events": [';
+  let n = 0;
+  for (const e of events) {
+    piece += (n === 0 ? "\n    " : ",\n    ") +
+      JSON.stringify(toJsonEvent(e), null, 2).replaceAll("\n", "\n    ");
+    if (++n % EVENTS_PER_CHUNK === 0) {
+      yield piece;
+      piece = "";
+    }
+  }
+  const fileList = files.map((f) => ({
+    path: f.path,
+    monitor: f.monitor,
+    lines: f.lines,
+    rows: f.rows,
+    header_blocks: f.blocks,
+    gzip: f.gzip,
+    time_formats: f.timeFormats,
+  }));
+  yield piece + (n === 0 ? "],\n" : "\n  ],\n") + '  "files": ' +
+    JSON.stringify(fileList, null, 2).replaceAll("\n", "\n  ") + "\n}\n";
+}
+
+/**
+ * The `--json` document as one string (for a few events; see
+ * {@linkcode jsonChunks}).
  *
  * @example
  * ```ts ignore
@@ -138,35 +182,32 @@ export function toJsonEvent(e: ReviewEvent): JsonEvent {
  * ```
  */
 export function formatJson(
-  events: readonly ReviewEvent[],
+  events: EventList,
   files: readonly FileSummary[],
 ): string {
-  return JSON.stringify(
-    {
-      events: events.map(toJsonEvent),
-      files: files.map((f) => ({
-        path: f.path,
-        monitor: f.monitor,
-        lines: f.lines,
-        rows: f.rows,
-        header_blocks: f.blocks,
-        gzip: f.gzip,
-        time_formats: f.timeFormats,
-      })),
-    },
-    null,
-    2,
-  ) + "\n";
+  return [...jsonChunks(events, files)].join("");
 }
 
-/** The `--csv` table: a header row, then one row per event. */
-export function formatCsv(events: readonly ReviewEvent[]): string {
-  const rows = events.map((e) => {
+const CSV_OPTIONS = {
+  record_delimiter: "unix",
+  cast: { boolean: (b: boolean) => String(b) },
+} as const;
+
+/** The `--csv` table, a header row then one row per event, in pieces. */
+export function* csvChunks(events: EventList): Generator<string> {
+  let rows: unknown[][] = [CSV_FIELDS as string[]];
+  for (const e of events) {
     const j = toJsonEvent(e);
-    return CSV_FIELDS.map((k) => j[k] ?? "");
-  });
-  return stringify([CSV_FIELDS as string[], ...rows], {
-    record_delimiter: "unix",
-    cast: { boolean: (b: boolean) => String(b) },
-  });
+    rows.push(CSV_FIELDS.map((k) => j[k] ?? ""));
+    if (rows.length === EVENTS_PER_CHUNK) {
+      yield stringify(rows, CSV_OPTIONS);
+      rows = [];
+    }
+  }
+  if (rows.length > 0) yield stringify(rows, CSV_OPTIONS);
+}
+
+/** The `--csv` table as one string (for a few events). */
+export function formatCsv(events: EventList): string {
+  return [...csvChunks(events)].join("");
 }

@@ -8,6 +8,7 @@
  */
 
 import { basename, join } from "node:path";
+import { ioReason } from "./errors.ts";
 import { openLogSource, readLines } from "./lines.ts";
 import { parseRow } from "./row.ts";
 import { detectTimeFormat, TimeDecoder } from "./reference_time.ts";
@@ -76,45 +77,75 @@ export function isEventsLogName(name: string): boolean {
 /**
  * The families to read for the given paths: a file is read alone (even if
  * rotated siblings exist); a directory contributes every
- * `events.log`, `<monitor>-events.log` and their rotated files. Throws an
- * Error naming the path if it is missing, unreadable or a directory
- * without events logs.
+ * `events.log`, `<monitor>-events.log` and their rotated files. A file
+ * named twice (itself and in its directory) is read once. A path that is
+ * missing, unreadable or a directory without events logs is named to
+ * `onSkip` with why, or without it throws an Error `Cannot review PATH:
+ * why`.
  */
 export async function resolveInputs(
   paths: readonly string[],
+  onSkip?: (path: string, reason: string) => void,
 ): Promise<LogFamily[]> {
   const families: LogFamily[] = [];
+  const seen = new Set<string>();
+  const skip = (path: string, reason: string) => {
+    if (onSkip === undefined) {
+      throw new Error(`Cannot review ${path}: ${reason}`);
+    }
+    onSkip(path, reason);
+  };
+  // The same file by another path (DIR and DIR/events.log): read once.
+  const firstTime = async (path: string) => {
+    let real = path;
+    try {
+      real = await Deno.realPath(path);
+    } catch {
+      // Compared by the path given.
+    }
+    if (seen.has(real)) return false;
+    seen.add(real);
+    return true;
+  };
   for (const path of paths) {
     let info: Deno.FileInfo;
     try {
       info = await Deno.stat(path);
     } catch (error) {
-      throw new Error(`Cannot review ${path}: ${ioReason(error)}`);
+      skip(path, ioReason(error));
+      continue;
     }
     if (info.isFile) {
+      if (!await firstTime(path)) continue;
       const base = parseLogName(basename(path))?.base ?? basename(path);
       families.push(family(base, [path]));
       continue;
     }
     if (!info.isDirectory) {
-      throw new Error(`Cannot review ${path}: not a file or directory`);
+      skip(path, "not a file or directory");
+      continue;
     }
     const groups = new Map<string, string[]>();
     try {
       for await (const entry of Deno.readDir(path)) {
         if (!entry.isFile || !isEventsLogName(entry.name)) continue;
+        const file = join(path, entry.name);
+        if (!await firstTime(file)) continue;
         const base = parseLogName(entry.name)!.base;
         const list = groups.get(base) ?? [];
-        list.push(join(path, entry.name));
+        list.push(file);
         groups.set(base, list);
       }
     } catch (error) {
-      throw new Error(`Cannot review ${path}: ${ioReason(error)}`);
+      skip(path, ioReason(error));
+      continue;
     }
     if (groups.size === 0) {
-      throw new Error(
-        `Cannot review ${path}: no events logs in it (looked for events.log, *-events.log and their rotated files)`,
+      skip(
+        path,
+        "no events logs in it (looked for events.log, *-events.log and their rotated files)",
       );
+      continue;
     }
     for (const base of [...groups.keys()].sort()) {
       families.push(family(base, await oldestFirst(groups.get(base)!)));
@@ -133,30 +164,38 @@ function family(base: string, files: string[]): LogFamily {
 }
 
 /**
- * Orders one monitor's files by the time of their first row or marker
- * (so copies that lost their modification times still sort), falling
- * back to the modification time, then to the name: higher agent
- * generations and earlier dates are older, the live file newest.
+ * Orders one monitor's files oldest first by one kind of key for all of
+ * them, never a mix: the time of their first row or marker (so copies
+ * that lost their modification times still sort) if every file has one;
+ * else their modification times if every file has one; else their names
+ * (higher agent generations and earlier dates are older, the live file
+ * newest). Ties go by name.
  */
-async function oldestFirst(paths: string[]): Promise<string[]> {
+export async function oldestFirst(paths: readonly string[]): Promise<string[]> {
   const keyed = await Promise.all(paths.map(async (path) => {
-    let time = await firstTimeMs(path);
-    if (time === undefined) {
-      try {
-        time = (await Deno.stat(path)).mtime?.getTime();
-      } catch {
-        // Sorted by name alone.
-      }
+    let mtime: number | undefined;
+    try {
+      mtime = (await Deno.stat(path)).mtime?.getTime();
+    } catch {
+      // Without one, no file is sorted by modification time.
     }
-    return { path, time, name: parseLogName(basename(path))! };
+    return {
+      path,
+      first: await firstTimeMs(path),
+      mtime,
+      name: parseLogName(basename(path)) ??
+        { base: basename(path), generation: 0, dated: "" },
+    };
   }));
-  keyed.sort((a, b) => {
-    if (a.time !== undefined && b.time !== undefined && a.time !== b.time) {
-      return a.time - b.time;
-    }
-    return nameOrder(a.name) - nameOrder(b.name) ||
-      a.name.dated.localeCompare(b.name.dated);
-  });
+  const key = keyed.every((k) => k.first !== undefined)
+    ? (k: typeof keyed[number]) => k.first!
+    : keyed.every((k) => k.mtime !== undefined)
+    ? (k: typeof keyed[number]) => k.mtime!
+    : () => 0;
+  keyed.sort((a, b) =>
+    key(a) - key(b) || nameOrder(a.name) - nameOrder(b.name) ||
+    a.name.dated.localeCompare(b.name.dated)
+  );
   return keyed.map((k) => k.path);
 }
 
@@ -213,15 +252,4 @@ export async function firstTimeMs(path: string): Promise<number | undefined> {
     source.close();
   }
   return found;
-}
-
-/** The reason in an I/O error, without Deno's syscall decoration. */
-export function ioReason(error: unknown): string {
-  if (error instanceof Deno.errors.NotFound) return "no such file or directory";
-  if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
-  if (error instanceof Deno.errors.NotCapable) {
-    return "not readable by this binary (it may read only /etc/dpu-traceback and /var/log/dpu-traceback; run from source with deno run -A for other paths)";
-  }
-  if (error instanceof Deno.errors.IsADirectory) return "is a directory";
-  return error instanceof Error ? error.message : String(error);
 }

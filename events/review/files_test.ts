@@ -3,6 +3,7 @@ import { join } from "node:path";
 import {
   isEventsLogName,
   monitorFromName,
+  oldestFirst,
   parseLogName,
   resolveInputs,
 } from "./files.ts";
@@ -102,6 +103,69 @@ Deno.test("resolveInputs takes a file alone, and refuses what it cannot use", as
       resolveInputs([join(dir, "missing.log")]),
       /Cannot review \S+missing\.log: no such file or directory$/,
     );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("oldestFirst sorts by one kind of key: first rows if all have one, else modification times", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // Rotated in the order .2, .1, live, each written then; copied later,
+    // so their contents are from 2026 and their times from 2025. The
+    // middle one has no rows (a header, or a file that cannot be read).
+    const header = "Telemetry monitor : x\nConfiguration: \n";
+    const files: [string, string, number][] = [
+      ["events.log", line(1795272900), 3],
+      ["events.log.1", header, 2],
+      ["events.log.2", line(1795272700), 1],
+    ];
+    for (const [name, text, k] of files) {
+      const path = join(dir, name);
+      await Deno.writeTextFile(path, text);
+      const t = new Date(Date.UTC(2025, 0, 1, 0, 0, k));
+      await Deno.utime(path, t, t);
+    }
+    const names = (paths: string[]) =>
+      paths.map((p) => p.slice(dir.length + 1));
+    // A first-row time for some and a modification time for the other
+    // would put the 2025 one first; modification times for all do not.
+    assert.deepEqual(
+      names(await oldestFirst(files.map(([n]) => join(dir, n)))),
+      ["events.log.2", "events.log.1", "events.log"],
+    );
+    // With rows in all, their times decide, whatever the files' times.
+    await Deno.writeTextFile(join(dir, "events.log.1"), line(1795272800));
+    const t = new Date(Date.UTC(2025, 0, 1, 0, 0, 9));
+    await Deno.utime(join(dir, "events.log.1"), t, t);
+    assert.deepEqual(
+      names(await oldestFirst(files.map(([n]) => join(dir, n)))),
+      ["events.log.2", "events.log.1", "events.log"],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("resolveInputs reads a file once however it is named; with onSkip, bad paths are named and skipped", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(join(dir, "nic-events.log"), line(1));
+    const families = await resolveInputs([
+      dir,
+      join(dir, "nic-events.log"),
+      join(dir, ".", "nic-events.log"),
+    ]);
+    assert.deepEqual(families.map((f) => f.files.length), [1]);
+    const skipped: string[] = [];
+    const some = await resolveInputs(
+      [join(dir, "missing.log"), dir],
+      (path, reason) => skipped.push(`${path}: ${reason}`),
+    );
+    assert.equal(some.length, 1);
+    assert.deepEqual(skipped, [
+      `${join(dir, "missing.log")}: no such file or directory`,
+    ]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -6,7 +6,13 @@
  * @module
  */
 
-import { instantMs, type ReviewEvent } from "./event.ts";
+import {
+  type EventState,
+  type Instant,
+  instantMs,
+  lastKnown,
+  type ReviewEvent,
+} from "./event.ts";
 
 /** What to keep. Empty lists and undefined bounds keep everything. */
 export interface EventFilter {
@@ -27,16 +33,24 @@ const ISO =
  * Parses a `--since` / `--until` value: an ISO-8601 date or date and time
  * (`2026-11-21`, `2026-11-21T14:50`, `2026-11-21 14:50:00.5`, with `Z` or
  * an offset; without one it is UTC, as the log's times are) or Unix
- * seconds (`1795272600`). Throws a TypeError naming the option.
+ * seconds (`1795272600`). A date alone is the start of that day, or with
+ * `endOfDay` (for `--until`) its last millisecond, so that
+ * `--until 2026-11-21` keeps the whole day. Throws a TypeError naming the
+ * option.
  *
  * @example
  * ```ts
  * import { parseTimeOption } from "./filters.ts";
  * parseTimeOption("--since", "2026-11-21T14:50"); // 1795272600000
  * parseTimeOption("--since", "1795272600.5"); // 1795272600500
+ * parseTimeOption("--until", "2026-11-21", true); // 1795305599999
  * ```
  */
-export function parseTimeOption(option: string, text: string): number {
+export function parseTimeOption(
+  option: string,
+  text: string,
+  endOfDay = false,
+): number {
   const value = text.trim();
   if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
   const m = ISO.exec(value);
@@ -45,7 +59,9 @@ export function parseTimeOption(option: string, text: string): number {
       ? `${m[1]}T00:00:00${m[3] ?? "Z"}`
       : `${m[1]}T${m[2]}${m[3] ?? "Z"}`;
     const ms = Date.parse(iso.toUpperCase());
-    if (Number.isFinite(ms)) return ms;
+    if (Number.isFinite(ms)) {
+      return m[2] === undefined && endOfDay ? ms + 86_400_000 - 1 : ms;
+    }
   }
   throw new TypeError(
     `${option} must be an ISO-8601 time (2026-11-21T14:50:00Z; UTC if no zone) or Unix seconds, got "${text}"`,
@@ -61,16 +77,36 @@ export function matchesFilter(
   event: ReviewEvent,
   filter: EventFilter,
 ): boolean {
-  if (!matchesNames(event.monitor, event.rule, filter)) return false;
-  if (filter.sinceMs !== undefined && event.state !== "open") {
-    const last = event.end ?? event.last ?? event.start;
-    if (last !== null && instantMs(last) < filter.sinceMs) return false;
-  }
-  if (filter.untilMs !== undefined && event.start !== null) {
-    // Whole milliseconds: "--until 14:50:00" keeps a start at 14:50:00.0004.
-    if (Math.floor(instantMs(event.start)) > filter.untilMs) return false;
-  }
-  return true;
+  return matchesNames(event.monitor, event.rule, filter) &&
+    startsByUntil(event.start, filter) &&
+    goesOnUntilSince(lastKnown(event), event.state, filter);
+}
+
+/**
+ * Whether an event that started at `start` passes `--until` (what is
+ * known when it starts); an unknown start passes.
+ */
+export function startsByUntil(
+  start: Instant | null,
+  filter: Pick<EventFilter, "untilMs">,
+): boolean {
+  // Whole milliseconds: "--until 14:50:00" keeps a start at 14:50:00.0004.
+  return filter.untilMs === undefined || start === null ||
+    Math.floor(instantMs(start)) <= filter.untilMs;
+}
+
+/**
+ * Whether an event last known at `last` (its end, else its last row,
+ * else its start) in `state` passes `--since` (known when it is over);
+ * an open event is still going and passes.
+ */
+export function goesOnUntilSince(
+  last: Instant | null,
+  state: EventState,
+  filter: Pick<EventFilter, "sinceMs">,
+): boolean {
+  return filter.sinceMs === undefined || state === "open" || last === null ||
+    instantMs(last) >= filter.sinceMs;
 }
 
 /**

@@ -13,6 +13,12 @@ Deno.test("parseTimeOption takes ISO-8601 (UTC without a zone) and Unix seconds"
     parseTimeOption("--since", "2026-11-21"),
     Date.UTC(2026, 10, 21),
   );
+  // A date alone: its start for --since, its end for --until.
+  assert.equal(
+    parseTimeOption("--until", "2026-11-21", true),
+    Date.UTC(2026, 10, 22) - 1,
+  );
+  assert.equal(parseTimeOption("--until", "2026-11-21T14:50", true), t);
   assert.equal(parseTimeOption("--since", "1795272600"), t);
   assert.equal(parseTimeOption("--since", "1795272600.5"), t + 500);
   for (

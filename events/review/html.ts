@@ -7,9 +7,11 @@
  * @module
  */
 
-import type { ReviewEvent } from "./event.ts";
+import { type EventList, firesLow, type ReviewEvent } from "./event.ts";
+import { eventChartSvg } from "./event_chart.ts";
 import type { FileSummary } from "./read.ts";
-import { escapeXml, eventChartSvg, timelineSvg } from "./svg.ts";
+import { escapeXml } from "./svg.ts";
+import { timelineSvg } from "./timeline.ts";
 import {
   durationCell,
   endCell,
@@ -17,7 +19,7 @@ import {
   peakRateCell,
   startCell,
 } from "./table.ts";
-import { formatCount, formatUtc } from "./units.ts";
+import { countOf, formatCount, formatSi, formatUtc } from "./units.ts";
 
 /** What the page says besides the events. */
 export interface ReportContext {
@@ -27,8 +29,10 @@ export interface ReportContext {
   readonly total: number;
   /** The filters in words ("rule contains ECN"), if any. */
   readonly filters: readonly string[];
-  /** Charts left out to bound memory. */
+  /** Events shown without a chart: more than {@linkcode maxCharts}. */
   readonly chartsLeftOut: number;
+  /** Most events with a chart (the newest shown); default 500. */
+  readonly maxCharts?: number;
   /** "dpu-traceback 0.1.0". */
   readonly generator: string;
   /** When the page was made (ms since the epoch). */
@@ -77,31 +81,46 @@ function cell(text: string, numeric = false, cls = ""): string {
  * ```
  */
 export function renderReport(
-  events: readonly ReviewEvent[],
+  events: EventList,
   context: ReportContext,
 ): string {
   return [...reportChunks(events, context)].join("");
 }
 
+/** Table rows per piece {@linkcode reportChunks} yields. */
+const ROWS_PER_CHUNK = 500;
+
 /**
- * The report page in pieces (the head, the timeline and table, then one
- * per event), so that writing hundreds of charts never holds the whole
- * page in memory.
+ * The report page in pieces (the head, the timeline, the table a few
+ * hundred rows at a time, then one per event section), so that writing
+ * it never holds the whole page in memory. Every event has a row in the
+ * table; events with a chart, or every event when there are no more than
+ * {@linkcode ReportContext.maxCharts}, also a section with their facts
+ * and chart. `#event-N` links to the section, or to the row.
  */
 export function* reportChunks(
-  events: readonly ReviewEvent[],
+  events: EventList,
   context: ReportContext,
 ): Generator<string> {
+  const maxCharts = context.maxCharts ?? 500;
+  const sectioned = (e: ReviewEvent) =>
+    e.chart !== undefined || events.length <= maxCharts;
   let out: string[] = [];
   const chunk = () => {
     const text = out.join("\n") + "\n";
     out = [];
     return text;
   };
-  const first = events.find((e) => e.start !== null)?.start;
+  let first = null;
+  for (const e of events) {
+    if (e.start !== null) {
+      first = e.start;
+      break;
+    }
+  }
   const count = events.length === context.total
-    ? `${events.length} event${events.length === 1 ? "" : "s"}`
-    : `${events.length} of ${context.total} events`;
+    ? countOf(events.length, "event")
+    : `${formatCount(events.length)} of ${countOf(context.total, "event")}`;
   out.push(
     "<!doctype html>",
     '<html lang="en">',
@@ -125,7 +144,9 @@ export function* reportChunks(
   );
   if (context.chartsLeftOut > 0) {
     out.push(
-      `<p class="note">${context.chartsLeftOut} events have no chart: the report keeps at most a fixed number to bound memory; narrow it with --rule, --since or --until.</p>`,
+      `<p class="note">${
+        countOf(context.chartsLeftOut, "event has", "events have")
+      } no chart and no section of their own (their facts are in the table): the report charts at most ${maxCharts} events, the newest of those shown. Narrow it with --rule, --monitor, --since or --until to chart others.</p>`,
     );
   }
   if (events.length === 0) {
@@ -143,21 +164,26 @@ export function* reportChunks(
     "<thead><tr><th>#</th><th>Monitor</th><th>Rule</th><th>Start (UTC)</th><th>End</th><th>Duration</th><th>Samples</th><th>Peak</th><th>Peak rate</th></tr></thead>",
     "<tbody>",
   );
+  let rows = 0;
   for (const e of events) {
     out.push(
-      `<tr><td class="num"><a href="#event-${e.id}">${e.id}</a></td>${
-        cell(e.monitor)
-      }${cell(e.rule)}${cell(startCell(e), false, "time")}${
-        cell(endCell(e), false, `time state-${e.state}`)
-      }${cell(durationCell(e), true)}${cell(formatCount(e.samples), true)}${
-        cell(peakCell(e), true)
-      }${cell(peakRateCell(e), true)}</tr>`,
+      `<tr${sectioned(e) ? "" : ` id="event-${e.id}"`}><td class="num">${
+        sectioned(e) ? `<a href="#event-${e.id}">${e.id}</a>` : e.id
+      }</td>${cell(e.monitor)}${cell(e.rule)}${
+        cell(startCell(e), false, "time")
+      }${cell(endCell(e), false, `time state-${e.state}`)}${
+        cell(durationCell(e), true)
+      }${cell(formatCount(e.samples), true)}${cell(peakCell(e), true)}${
+        cell(peakRateCell(e), true)
+      }</tr>`,
     );
+    if (++rows % ROWS_PER_CHUNK === 0) yield chunk();
   }
   out.push("</tbody>", "</table>");
   yield chunk();
 
   for (const e of events) {
+    if (!sectioned(e)) continue;
     out.push(
       `<section class="event" id="event-${e.id}">`,
       `<h2><a href="#event-${e.id}">#${e.id}</a> ${escapeXml(e.monitor)} · ${
@@ -167,6 +193,7 @@ export function* reportChunks(
     );
     const fact = (name: string, value: string) =>
       out.push(`<dt>${escapeXml(name)}</dt><dd>${escapeXml(value)}</dd>`);
+    const low = firesLow(e.kind);
     fact(
       "Rule",
       e.typeName === undefined
@@ -191,23 +218,23 @@ export function* reportChunks(
     );
     fact(
       "Duration",
-      `${durationCell(e)}, ${formatCount(e.samples)} samples` +
+      `${durationCell(e)}, ${countOf(e.samples, "sample")}` +
         (e.droppedSamples
           ? `, ${formatCount(e.droppedSamples)} lost by the source`
           : "") +
-        (e.lostRows ? `, ${formatCount(e.lostRows)} rows not written` : ""),
+        (e.lostRows ? `, ${countOf(e.lostRows, "row")} not written` : ""),
     );
     fact(
-      e.kind === "lt" || e.kind === "dt_lt" ? "Lowest value" : "Peak value",
+      low ? "Lowest value" : "Peak value",
       e.peak === null
         ? "-"
         : `${e.peak}${e.peakAt ? ` at ${formatUtc(e.peakAt, 6)}` : ""}`,
     );
     fact(
-      e.kind === "lt" || e.kind === "dt_lt" ? "Lowest rate" : "Peak rate",
+      low ? "Lowest rate" : "Peak rate",
       e.peakRate === null
         ? "-"
-        : `${peakRateCell(e)}${
+        : `${formatSi(e.peakRate)}/s${
           e.peakRateAt ? ` at ${formatUtc(e.peakRateAt, 6)}` : ""
         }`,
     );
@@ -225,7 +252,7 @@ export function* reportChunks(
           e.column === undefined
             ? "the log does not say which column the rule watches"
             : e.chart === undefined
-            ? "left out to bound memory"
+            ? "more events than the report charts"
             : "no rows were recorded"
         }.</p>`
         : svg,

@@ -8,6 +8,8 @@
  * @module
  */
 
+import { DamagedFileError, NotAnEventsLogError } from "./errors.ts";
+
 /** Longest line accepted: an events.log row is at most a few KiB. */
 export const MAX_LINE_BYTES = 1 << 20;
 
@@ -67,10 +69,20 @@ export async function openLogSource(
     const magic = new Uint8Array(2);
     const n = await file.read(magic);
     const gzip = n === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
+    // The gzip trailer's ISIZE (the data's length mod 2^32) tells a file
+    // cut short from a whole one whose data is corrupt.
+    let isize = -1;
+    if (gzip && size >= 18) {
+      const trailer = new Uint8Array(4);
+      await file.seek(size - 4, Deno.SeekMode.Start);
+      if (await file.read(trailer) === 4) {
+        isize = new DataView(trailer.buffer).getUint32(0, true);
+      }
+    }
     await file.seek(gzip ? 0 : offset, Deno.SeekMode.Start);
     if (!gzip) onRead?.(offset);
     const chunks = gzip
-      ? gunzipChunks(file, onRead)
+      ? gunzipChunks(file, isize, onRead)
       : plainChunks(file, onRead);
     return { chunks, size, gzip, close };
   } catch (error) {
@@ -95,6 +107,7 @@ async function* plainChunks(
 
 async function* gunzipChunks(
   file: Deno.FsFile,
+  isize: number,
   onRead?: (bytes: number) => void,
 ): AsyncGenerator<Uint8Array> {
   const counted = file.readable.pipeThrough(
@@ -105,13 +118,48 @@ async function* gunzipChunks(
       },
     }),
   );
-  yield* counted.pipeThrough(new DecompressionStream("gzip"));
+  let length = 0;
+  try {
+    for await (
+      const chunk of counted.pipeThrough(new DecompressionStream("gzip"))
+    ) {
+      length += chunk.length;
+      yield chunk;
+    }
+  } catch (error) {
+    // The decompressor's errors are TypeErrors; the file's own I/O errors
+    // (Deno.errors.*) pass through as they are.
+    if (!(error instanceof TypeError)) throw error;
+    // A whole file whose data is corrupt still ends in the length of its
+    // data; a cut one ends in whatever bytes the cut left.
+    const whole = isize >= 0 && length % 2 ** 32 === isize;
+    throw new DamagedFileError(
+      `${whole ? "corrupt gzip data" : "truncated"} (${
+        error.message.split("\n")[0]
+      })`,
+    );
+  }
+}
+
+/** How {@linkcode readLines} reads. */
+export interface ReadLinesOptions {
+  /** Longest line accepted, in bytes (default {@linkcode MAX_LINE_BYTES}). */
+  readonly maxLineBytes?: number;
+  /** Number of the first line (default 1). */
+  readonly firstLine?: number;
+  /**
+   * Told about a line longer than the limit, which is then skipped (NUL
+   * padding after a crash can be megabytes without a newline). Without
+   * it, such a line is an error.
+   */
+  readonly onLongLine?: (line: number, offset: number) => void;
 }
 
 /**
  * Calls `onLine` for every line of `chunks`, in order; resolves to the
- * number of lines read. Throws a RangeError naming the line if one is
- * longer than `maxLineBytes` (a binary file, not a log).
+ * number of lines read. A line longer than `maxLineBytes` goes to
+ * `onLongLine`, or without one throws a {@linkcode NotAnEventsLogError}
+ * naming the line (a binary file, not a log).
  *
  * @example
  * ```ts
@@ -125,18 +173,24 @@ async function* gunzipChunks(
 export async function readLines(
   chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   onLine: LineHandler,
-  options: { readonly maxLineBytes?: number; readonly firstLine?: number } = {},
+  options: ReadLinesOptions = {},
 ): Promise<number> {
   const max = options.maxLineBytes ?? MAX_LINE_BYTES;
   let carry = new Uint8Array(4096);
   let carryLen = 0;
   let line = (options.firstLine ?? 1) - 1;
   let offset = 0; // of the line being assembled
+  let skipped = -1; // bytes of an over-long line skipped so far; -1: none
+  const tooLong = () => {
+    if (options.onLongLine === undefined) {
+      throw new NotAnEventsLogError(
+        `line ${line + 1} is longer than ${max} bytes: not an events log`,
+      );
+    }
+    options.onLongLine(line + 1, offset);
+  };
   const append = (chunk: Uint8Array, from: number, to: number) => {
     const need = carryLen + (to - from);
-    if (need > max) {
-      throw new RangeError(`line ${line + 1} is longer than ${max} bytes`);
-    }
     if (need > carry.length) {
       const bigger = new Uint8Array(
         Math.min(max, Math.max(need, carry.length * 2)),
@@ -162,20 +216,36 @@ export async function readLines(
     let pos = 0;
     while (pos < chunk.length) {
       const nl = chunk.indexOf(10, pos);
+      if (skipped >= 0) {
+        // Inside an over-long line: drop bytes up to its newline.
+        if (nl < 0) {
+          skipped += chunk.length - pos;
+          break;
+        }
+        skipped += nl - pos;
+        line++;
+        offset += skipped + 1;
+        skipped = -1;
+        pos = nl + 1;
+        continue;
+      }
+      const length = carryLen + (nl < 0 ? chunk.length : nl) - pos;
+      if (length > max) {
+        tooLong();
+        skipped = carryLen;
+        carryLen = 0;
+        continue;
+      }
       if (nl < 0) {
         append(chunk, pos, chunk.length);
         break;
       }
       let go: boolean;
-      const length = carryLen + nl - pos;
       if (carryLen > 0) {
         append(chunk, pos, nl);
         go = emit(carry, 0, carryLen, true);
         carryLen = 0;
       } else {
-        if (nl - pos > max) {
-          throw new RangeError(`line ${line + 1} is longer than ${max} bytes`);
-        }
         go = emit(chunk, pos, nl, true);
       }
       offset += length + 1;
@@ -183,6 +253,7 @@ export async function readLines(
       if (!go) return line;
     }
   }
-  if (carryLen > 0) emit(carry, 0, carryLen, false);
+  if (skipped >= 0) line++;
+  else if (carryLen > 0) emit(carry, 0, carryLen, false);
   return line;
 }

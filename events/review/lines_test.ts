@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { DamagedFileError, NotAnEventsLogError } from "./errors.ts";
 import { openLogSource, readLines } from "./lines.ts";
 
 const enc = new TextEncoder();
@@ -55,6 +56,79 @@ Deno.test("readLines refuses a line longer than the limit, naming it", async () 
     ),
     /line 2 is longer than 40 bytes/,
   );
+});
+
+Deno.test("readLines skips an over-long line when told, and goes on with the next", async () => {
+  const text = "ok\n" + "\u0000".repeat(100) + "\nnext\n" + "x".repeat(60);
+  const bytes = enc.encode(text);
+  const expected: [string, number, number][] = [["ok", 1, 0], [
+    "next",
+    3,
+    104,
+  ]];
+  for (const cut of [0, 2, 3, 50, 103, 104, 110, bytes.length]) {
+    const seen: [string, number, number][] = [];
+    const long: [number, number][] = [];
+    const lines = await readLines(
+      [bytes.slice(0, cut), bytes.slice(cut)],
+      (buf, start, end, line, offset) => {
+        seen.push([dec.decode(buf.subarray(start, end)), line, offset]);
+      },
+      {
+        maxLineBytes: 40,
+        onLongLine: (line, offset) => long.push([line, offset]),
+      },
+    );
+    assert.deepEqual(seen, expected, `cut at ${cut}`);
+    assert.deepEqual(long, [[2, 3], [4, 109]], `cut at ${cut}`);
+    assert.equal(lines, 4);
+  }
+  // Without onLongLine it is not an events log.
+  await assert.rejects(
+    readLines([bytes], () => {}, { maxLineBytes: 40 }),
+    NotAnEventsLogError,
+  );
+});
+
+Deno.test('a gzipped file cut short is DamagedFileError "truncated", after the lines before the cut', async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const text = Array.from({ length: 5000 }, (_, i) => `line ${i}`).join("\n");
+    const zipped = new Uint8Array(
+      await new Response(
+        new Blob([text]).stream().pipeThrough(new CompressionStream("gzip")),
+      ).arrayBuffer(),
+    );
+    const cut = join(dir, "cut.gz");
+    await Deno.writeFile(cut, zipped.subarray(0, zipped.length - 3000));
+    const source = await openLogSource(cut);
+    let lines = 0;
+    await assert.rejects(
+      readLines(source.chunks, () => {
+        lines++;
+      }),
+      (error: Error) => {
+        assert.ok(error instanceof DamagedFileError);
+        assert.match(error.message, /^truncated \(corrupt gzip stream/);
+        return true;
+      },
+    );
+    source.close();
+    assert.ok(lines > 0, "the lines before the cut were read");
+    // A whole file with a flipped bit in its checksum is corrupt, not cut.
+    const flipped = zipped.slice();
+    flipped[flipped.length - 6] ^= 0xff;
+    const bad = join(dir, "bad.gz");
+    await Deno.writeFile(bad, flipped);
+    const b = await openLogSource(bad);
+    await assert.rejects(
+      readLines(b.chunks, () => {}),
+      /^DamagedFileError: corrupt gzip data \(/,
+    );
+    b.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("openLogSource reads plain files from an offset and gzip files whole", async () => {

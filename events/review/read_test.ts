@@ -3,8 +3,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { EventsLog } from "../log.ts";
 import type { ReviewEvent } from "./event.ts";
+import { toJsonEvent } from "./export.ts";
 import { resolveInputs } from "./files.ts";
 import { type ReadOptions, readReview } from "./read.ts";
+import { durationCell } from "./table.ts";
+import { EVERY_EVENT } from "./test_util.ts";
 import { POINT_STRIDE } from "./window.ts";
 
 const FIXTURES = fileURLToPath(
@@ -20,7 +23,7 @@ async function review(paths: string[], options: ReadOptions = {}) {
     ...options,
     onNote: (n) => notes.push(n),
   });
-  return { ...log, notes };
+  return { ...log, events: [...log.events], notes };
 }
 
 /** The facts a golden test pins, in one comparable object. */
@@ -314,23 +317,57 @@ Deno.test("a log from our writer reads back: quoted names, u64 extremes, markers
 
 Deno.test("charts: bounded points per event and a cap on how many events get one", async () => {
   const path = join(FIXTURES, "reference-events.log");
-  const all = await review([path], { chartFor: () => true });
+  const all = await review([path], { charts: EVERY_EVENT });
   for (const e of all.events) {
     assert.ok(e.chart !== undefined);
     assert.equal(e.chart.before.length / POINT_STRIDE, 4); // the 4 history rows
   }
   assert.equal(all.events[0].chart!.during.length / POINT_STRIDE, 4);
   assert.equal(all.chartsLeftOut, 0);
-  const capped = await review([path], { chartFor: () => true, maxCharts: 1 });
+  const capped = await review([path], { charts: EVERY_EVENT, maxCharts: 1 });
   assert.equal(capped.events.filter((e) => e.chart).length, 1);
   assert.equal(capped.chartsLeftOut, 1);
   const some = await review([path], {
-    chartFor: (_m, rule) => rule.startsWith("Rx"),
+    charts: { rules: ["Rx"], monitors: [] },
   });
   assert.deepEqual(some.events.map((e) => e.chart !== undefined), [
     false,
     true,
   ]);
+  assert.equal(some.chartsLeftOut, 0);
+});
+
+Deno.test("the chart budget goes to the newest shown events across monitors, after --since and --until", async () => {
+  // gpu 14:50:50; nic 14:51:40.0003, 14:51:40.0015, 14:53:20; reference
+  // 14:50:01 (twice). Read monitor by monitor: gpu, nic, reference.
+  const paths = ["gpu-events.log", "nic-events.log", "reference-events.log"]
+    .map((n) => join(FIXTURES, n));
+  const charted = async (charts: ReadOptions["charts"], maxCharts: number) => {
+    const log = await review(paths, { charts, maxCharts });
+    return {
+      ids: log.events.filter((e) => e.chart !== undefined).map((e) => e.id),
+      leftOut: log.chartsLeftOut,
+    };
+  };
+  // Timeline: 1, 2 reference; 3 gpu; 4, 5, 6 nic. The newest two are nic's
+  // last two, although nic's events were read before reference's.
+  assert.deepEqual(await charted(EVERY_EVENT, 2), { ids: [5, 6], leftOut: 4 });
+  // --until 14:51:00 shows 1, 2, 3: the newest two of those.
+  assert.deepEqual(
+    await charted(
+      { ...EVERY_EVENT, untilMs: Date.UTC(2026, 10, 21, 14, 51) },
+      2,
+    ),
+    { ids: [2, 3], leftOut: 1 },
+  );
+  // --since 14:51:00 shows 4, 5, 6 (6 is still open); all fit.
+  assert.deepEqual(
+    await charted(
+      { ...EVERY_EVENT, sinceMs: Date.UTC(2026, 10, 21, 14, 51) },
+      3,
+    ),
+    { ids: [4, 5, 6], leftOut: 0 },
+  );
 });
 
 async function reviewText(text: string | Uint8Array, name = "events.log") {
@@ -357,27 +394,11 @@ Deno.test("a file that is not an events log is refused with the line and why", a
     ],
     [
       new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 10]),
-      /line 1: not an events log: expected/,
+      /line 1: not an events log: expected .* got "\?ELF\?\?\?"$/,
     ],
     [
       new Uint8Array(2 << 20).fill(65),
-      /line 1 is longer than 1048576 bytes: not an events log/,
-    ],
-    [
-      HEADER + "timestamp, a, b\n1, 2, 3\nhello world\n",
-      /line 28: not an events log line: "hello world"/,
-    ],
-    [
-      HEADER + "timestamp, a, b\n1, 2, 3\n1, 2\n",
-      /line 28: expected 3 values \(the timestamp and 2 columns\), got 2/,
-    ],
-    [
-      HEADER + "timestamp, a, b\n1, 2, x3\n",
-      /line 27: value 3 is not a decimal unsigned integer: "x3"/,
-    ],
-    [
-      HEADER + "<<Event start>> Time: oops\n",
-      /line 26: malformed event marker/,
+      /line 1: line longer than 1048576 bytes: not an events log/,
     ],
     [
       "1795272600000000000, 1\n",
@@ -389,9 +410,43 @@ Deno.test("a file that is not an events log is refused with the line and why", a
       assert.match(error.message, /^Cannot review \S+events\.log: /);
       assert.match(error.message, pattern);
       assert.ok(!error.message.includes("\n"), "one line");
+      // deno-lint-ignore no-control-regex
+      assert.ok(!/[\x00-\x1f]/.test(error.message), "printable");
       return true;
-    });
+    }, String(pattern));
   }
+});
+
+Deno.test("damage in the middle of a log is a warning naming the line, skipped, and reading goes on", async () => {
+  const ecn = '"ECN > 100 per 2 samples"';
+  const text = HEADER + "timestamp, a, b\n" +
+    "1795272700000000000, 1, 2\n" +
+    `<<Event start>> Time: 2026-11-21T14:51:40Z, Rule: ${ecn}\n` +
+    "1795272700000100000, 2, 3\n" +
+    // A crash's NUL padding, a stray line, short and bad rows, markers.
+    "1795272700000200000, 3, 4\u0000\u0000\u0000\n" +
+    "\u0000".repeat(300) + "\n" +
+    "hello world\n" +
+    "1795272700000300000, 4\n" +
+    "<<Event end>> Time: oops\n" +
+    "<<Gap>> Time: x\n" +
+    "1795272700000400000, 5, 6\n" +
+    `<<Event end>> Time: 2026-11-21T14:51:40Z, Rule: ${ecn}\n`;
+  const { events, notes } = await reviewText(text);
+  assert.deepEqual(notes.map((n) => n.replace(/^\S+events\.log: /, "")), [
+    'line 30: value 3 is not a decimal unsigned integer: "4???"; skipped',
+    `line 31: not an events log line: "${"?".repeat(40)}..."; skipped`,
+    'line 32: not an events log line: "hello world"; skipped',
+    "line 33: expected 3 values (the timestamp and 2 columns), got 2; skipped",
+    'line 34: malformed event marker "<<Event end>> Time: oops"; skipped',
+    'line 35: malformed gap marker "<<Gap>> Time: x"; skipped',
+  ]);
+  // deno-lint-ignore no-control-regex
+  assert.ok(notes.every((n) => !/[\x00-\x1f]/.test(n)), "printable");
+  assert.deepEqual(
+    events.map((e) => [e.state, e.rows, e.peak, e.end?.ns]),
+    [["ended", 2, "6", 400000]],
+  );
 });
 
 Deno.test("a missing file is named with the reason", async () => {
@@ -438,4 +493,50 @@ Deno.test("an end whose start is in a file not read: the event starts at or befo
     200000,
   ]);
   assert.equal(e.state, "ended");
+});
+
+Deno.test("a wall clock stepped back during an event: a negative duration, not hidden", async () => {
+  // An NTP step of 10 s back between the start sample and the end sample.
+  const ecn = '"ECN > 100 per 2 samples"';
+  const text = HEADER + "timestamp, a, b\n" +
+    "1795272700000000000, 1, 2\n" +
+    `<<Event start>> Time: 2026-11-21T14:51:40Z, Rule: ${ecn}\n` +
+    "1795272690300000000, 2, 3\n" +
+    `<<Event end>> Time: 2026-11-21T14:51:30Z, Rule: ${ecn}\n`;
+  const { events } = await reviewText(text);
+  assert.equal(events.length, 1);
+  const e = events[0];
+  assert.equal(Number(e.durationS!.toFixed(9)), -9.7);
+  assert.equal(durationCell(e), "-9.700 s (clock stepped back)");
+  assert.equal(toJsonEvent(e).duration_s, -9.7);
+});
+
+Deno.test("counter timestamps that wrap past 2^64 during an event: times from the marker, differences modulo 2^64", async () => {
+  // A free-running counter, 100 ns a sample, wrapping between the end
+  // sample's predecessors: 2^64 - 250, - 150 (start), - 50, then 50, 150.
+  const ecn = '"ECN > 100 per 2 samples"';
+  const near = (back: bigint) => String(2n ** 64n - back);
+  const text = HEADER + "timestamp, a, b\n" +
+    `${near(250n)}, 1, 100\n` +
+    `${near(150n)}, 1, 150\n` +
+    `<<Event start>> Time: 2026-11-21T14:50:00Z, Rule: ${ecn}\n` +
+    `${near(50n)}, 1, 300\n` +
+    "50, 1, 400\n" +
+    "150, 1, 450\n" +
+    `<<Event end>> Time: 2026-11-21T14:50:00Z, Rule: ${ecn}\n`;
+  const { events, notes } = await reviewText(text);
+  assert.deepEqual(notes, []);
+  const e = events[0];
+  assert.equal(e.timeFormat, "counter");
+  assert.deepEqual(e.start, { sec: S, ns: 0 });
+  // 300 ns after the start sample, not in the year 1442.
+  assert.deepEqual(e.end, { sec: S, ns: 300 });
+  assert.equal(e.durationS, 3e-7);
+  assert.equal(durationCell(e), "300 ns");
+  // Rates from the wrapping differences: +150 in the 100 ns to 2^64 - 50
+  // is the highest, 1.5e9/s; +100 across the wrap is 1e9/s, not NaN.
+  assert.equal(e.peakRate, 1.5e9);
+  assert.deepEqual(e.peakRateAt, { sec: S, ns: 100 });
+  assert.deepEqual(e.peakAt, { sec: S, ns: 300 });
+  assert.equal(e.samples, 3);
 });

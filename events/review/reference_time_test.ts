@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  clockDeltaNs,
   detectTimeFormat,
   isoTime,
   isWallClock,
@@ -114,4 +115,39 @@ Deno.test("isoTime writes UTC with the asked decimals", () => {
   );
   assert.equal(isoTime(1795272600, 999999999, 3), "2026-11-21T14:50:00.999Z");
   assert.equal(isoTime(1795272600, 5, 0), "2026-11-21T14:50:00Z");
+  // The same as Date's, across days, years and the epoch.
+  for (
+    const sec of [0, 59, 86399, 86400, 951782400, 1795305599, 1795305600, -1]
+  ) {
+    assert.equal(
+      isoTime(sec, 0, 0),
+      new Date(sec * 1000).toISOString().slice(0, 19) + "Z",
+      String(sec),
+    );
+  }
+});
+
+Deno.test("clockDeltaNs: wall clocks may step back; a counter wraps past 2^64", () => {
+  // An NTP step back of 10 s during an event: negative, not hidden.
+  assert.equal(
+    clockDeltaNs(
+      "ns",
+      ...split(1795272590300000000n),
+      ...split(1795272600000000000n),
+    ),
+    -9_700_000_000,
+  );
+  assert.equal(
+    clockDeltaNs("reference", 1795272601, 5, 1795272600, 10),
+    999999995,
+  );
+  // A counter that wrapped: 2^64 - 100 ns, then 50 ns after the wrap.
+  assert.equal(
+    clockDeltaNs("counter", ...split(50n), ...split(2n ** 64n - 100n)),
+    150,
+  );
+  assert.equal(
+    clockDeltaNs("counter", ...split(2n ** 64n - 100n), ...split(50n)),
+    -150,
+  );
 });

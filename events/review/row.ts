@@ -8,6 +8,7 @@
  */
 
 import { E9, MAX_HI, MAX_LO } from "./decimal.ts";
+import { clip } from "./message_text.ts";
 
 /**
  * Parses bytes `[start, end)` of `buf` into `out` (`hi`, `lo` per field)
@@ -64,8 +65,9 @@ export function parseRow(
 }
 
 /**
- * Why `text` is not a row of `expected` fields, in words, for an error
- * message. Slow: only for the row that failed.
+ * Why `text` is not a row of `expected` fields, in words, for a one-line
+ * message (control characters shown as `?`). Slow: only for the row that
+ * failed.
  */
 export function describeRowProblem(text: string, expected: number): string {
   const cells = text.split(",").map((c) => c.trim());
@@ -84,9 +86,4 @@ export function describeRowProblem(text: string, expected: number): string {
   return `expected ${expected} values (the timestamp and ${
     expected - 1
   } columns), got ${got}`;
-}
-
-/** At most 40 characters of `text`, for messages. */
-export function clip(text: string): string {
-  return text.length > 40 ? text.slice(0, 40) + "..." : text;
 }

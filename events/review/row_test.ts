@@ -66,4 +66,7 @@ Deno.test("describeRowProblem says what is wrong in words", () => {
     describeRowProblem("1, 18446744073709551616, 3", 3),
     /value 2 is 2\^64 or more/,
   );
+  // A row followed by NUL padding (a crash): no raw NUL in the message.
+  const padded = describeRowProblem("1, 2\u0000\u0000\u0000", 2);
+  assert.equal(padded, 'value 2 is not a decimal unsigned integer: "2???"');
 });

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { ReviewEvent } from "./event.ts";
+import { type EventList, firesLow, type ReviewEvent } from "./event.ts";
 import { formatCount, formatDuration, formatSi, formatUtc } from "./units.ts";
 
 /** The START cell: the start sample's time, `<=` if the start was not read. */
@@ -24,59 +24,50 @@ export function endCell(e: ReviewEvent): string {
   return end.slice(0, 10) === start.slice(0, 10) ? end.slice(11) : end;
 }
 
-/** The DURATION cell; `>=` when the end is not in the log. */
+/**
+ * The DURATION cell; `>=` when the end is not in the log; a negative one
+ * (the wall clock was stepped back during the event, e.g. by NTP) says
+ * so rather than hiding the sign.
+ */
 export function durationCell(e: ReviewEvent): string {
   if (e.durationS === null) return "?";
   const text = formatDuration(e.durationS);
+  if (e.durationS < 0) return `${text} (clock stepped back)`;
   return e.state === "ended" && e.startKnown ? text : `>= ${text}`;
 }
 
 /** The PEAK cell: exact, with `min` for rules that fire on low values. */
 export function peakCell(e: ReviewEvent): string {
   if (e.peak === null) return "-";
-  return e.kind === "lt" || e.kind === "dt_lt" ? `min ${e.peak}` : e.peak;
-}
-
-/** The PEAK RATE cell, per second, SI-scaled. */
-export function peakRateCell(e: ReviewEvent): string {
-  return e.peakRate === null ? "-" : `${formatSi(e.peakRate)}/s`;
+  return firesLow(e.kind) ? `min ${e.peak}` : e.peak;
 }
 
 /**
- * The table, columns aligned; numbers are right-aligned.
- *
- * @example
- * ```ts ignore
- * console.log(formatReviewTable(review.events));
- * ```
+ * The PEAK RATE cell, per second, SI-scaled; `min` for rules that fire on
+ * low values, whose most extreme rate is the lowest.
  */
-export function formatReviewTable(events: readonly ReviewEvent[]): string {
-  if (events.length === 0) return "No events.\n";
-  const head = [
-    "#",
-    "MONITOR",
-    "RULE",
-    "START (UTC)",
-    "END",
-    "DURATION",
-    "SAMPLES",
-    "PEAK",
-    "PEAK RATE",
-    "ROWS",
-  ];
-  const right = [
-    true,
-    false,
-    false,
-    false,
-    false,
-    true,
-    true,
-    true,
-    true,
-    true,
-  ];
-  const rows = events.map((e) => [
+export function peakRateCell(e: ReviewEvent): string {
+  if (e.peakRate === null) return "-";
+  const rate = `${formatSi(e.peakRate)}/s`;
+  return firesLow(e.kind) ? `min ${rate}` : rate;
+}
+
+const HEAD = [
+  "#",
+  "MONITOR",
+  "RULE",
+  "START (UTC)",
+  "END",
+  "DURATION",
+  "SAMPLES",
+  "PEAK",
+  "PEAK RATE",
+  "ROWS",
+];
+const RIGHT = [true, false, false, false, false, true, true, true, true, true];
+
+function cells(e: ReviewEvent): string[] {
+  return [
     String(e.id),
     e.monitor,
     e.rule,
@@ -87,35 +78,115 @@ export function formatReviewTable(events: readonly ReviewEvent[]): string {
     peakCell(e),
     peakRateCell(e),
     `${formatCount(e.historyRows)}+${formatCount(e.rows)}`,
-  ]);
-  const all = [head, ...rows];
-  const widths = head.map((_, c) => Math.max(...all.map((r) => r[c].length)));
-  return all.map((r) =>
-    r.map((cell, c) =>
-      c === r.length - 1
-        ? cell
-        : right[c]
-        ? cell.padStart(widths[c])
-        : cell.padEnd(widths[c])
-    ).join("  ").trimEnd()
-  ).join("\n") + "\n";
+  ];
+}
+
+function line(row: readonly string[], widths: readonly number[]): string {
+  let text = "";
+  for (let c = 0; c < row.length; c++) {
+    const cell = c === row.length - 1
+      ? row[c]
+      : RIGHT[c]
+      ? row[c].padStart(widths[c])
+      : row[c].padEnd(widths[c]);
+    text += c === 0 ? cell : "  " + cell;
+  }
+  return text.trimEnd() + "\n";
+}
+
+/**
+ * Table lines per piece {@linkcode tableChunks} yields: small, so that a
+ * piece being built never outlives a young-generation collection (what
+ * survives one makes V8 grow its heap).
+ */
+const LINES_PER_CHUNK = 50;
+
+/** How many of the events are in which state. */
+interface StateCounts {
+  open: number;
+  cut: number;
+}
+
+/**
+ * The table, columns aligned (numbers right-aligned), in pieces of a few
+ * lines: one pass over the events for the column widths, one to write,
+ * so that no more than a piece is ever held. With `summary`, the line
+ * under the table follows (see {@linkcode formatSummary}).
+ */
+export function* tableChunks(
+  events: EventList,
+  summary?: { readonly all: EventList; readonly files: number },
+): Generator<string> {
+  const counts: StateCounts = { open: 0, cut: 0 };
+  if (events.length === 0) yield "No events.\n";
+  else {
+    const widths = HEAD.map((h) => h.length);
+    for (const e of events) {
+      const row = cells(e);
+      for (let c = 0; c < row.length; c++) {
+        if (row[c].length > widths[c]) widths[c] = row[c].length;
+      }
+      count(counts, e);
+    }
+    let piece = line(HEAD, widths);
+    let lines = 1;
+    for (const e of events) {
+      piece += line(cells(e), widths);
+      if (++lines === LINES_PER_CHUNK) {
+        yield piece;
+        piece = "";
+        lines = 0;
+      }
+    }
+    if (piece !== "") yield piece;
+  }
+  if (summary !== undefined) {
+    yield "\n" +
+      summaryLine(summary.all.length, events.length, counts, summary.files);
+  }
+}
+
+function count(counts: StateCounts, e: ReviewEvent): void {
+  if (e.state === "open") counts.open++;
+  else if (e.state === "interrupted") counts.cut++;
+}
+
+/**
+ * The table as one string (for a few events; see {@linkcode tableChunks}).
+ *
+ * @example
+ * ```ts ignore
+ * console.log(formatReviewTable(review.events));
+ * ```
+ */
+export function formatReviewTable(events: EventList): string {
+  return [...tableChunks(events)].join("");
 }
 
 /** One line under the table: how many events, how many shown, their states. */
 export function formatSummary(
-  all: readonly ReviewEvent[],
-  shown: readonly ReviewEvent[],
+  all: EventList,
+  shown: EventList,
   files: number,
 ): string {
-  const open = shown.filter((e) => e.state === "open").length;
-  const cut = shown.filter((e) => e.state === "interrupted").length;
+  const counts: StateCounts = { open: 0, cut: 0 };
+  for (const e of shown) count(counts, e);
+  return summaryLine(all.length, shown.length, counts, files);
+}
+
+function summaryLine(
+  all: number,
+  shown: number,
+  counts: StateCounts,
+  files: number,
+): string {
   const parts = [
-    shown.length === all.length
-      ? `${all.length} event${all.length === 1 ? "" : "s"}`
-      : `${shown.length} of ${all.length} events`,
+    shown === all
+      ? `${all} event${all === 1 ? "" : "s"}`
+      : `${shown} of ${all} events`,
   ];
-  if (open > 0) parts.push(`${open} open at the end of the log`);
-  if (cut > 0) parts.push(`${cut} cut by a restart`);
+  if (counts.open > 0) parts.push(`${counts.open} open at the end of the log`);
+  if (counts.cut > 0) parts.push(`${counts.cut} cut by a restart`);
   return `${parts.join(", ")}; ${files} file${
     files === 1 ? "" : "s"
   } read. ROWS: history before the start + rows during.\n`;

@@ -48,7 +48,7 @@ Deno.test("the table has one aligned line per event, states and peaks in words",
     "300 µs",
     "3",
     "min 15400",
-    "1M/s",
+    "min 1M/s",
     "4+3",
   ]);
   assert.deepEqual(cells(lines[3]).slice(4, 10), [

@@ -9,17 +9,17 @@
  */
 
 import { stringify } from "csv-stringify/sync";
-import { parse as parseCsv } from "csv-parse/sync";
+import { ColumnNames, isColumnRow } from "./columns.ts";
 import { formatDecimal, signedDelta } from "./decimal.ts";
 import type { ReviewEvent } from "./event.ts";
-import { ioReason } from "./files.ts";
+import { DamagedFileError, ioReason } from "./errors.ts";
 import { HEADER_PREFIX } from "./header.ts";
 import { openLogSource, readLines } from "./lines.ts";
-import { isoTime, TimeDecoder } from "./reference_time.ts";
+import { clockDeltaNs, isoTime, TimeDecoder } from "./reference_time.ts";
 import { parseRow } from "./row.ts";
 import { toJsonEvent } from "./export.ts";
 import { durationCell, endCell, peakCell, peakRateCell } from "./table.ts";
-import { formatCount, formatUtc } from "./units.ts";
+import { countOf, formatCount, formatUtc } from "./units.ts";
 
 /** How `--event` prints: text (default), `--csv` or `--json`. */
 export type TracebackFormat = "text" | "csv" | "json";
@@ -92,7 +92,15 @@ export async function writeTraceback(
   let firstRow = true;
   let inHeader = false;
   let done = false;
-  const lastFile = w.endFile ?? w.files.length - 1;
+  // Line 0: the window ends with the file before (that one was skipped).
+  const lastFile = w.endFile === null
+    ? w.files.length - 1
+    : w.endLine === 0
+    ? w.endFile - 1
+    : w.endFile;
+  // An event cut by a restart: its window ends before the restart's line.
+  const cutAt = e.state === "interrupted" ? w.endLine : null;
+  const columnNames = new ColumnNames();
   for (let f = w.startFile; f <= lastFile && !done; f++) {
     const path = w.files[f];
     let source;
@@ -117,6 +125,10 @@ export async function writeTraceback(
         },
         (buf, start, end, line, _offset, terminated) => {
           if (f === w.startFile && line < w.startLine) return;
+          if (cutAt !== null && f === w.endFile && line === cutAt) {
+            done = true;
+            return false;
+          }
           if (!terminated || start === end) return;
           const c = buf[start];
           const isRow = c >= 48 && c <= 57;
@@ -133,7 +145,7 @@ export async function writeTraceback(
             const ns = decoder.ns;
             let rate = NaN;
             if (col > 0) {
-              const dtNs = (sec - prevSec) * 1e9 + (ns - prevNs);
+              const dtNs = clockDeltaNs(e.timeFormat, sec, ns, prevSec, prevNs);
               if (hasPrev && dtNs > 0) {
                 rate = signedDelta(
                   fields[2 * col],
@@ -148,9 +160,13 @@ export async function writeTraceback(
             hasPrev = true;
             prevSec = sec;
             prevNs = ns;
-            const offset = origin === null
-              ? ""
-              : ((sec - origin.sec) + (ns - origin.ns) / 1e9).toFixed(6);
+            const offset = origin === null ? "" : (clockDeltaNs(
+              e.timeFormat,
+              sec,
+              ns,
+              origin.sec,
+              origin.ns,
+            ) / 1e9).toFixed(6);
             const time = wall
               ? isoTime(sec, ns, 9)
               : `${sec}.${String(ns).padStart(9, "0")}`;
@@ -192,14 +208,13 @@ export async function writeTraceback(
             else markers.push({ file: path, line, text: note.slice(2) });
             return;
           }
-          if (/^\s*"?timestamp"?\s*,/.test(text)) {
+          if (isColumnRow(text)) {
             if (past && w.endLine === null && !firstRow) {
               done = true; // a new dump: the event was cut before it
               return false;
             }
             try {
-              names =
-                (parseCsv(text, { ltrim: true, rtrim: true }) as string[][])[0];
+              names = columnNames.parse(text);
               fields = new Float64Array(2 * names.length);
             } catch {
               // Keep the names the review read.
@@ -217,15 +232,28 @@ export async function writeTraceback(
             return false;
           }
         },
-        { firstLine: seeked ? w.startLine : 1 },
+        {
+          firstLine: seeked ? w.startLine : 1,
+          // Damage the review warned about (NUL padding): not rows.
+          onLongLine: () => {},
+        },
       );
       for (const text of out.splice(0)) await put(text);
     } catch (error) {
-      throw new Error(
-        `Cannot review ${path}: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
-      );
+      if (!(error instanceof DamagedFileError)) {
+        throw new Error(
+          `Cannot review ${path}: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+        );
+      }
+      // A compressed file cut short (the review skipped its rest): the
+      // window shows what could be read.
+      for (const text of out.splice(0)) await put(text);
+      const note = `${path}: ${error.message}; the window stops here`;
+      if (format === "text") await put(`# ${note}\n`);
+      else markers.push({ file: path, line: 0, text: note });
+      done = true;
     } finally {
       source.close();
     }
@@ -265,11 +293,11 @@ function describe(e: ReviewEvent, total: number): string {
     }`,
   );
   lines.push(
-    `  duration  ${durationCell(e)}, ${formatCount(e.samples)} samples` +
+    `  duration  ${durationCell(e)}, ${countOf(e.samples, "sample")}` +
       (e.droppedSamples > 0
         ? `, ${formatCount(e.droppedSamples)} lost by the source`
         : "") +
-      (e.lostRows > 0 ? `, ${formatCount(e.lostRows)} rows not written` : ""),
+      (e.lostRows > 0 ? `, ${countOf(e.lostRows, "row")} not written` : ""),
   );
   lines.push(
     `  peak      ${peakCell(e)}${
@@ -279,14 +307,21 @@ function describe(e: ReviewEvent, total: number): string {
     }`,
   );
   const w = e.window;
+  const to = w.endLine === null
+    ? ""
+    : `${
+      w.endFile === w.startFile ? "" : w.files[w.endFile!] + " "
+    }line ${w.endLine}`;
   lines.push(
     `  window    ${w.files[w.startFile]} line ${w.startLine}` +
       (w.endLine === null
-        ? " to the end"
-        : ` to ${
-          w.endFile === w.startFile ? "" : w.files[w.endFile!] + " "
-        }line ${w.endLine}`) +
-      `: ${formatCount(e.historyRows)} rows before the start, ${
+        ? " to the end of the log"
+        : w.endLine === 0
+        ? ` to the end of what could be read of ${w.files[w.endFile! - 1]}`
+        : e.state === "interrupted"
+        ? ` up to the restart at ${to}`
+        : ` to ${to}`) +
+      `: ${countOf(e.historyRows, "row")} before the start, ${
         formatCount(e.rows)
       } during`,
   );

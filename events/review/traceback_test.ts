@@ -87,6 +87,17 @@ Deno.test("--event of an event cut by a restart stops at the next dump; across a
   const { events } = await readFixtures(["nic-events.log"]);
   const cut = await capture((w) => writeTraceback(events[1], 3, "csv", w));
   assert.equal(parse(cut).length, 1 + 5); // 4 rows of history and 1 during
+  // The header says where it stops: at the restart's header block.
+  const cutText = await capture((w) => writeTraceback(events[1], 3, "text", w));
+  const head = cutText.split("\n\n")[0];
+  assert.match(head, /\n {2}duration {2}>= 100 µs, 1 sample\n/);
+  assert.match(
+    head,
+    /\n {2}window {4}\S+nic-events\.log line 37 up to the restart at line 44: 4 rows before the start, 1 during$/,
+  );
+  assert.ok(!cutText.includes("a new header block"), "stops at the restart");
+  const open = await capture((w) => writeTraceback(events[2], 3, "text", w));
+  assert.match(open, /\n {2}window {4}\S+ line 69 to the end of the log:/);
   const rotated = await readFixtures(["rotated"]);
   const text = await capture((w) =>
     writeTraceback(rotated.events[0], 1, "text", w)
@@ -115,7 +126,7 @@ Deno.test("--event reads a gzipped log from its start and prints the same window
     ).arrayBuffer();
     await Deno.writeFile(gz, new Uint8Array(zipped));
     const a = (await readFixtures(["reference-events.log"])).events[1];
-    const b = (await readReview(await resolveInputs([gz]))).events[1];
+    const b = (await readReview(await resolveInputs([gz]))).events.at(1)!;
     const textA = await capture((w) => writeTraceback(a, 2, "csv", w));
     const textB = await capture((w) => writeTraceback(b, 2, "csv", w));
     assert.equal(textB, textA);

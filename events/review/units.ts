@@ -6,7 +6,7 @@
  */
 
 import type { Instant } from "./event.ts";
-import { isoTime } from "./reference_time.ts";
+import { utcText } from "./reference_time.ts";
 
 const SI = ["", "k", "M", "G", "T", "P", "E", "Z"];
 
@@ -37,36 +37,63 @@ export function formatSi(x: number): string {
 }
 
 /**
- * A duration in seconds, to a sensible precision: "120 µs", "12.3 ms",
- * "4.012 s", "3 m 12.0 s", "2 h 03 m".
+ * A duration in seconds, to a sensible precision: "300 ns", "120 µs",
+ * "12.3 ms", "4.012 s", "3 m 12.0 s", "2 h 03 m"; a negative one (a clock
+ * stepped back) keeps its sign.
  *
  * @example
  * ```ts
  * import { formatDuration } from "./units.ts";
  * formatDuration(4.0123); // "4.012 s"
  * formatDuration(192); // "3 m 12.0 s"
+ * formatDuration(-9.7); // "-9.700 s"
  * ```
  */
 export function formatDuration(seconds: number): string {
   const s = Math.abs(seconds);
-  if (s < 1e-3) return `${Math.round(s * 1e6)} µs`;
-  if (s < 1) return `${Number((s * 1e3).toPrecision(3))} ms`;
-  if (s < 60) return `${s.toFixed(3)} s`;
+  const sign = seconds < 0 ? "-" : "";
+  // Each unit while its rounded figure stays under 1000 (999.9996 µs
+  // reads "1 ms", not "1000 µs").
+  const ns = Math.round(s * 1e9);
+  if (ns < 1000) return `${sign}${ns} ns`;
+  const us = Number((s * 1e6).toPrecision(3));
+  if (us < 1000) return `${sign}${us} µs`;
+  const ms = Number((s * 1e3).toPrecision(3));
+  if (ms < 1000) return `${sign}${ms} ms`;
+  if (s < 59.9995) return `${sign}${s.toFixed(3)} s`;
   if (s < 3600) {
     const m = Math.floor(s / 60);
-    return `${m} m ${(s - 60 * m).toFixed(1)} s`;
+    return `${sign}${m} m ${(s - 60 * m).toFixed(1)} s`;
   }
   const h = Math.floor(s / 3600);
   const m = Math.floor((s - 3600 * h) / 60);
-  return `${h} h ${String(m).padStart(2, "0")} m`;
+  return `${sign}${h} h ${String(m).padStart(2, "0")} m`;
 }
 
 /** "2026-11-21 14:50:00.102" (UTC, milliseconds). */
 export function formatUtc(t: Instant, digits = 3): string {
-  return isoTime(t.sec, t.ns, digits).replace("T", " ").replace(/Z$/, "");
+  return utcText(t.sec, t.ns, digits, " ");
 }
 
-/** An integer with thousands separators: 40123 -> "40,123". */
+/**
+ * An integer with thousands separators: 40123 -> "40,123". (Not
+ * `toLocaleString`: a table of many events calls this for every row, and
+ * the locale machinery made it most of the review's time.)
+ */
 export function formatCount(n: number): string {
-  return n.toLocaleString("en-US");
+  if (!Number.isSafeInteger(n)) return String(n);
+  const digits = String(Math.abs(n));
+  let out = digits.slice(0, ((digits.length - 1) % 3) + 1);
+  for (let i = out.length; i < digits.length; i += 3) {
+    out += "," + digits.slice(i, i + 3);
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+/**
+ * A count and its noun, singular for 1: `countOf(1, "sample")` is
+ * "1 sample", `countOf(40123, "row")` "40,123 rows".
+ */
+export function countOf(n: number, one: string, many = one + "s"): string {
+  return `${formatCount(n)} ${n === 1 ? one : many}`;
 }

@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { formatCount, formatDuration, formatSi, formatUtc } from "./units.ts";
+import {
+  countOf,
+  formatCount,
+  formatDuration,
+  formatSi,
+  formatUtc,
+} from "./units.ts";
 
 Deno.test("formatSi: three significant digits and a prefix", () => {
   assert.deepEqual(
@@ -17,10 +23,31 @@ Deno.test("formatDuration picks the unit an operator reads", () => {
   );
 });
 
+Deno.test("formatDuration: nanoseconds below a microsecond, and the sign of a clock stepped back", () => {
+  assert.deepEqual(
+    [3e-7, 0, 1.5e-6, 0.9999995e-3].map(formatDuration),
+    ["300 ns", "0 ns", "1.5 µs", "1 ms"],
+  );
+  assert.deepEqual(
+    [-9.7, -0.0004, -3e-7, -192].map(formatDuration),
+    ["-9.700 s", "-400 µs", "-300 ns", "-3 m 12.0 s"],
+  );
+});
+
 Deno.test("formatUtc and formatCount", () => {
   assert.equal(
     formatUtc({ sec: 1795272600, ns: 102400000 }),
     "2026-11-21 14:50:00.102",
   );
-  assert.equal(formatCount(1234567), "1,234,567");
+  assert.deepEqual(
+    [0, 7, 999, 1000, 40123, 1234567, -1234, 1e21].map(formatCount),
+    ["0", "7", "999", "1,000", "40,123", "1,234,567", "-1,234", "1e+21"],
+  );
+});
+
+Deno.test("countOf: singular for one", () => {
+  assert.equal(countOf(1, "sample"), "1 sample");
+  assert.equal(countOf(0, "sample"), "0 samples");
+  assert.equal(countOf(40123, "row"), "40,123 rows");
+  assert.equal(countOf(2, "event has", "events have"), "2 events have");
 });

@@ -73,13 +73,19 @@ function maxRate(a: number, b: number): number {
   return a !== a ? b : b !== b ? a : Math.max(a, b);
 }
 
-function toSeries(d: Float64Array, buckets: Iterable<number>): ChartSeries {
-  const out: number[] = [];
-  for (const o of buckets) {
+// Copies the non-empty buckets at `offsets` into `out` as points;
+// returns the numbers written.
+function copyPoints(
+  d: Float64Array,
+  offsets: readonly number[],
+  out: Float64Array,
+): number {
+  let n = 0;
+  for (const o of offsets) {
     if (d[o + 6] === 0) continue;
-    for (let k = 0; k < POINT_STRIDE; k++) out.push(d[o + k]);
+    for (let k = 0; k < POINT_STRIDE; k++) out[n++] = d[o + k];
   }
-  return Float64Array.from(out);
+  return n;
 }
 
 /**
@@ -123,7 +129,16 @@ export class GrowingSeries {
     for (let i = 0; i <= this.#n && i < this.#capacity; i++) {
       offsets.push(i * B);
     }
-    return toSeries(this.#data, offsets);
+    const out = new Float64Array(offsets.length * POINT_STRIDE);
+    const n = copyPoints(this.#data, offsets, out);
+    return n === out.length ? out : out.slice(0, n);
+  }
+
+  /** Forgets every row, to be used again for another event. */
+  reset(): void {
+    this.#data.fill(0);
+    this.#n = 0;
+    this.#width = 1;
   }
 
   #halve(): void {
@@ -182,12 +197,26 @@ export class RecentSeries {
     this.#filled = 1;
   }
 
+  /** Most numbers {@linkcode pointsInto} writes. */
+  get maxLength(): number {
+    return this.#slots * POINT_STRIDE;
+  }
+
   /** The points, oldest first (a copy). */
   points(): ChartSeries {
+    const out = new Float64Array(this.maxLength);
+    return out.slice(0, this.pointsInto(out));
+  }
+
+  /**
+   * Writes the points, oldest first, into `out` (at least
+   * {@linkcode maxLength} long); returns how many numbers it wrote.
+   */
+  pointsInto(out: Float64Array): number {
     const offsets = [];
     for (let i = this.#filled - 1; i >= 0; i--) {
       offsets.push(((this.#head - i + this.#slots) % this.#slots) * B);
     }
-    return toSeries(this.#data, offsets);
+    return copyPoints(this.#data, offsets, out);
   }
 }

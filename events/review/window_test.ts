@@ -57,3 +57,19 @@ Deno.test("RecentSeries covers the last span rows, not more than one bucket beyo
   s.add(5, 1, 1);
   assert.deepEqual(points(s.points()).map((x) => x.t0), [5]);
 });
+
+Deno.test("a GrowingSeries reset is as new; RecentSeries writes its points into a buffer", () => {
+  const used = new GrowingSeries(4);
+  for (let i = 0; i < 100; i++) used.add(i, i, 1);
+  used.reset();
+  const fresh = new GrowingSeries(4);
+  for (const s of [used, fresh]) for (let i = 0; i < 3; i++) s.add(i, 5, 2);
+  assert.deepEqual(used.points(), fresh.points());
+  assert.equal(used.points().length, 3 * POINT_STRIDE);
+
+  const recent = new RecentSeries(4, 100);
+  for (let i = 0; i < 1000; i++) recent.add(i, i, 1);
+  const out = new Float64Array(recent.maxLength);
+  const n = recent.pointsInto(out);
+  assert.deepEqual(out.subarray(0, n), recent.points());
+});

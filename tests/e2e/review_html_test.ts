@@ -40,7 +40,11 @@ if (FOUND === undefined) {
 }
 const CHROMIUM: string = FOUND;
 
-/** Runs in the page: where the charts and their lines were laid out. */
+/**
+ * Runs in the page: where the charts, their lines and marks were laid out,
+ * and where each vertex of each value line landed (page x), from the
+ * path's own coordinates through the transform the browser applied.
+ */
 const MEASURE = `<script>
 (() => {
   const box = (el) => {
@@ -48,15 +52,28 @@ const MEASURE = `<script>
     const r = el.getBoundingClientRect();
     return { x: r.x + scrollX, y: r.y + scrollY, w: r.width, h: r.height };
   };
+  const vertexXs = (path) => {
+    if (!path) return null;
+    const ctm = path.getScreenCTM();
+    return path.getAttribute("d").split(/[ML]/).filter(Boolean).map((p) => {
+      const [x, y] = p.trim().split(" ").map(Number);
+      return new DOMPoint(x, y).matrixTransform(ctm).x + scrollX;
+    });
+  };
   const charts = [...document.querySelectorAll("svg.chart")].map((svg) => ({
+    id: Number(svg.closest("section").id.replace("event-", "")),
     box: box(svg),
     value: box(svg.querySelector("path.value-line")),
     rate: box(svg.querySelector("path.rate-line")),
     start: box(svg.querySelector("line.start-marker")),
     end: box(svg.querySelector("line.end-marker")),
+    vertices: vertexXs(svg.querySelector("path.value-line")),
   }));
   const timeline = document.querySelector("svg.timeline");
-  const bars = [...document.querySelectorAll("rect.event-bar")].map(box);
+  const bars = [...document.querySelectorAll("rect.event-bar")].map((el) => ({
+    ...box(el),
+    title: el.querySelector("title").textContent,
+  }));
   const pre = document.createElement("pre");
   pre.id = "measure";
   pre.textContent = JSON.stringify({
@@ -108,6 +125,12 @@ Deno.test({
       assert.equal(r.code, 0, r.stderr);
       const events = (r.stdout.match(/^\s*\d+ {2}/gm) ?? []).length;
       assert.equal(events, 6);
+      // What the data says of each event: its rows before and during.
+      const facts = new Map<number, Record<string, number | string>>(
+        JSON.parse((await review([FIXTURES, "--json"])).stdout).events.map(
+          (e: Record<string, number | string>) => [e.id, e],
+        ),
+      );
       // Measure the layout with a copy that reports it (the report itself
       // has no scripts).
       const page = await Deno.readTextFile(report);
@@ -134,9 +157,18 @@ Deno.test({
         m.timeline.w > 500 && m.timeline.h > 100,
         JSON.stringify(m.timeline),
       );
-      assert.equal(m.bars.length, events);
+      // Every event is on the timeline: a bar of its own, or in a bar
+      // with the events its bar would touch ("#4 to #5 ...: 2 events").
+      const onTimeline = m.bars.map((b: { title: string }) =>
+        Number(/: (\d+) events \(/.exec(b.title)?.[1] ?? 1)
+      );
+      assert.equal(
+        onTimeline.reduce((a: number, b: number) => a + b, 0),
+        events,
+      );
       for (const bar of m.bars) assert.ok(bar.w >= 3 && bar.h > 5);
       for (const c of m.charts) {
+        const e = facts.get(c.id)!;
         assert.ok(c.box.w > 500 && c.box.h > 250, JSON.stringify(c.box));
         for (const part of [c.value, c.rate, c.start]) {
           assert.ok(part && part.w + part.h > 10, JSON.stringify(c));
@@ -144,6 +176,33 @@ Deno.test({
             part.x >= c.box.x - 1 && part.x + part.w <= c.box.x + c.box.w + 1,
           );
         }
+        // The marks where the data puts them: the start on the start
+        // sample (the last row of the history), the end on the end sample
+        // (the last row of the window), as the browser laid them out.
+        const center = (b: Box) => b.x + b.w / 2;
+        const history = e.history_rows as number;
+        assert.equal(c.vertices.length, history + (e.rows as number));
+        const near = (a: number, b: number, what: string) =>
+          assert.ok(Math.abs(a - b) <= 1, `#${c.id} ${what}: ${a} vs ${b}`);
+        near(center(c.start), c.vertices[history - 1], "start mark");
+        near(c.value.x, c.vertices[0], "first row");
+        if (e.state === "ended") {
+          assert.ok(c.end, `#${c.id} has an end mark`);
+          near(center(c.end), c.vertices[c.vertices.length - 1], "end mark");
+          near(center(c.end), c.value.x + c.value.w, "end of the value line");
+          // The start's place between the first and last rows is the
+          // share of the window before it: from the sample times (the
+          // fixtures sample evenly, so a sample is the duration over the
+          // samples during, dropped ones included).
+          const first = -(history - 1) * (e.duration_s as number) /
+            (e.samples as number);
+          const fraction = -first / (e.duration_s as number - first);
+          near(
+            center(c.start),
+            c.value.x + fraction * c.value.w,
+            "start mark from the sample times",
+          );
+        } else assert.equal(c.end, null, `#${c.id} (${e.state}) has no end`);
       }
 
       // The pixels: every chart shows its value line, its rate line and
@@ -167,6 +226,15 @@ Deno.test({
         assert.ok(blue >= 15, `chart ${i + 1}: ${blue} value-line pixels`);
         assert.ok(orange >= 15, `chart ${i + 1}: ${orange} rate-line pixels`);
         assert.ok(red >= 100, `chart ${i + 1}: ${red} start-marker pixels`);
+        if (c.end) {
+          // Dashed: about 5 in 8 of its length drawn.
+          const end = colorPixels(img, {
+            ...c.end,
+            x: c.end.x - 1,
+            w: c.end.w + 2,
+          }, [0xdc, 0x26, 0x26]);
+          assert.ok(end >= 100, `chart ${i + 1}: ${end} end-marker pixels`);
+        }
       }
       // And the timeline's bars.
       const bars = colorPixels(img, m.timeline, [0x25, 0x63, 0xeb]);

@@ -1,0 +1,40 @@
+import assert from "node:assert/strict";
+import {
+  canonicalMarkerSecond,
+  markerInstant,
+  parseEventMarker,
+  parseGapMarker,
+} from "./markers.ts";
+
+Deno.test("event markers: kind, time as written, rule unquoted", () => {
+  assert.deepEqual(
+    parseEventMarker(
+      '<<Event start>> Time: 2026-11-21T14:50:01Z, Rule: "say ""hi"", ok"',
+    ),
+    { kind: "start", time: "2026-11-21T14:50:01Z", rule: 'say "hi", ok' },
+  );
+  assert.equal(parseEventMarker("<<Event start>> Time: oops"), undefined);
+});
+
+Deno.test("gap markers: dropped samples and lost rows", () => {
+  assert.deepEqual(
+    parseGapMarker("<<Gap>> Time: 2026-11-21T14:50:01Z, Dropped samples: 5"),
+    { kind: "dropped", count: 5 },
+  );
+  assert.deepEqual(
+    parseGapMarker("<<Gap>> Time: 2026-11-21T14:50:01Z, Lost rows: 7 "),
+    { kind: "lost", count: 7 },
+  );
+  assert.equal(parseGapMarker("<<Gap>> Time: x, Lost rows: many"), undefined);
+});
+
+Deno.test("marker times: instants, and which texts print back the same", () => {
+  assert.deepEqual(markerInstant("2026-11-21T14:50:01Z"), {
+    sec: 1795272601,
+    ns: 0,
+  });
+  assert.equal(markerInstant("soon"), null);
+  assert.equal(canonicalMarkerSecond("2026-11-21T14:50:01Z"), 1795272601);
+  assert.ok(Number.isNaN(canonicalMarkerSecond("2026-11-21T14:50:01.5Z")));
+  assert.ok(Number.isNaN(canonicalMarkerSecond(" 2026-11-21T14:50:01Z")));
+});
