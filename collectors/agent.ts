@@ -12,8 +12,7 @@ import { WindowAggregator } from "../metrics/aggregate.ts";
 import { Monitor } from "../rules/monitor.ts";
 import type { Collector } from "./collector.ts";
 import { createCollector, describeDevice } from "./create.ts";
-import { NvmlCollector } from "./nvml.ts";
-import { nvmlLibraryDirs } from "./versions.ts";
+import { NvmlCollector, nvmlLibraryDirs } from "./nvml.ts";
 
 /**
  * Where a monitor's source is: `idle` before {@linkcode Agent.run},
@@ -27,6 +26,16 @@ export interface SourceStatus {
   state: SourceState;
   /** Why the source failed, when it did. */
   error?: string;
+}
+
+/**
+ * The device a monitor's configuration names, for labels and snapshots:
+ * its device, its replay input, `nvml` for a GPU monitor (its GPUs are
+ * labelled one by one), or undefined.
+ */
+export function configuredDevice(config: MonitorConfig): string | undefined {
+  return config.device ?? config.input ??
+    (config.source === "nvml" ? "nvml" : undefined);
 }
 
 /** One monitor of a running agent and what feeds and records it. */
@@ -94,10 +103,7 @@ export class Agent {
         m.source === "nvml"
           ? NvmlCollector.open({
             config: m,
-            libDirs: [
-              ...(config.nvmlLibDir === undefined ? [] : [config.nvmlLibDir]),
-              ...nvmlLibraryDirs(),
-            ],
+            libDirs: nvmlLibraryDirs(config.nvmlLibDir),
             warn: options.warn,
             info: options.info,
           })
@@ -227,17 +233,13 @@ export class Agent {
    * failures (one per log that could not finish); never throws.
    */
   async close(): Promise<Error[]> {
-    // Each source first (stop the device), then the log it fed. An
-    // independent source (a GPU monitor, whose driver may hang) holds up
-    // only its own log, and its trouble is a warning, not a failure.
-    const results = await Promise.all(this.monitors.map(async (m) => {
-      const failures = await closeAll([m.collector]);
-      const closed = await Promise.allSettled([m.log.close()]);
-      if (!m.collector.independent) return [...failures, ...rejections(closed)];
-      for (const failure of failures) this.#warn?.(failure.message);
-      return rejections(closed);
-    }));
-    return results.flat();
+    // Sources first (stop the device), then the logs they fed. A GPU
+    // monitor's close never throws and waits at most 5 s on its driver.
+    const failures = await closeAll(this.monitors.map((m) => m.collector));
+    const results = await Promise.allSettled(
+      this.monitors.map((m) => m.log.close()),
+    );
+    return [...failures, ...rejections(results)];
   }
 }
 

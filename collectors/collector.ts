@@ -63,6 +63,12 @@ export interface Collector {
   /** Devices that can go down separately, when the source has several. */
   readonly devices?: readonly SourceDevice[];
   /**
+   * What the source found to read, for events.log's `Device:` and the
+   * metrics' `device` label, when the configuration cannot say (the GPUs
+   * of an NVML source).
+   */
+  readonly device?: string;
+  /**
    * The poll loop's health, for sources that poll a device on a timer
    * (absent for replay, which reads as fast as the sink takes).
    */

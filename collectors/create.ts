@@ -7,7 +7,6 @@
 import type { MonitorConfig } from "../config/types.ts";
 import type { Collector } from "./collector.ts";
 import { DocaCollector } from "./doca.ts";
-import { NvmlCollector } from "./nvml.ts";
 import { ReplayCollector } from "./replay.ts";
 import { SimCollector } from "./sim.ts";
 
@@ -74,23 +73,22 @@ export function createCollector(
   }
 }
 
-/** What events.log shows as the device for a monitor. */
+/**
+ * What events.log shows as the device for a monitor: what its collector
+ * found, else what the configuration names.
+ */
 export function describeDevice(
   config: MonitorConfig,
   collector?: Collector,
 ): string {
+  if (collector?.device !== undefined) return collector.device;
   switch (config.source) {
     case "sim":
       return `sim (seed ${config.seed})`;
     case "replay":
       return `replay ${config.input ?? ""}`.trimEnd();
     case "doca":
+    case "nvml":
       return config.device ?? "";
-    case "nvml": {
-      const gpus = collector instanceof NvmlCollector ? collector.gpus : [];
-      return `nvml ${
-        gpus.map((g) => `gpu${g.index} ${g.pciBusId} ${g.uuid}`).join(", ")
-      }`.trimEnd();
-    }
   }
 }

@@ -11,7 +11,6 @@
 import type { ColumnConfig } from "../config/types.ts";
 import {
   COMMON_SYMBOLS,
-  cStringFromBuffer,
   decodeFormat1Sample,
   type DocaCommon,
   DocaError,
@@ -27,8 +26,8 @@ import {
   SyncMode,
   TELEMETRY_SYMBOLS,
   TimestampSource,
-  toCString,
 } from "../ffi/doca.ts";
+import { cStringFromBuffer, toCString } from "../ffi/library.ts";
 import { libraryPaths, openFirst } from "../ffi/library.ts";
 import type { Collector, SampleSink } from "./collector.ts";
 import { PollStats } from "./poll_stats.ts";

@@ -8,12 +8,10 @@
  * @module
  */
 
-import { ERROR_SLOTS } from "./nvml_poller.ts";
+import { ERROR_SLOTS, GPU_SLOTS } from "./nvml_poller.ts";
 
 /** Records the ring holds: a minute of 1 s polls is far more than a drain needs. */
 export const MAILBOX_RECORDS = 64;
-/** GPUs whose up/down state is shared (NVML indexes 0..63). */
-const GPU_SLOTS = 64;
 
 /** One side's view of the shared memory. */
 export class GpuMailbox {

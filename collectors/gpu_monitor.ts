@@ -11,6 +11,7 @@ import {
   GPU_READINGS,
   gpuColumnName,
   type GpuColumnPattern,
+  gpuRuleName,
   parseGpuColumn,
 } from "../config/gpu_readings.ts";
 import type {
@@ -106,7 +107,7 @@ export function expandGpuMonitor(
     for (const gpu of [...gpus].sort((a, b) => a - b)) {
       rules.push({
         ...rule,
-        name: `${rule.name} [gpu${gpu}]`,
+        name: gpuRuleName(rule.name, gpu),
         column: index.get(gpuColumnName(gpu, reading))!,
       });
     }

@@ -27,13 +27,36 @@ import {
 import { PollStats } from "./poll_stats.ts";
 
 /** How long NVML may take to initialize and list the GPUs. */
-export const NVML_OPEN_TIMEOUT_MS = 15_000;
+const NVML_OPEN_TIMEOUT_MS = 15_000;
 /** How long NVML may take to shut down before the worker is dropped. */
 const NVML_CLOSE_TIMEOUT_MS = 5_000;
 /** The longest a record waits in the mailbox before the ring gets it. */
 const DRAIN_INTERVAL_MS = 100;
 /** No record for this long (or 3 periods, if longer) means NVML is stuck. */
 const STALL_MS = 10_000;
+
+/**
+ * Where NVML (the GPU driver's `libnvidia-ml.so.1`) is looked for: `libDir`
+ * (`--nvml-lib-dir`, `nvml_lib_dir:`), `NVML_LIB_DIR`, then the standard
+ * library directories.
+ *
+ * @example
+ * ```ts
+ * import { nvmlLibraryDirs } from "./nvml.ts";
+ * nvmlLibraryDirs("/opt/nv", "").includes("/usr/lib64"); // true
+ * nvmlLibraryDirs("/opt/nv", "")[0]; // "/opt/nv"
+ * ```
+ */
+export function nvmlLibraryDirs(
+  libDir?: string,
+  env = Deno.env.get("NVML_LIB_DIR"),
+): string[] {
+  const arch = Deno.build.arch === "aarch64" ? "aarch64" : "x86_64";
+  const dirs = [`/usr/lib/${arch}-linux-gnu`, "/usr/lib64", "/usr/lib"];
+  if (env) dirs.unshift(env);
+  if (libDir) dirs.unshift(libDir);
+  return dirs;
+}
 
 /** Options of {@linkcode NvmlCollector.open}. */
 export interface NvmlCollectorOptions {
@@ -84,6 +107,8 @@ export class NvmlCollector implements Collector {
   /** The GPUs this monitor reads. */
   readonly gpus: readonly GpuInfo[];
   readonly devices: readonly SourceDevice[];
+  /** `nvml` and each GPU read: index, PCI bus id, UUID. */
+  readonly device: string;
   /** Where NVML was loaded from and the driver's version. */
   readonly library: string;
   readonly driverVersion: string;
@@ -118,6 +143,9 @@ export class NvmlCollector implements Collector {
     this.gpus = opened.gpus.filter((g) =>
       columns.some((c) => c.gpu === g.index)
     );
+    this.device = `nvml ${
+      this.gpus.map((g) => `gpu${g.index} ${g.pciBusId} ${g.uuid}`).join(", ")
+    }`;
     this.library = opened.library;
     this.driverVersion = opened.driverVersion;
     this.#columns = columns;
@@ -312,8 +340,8 @@ export class NvmlCollector implements Collector {
   }
 
   /**
-   * Stops polling, shuts NVML down and ends the worker. Throws one line if
-   * NVML reported a problem or did not answer in time.
+   * Stops polling, shuts NVML down and ends the worker. Never throws: a
+   * problem (NVML's, or no answer within 5 s) is a warning.
    */
   async close(): Promise<void> {
     if (this.#failure !== undefined && this.#closed === undefined) {
@@ -323,9 +351,8 @@ export class NvmlCollector implements Collector {
     }
     this.#closed ??= closeWorker(this.#worker, this.#replies);
     const problems = await this.#closed;
-    if (problems.length > 0) {
-      throw new Error(`GPU monitor: ${problems.join("; ")}`);
-    }
+    // A driver that will not shut down must not fail the agent's exit.
+    if (problems.length > 0) this.#warn(`GPU monitor: ${problems.join("; ")}`);
   }
 
   #listen(): void {

@@ -14,11 +14,10 @@
  * @module
  */
 
-import { GPU_READINGS } from "../config/gpu_readings.ts";
-import { libraryPaths, openFirst } from "../ffi/library.ts";
+import { GPU_READINGS, MAX_GPU_INDEX } from "../config/gpu_readings.ts";
+import { cStringFromBuffer, libraryPaths, openFirst } from "../ffi/library.ts";
 import {
   ClockType,
-  decodeCString,
   decodePciInfo,
   DRIVER_VERSION_BUFFER_SIZE,
   EccCounterType,
@@ -46,7 +45,7 @@ import {
   UTILIZATION_BYTES,
   UUID_BUFFER_SIZE,
 } from "../ffi/nvml.ts";
-import { mulAdd1e9U64 } from "../rules/u64.ts";
+import { addNumberU64, msToNsU64 } from "../rules/u64.ts";
 
 /** One GPU as NVML names it. */
 export interface GpuInfo {
@@ -105,6 +104,9 @@ const FIELD_READINGS: readonly (readonly [number, number])[] = [
   [R.nvlink_replay_errors, FieldId.NVLINK_REPLAY_ERROR_COUNT_TOTAL],
   [R.nvlink_recovery_errors, FieldId.NVLINK_RECOVERY_ERROR_COUNT_TOTAL],
 ];
+
+/** GPUs whose up/down state is kept (NVML indexes 0..63). */
+export const GPU_SLOTS = MAX_GPU_INDEX + 1;
 
 const NO_NOTES: readonly PollerNote[] = Object.freeze([]);
 
@@ -200,7 +202,6 @@ interface GpuState {
   fieldReadings: number[];
   fieldBuffer: Uint8Array;
   fieldView: DataView;
-  up: boolean;
   /** Polls in a row in which every call failed. */
   failedPolls: number;
   /** Polls in a row in which each call failed, by call. */
@@ -229,7 +230,9 @@ interface GpuState {
 export class NvmlPoller {
   readonly result: NvmlOpenResult & { ok: true };
   /** Failed calls by `nvmlReturn_t` code (code 31 and up share the last slot). */
-  readonly errors: Float64Array = new Float64Array(ERROR_SLOTS);
+  errors: Float64Array = new Float64Array(ERROR_SLOTS);
+  /** 1 while the GPU with that index is read, 0 once it is down. */
+  gpuUp: Int32Array = new Int32Array(GPU_SLOTS);
   /** Words in one record: timestamp and every column, 2 words each. */
   recordWords = 2;
   /**
@@ -238,6 +241,21 @@ export class NvmlPoller {
    * indexes {@linkcode CALL_NAMES}), 0 between polls.
    */
   busy: Int32Array = new Int32Array(1);
+
+  /**
+   * Keeps {@linkcode errors}, {@linkcode gpuUp} and {@linkcode busy} in
+   * memory another thread reads (the worker's mailbox) instead of this
+   * poller's own arrays. Call before {@linkcode start}.
+   */
+  share(shared: {
+    readonly errors: Float64Array;
+    readonly gpuUp: Int32Array;
+    readonly busy: Int32Array;
+  }): void {
+    this.errors = shared.errors;
+    this.gpuUp = shared.gpuUp;
+    this.busy = shared.busy;
+  }
 
   #lib: Deno.DynamicLibrary<typeof NVML_SYMBOLS> | null;
   #nvml: NvmlSymbols;
@@ -319,7 +337,7 @@ export class NvmlPoller {
       const driverVersion =
         nvml.nvmlSystemGetDriverVersion(driver, driver.length) ===
             NvmlReturn.SUCCESS
-          ? decodeCString(driver)
+          ? cStringFromBuffer(driver)
           : "unknown";
       const count = new Uint32Array(1);
       const counted = nvml.nvmlDeviceGetCount_v2(count);
@@ -415,7 +433,6 @@ export class NvmlPoller {
           fieldReadings: [],
           fieldBuffer: new Uint8Array(0),
           fieldView: new DataView(new ArrayBuffer(0)),
-          up: true,
           failedPolls: 0,
           streaks: new Int32Array(EVENT_WAIT),
           lastErrors: new Int32Array(EVENT_WAIT),
@@ -429,6 +446,7 @@ export class NvmlPoller {
       state.at[column.reading] = 2 * (1 + k);
     }
     this.#gpus = [...states.values()];
+    for (const gpu of this.#gpus) this.gpuUp[gpu.info.index] = 1;
     for (const gpu of this.#gpus) {
       const calls = new Set<Call>();
       for (let r = 0; r < GPU_READINGS.length; r++) {
@@ -455,18 +473,20 @@ export class NvmlPoller {
    * Allocates nothing once started (notes aside).
    */
   poll(record: Uint32Array, wallMs: number): void {
-    const seconds = Math.floor(wallMs / 1000);
-    const ns = Math.round((wallMs - seconds * 1000) * 1e6);
-    mulAdd1e9U64(record, 0, seconds, ns > 999_999_999 ? 999_999_999 : ns);
+    msToNsU64(record, 0, wallMs);
     for (let i = 0; i < this.#gpus.length; i++) {
       const gpu = this.#gpus[i];
-      if (!gpu.up) continue;
+      if (this.gpuUp[gpu.info.index] === 0) continue;
       let last = 0;
       let tried = 0;
       let failures = 0;
       // A failed call may drop itself from gpu.calls: walk a stable list.
       const calls = gpu.calls;
-      for (let c = 0; c < calls.length && gpu.up; c++) {
+      for (
+        let c = 0;
+        c < calls.length && this.gpuUp[gpu.info.index] === 1;
+        c++
+      ) {
         const call = calls[c];
         Atomics.store(this.busy, 0, (gpu.info.index << 8) | (call + 1));
         const code = this.#read(gpu, call, record);
@@ -483,7 +503,7 @@ export class NvmlPoller {
         gpu.streaks[call]++;
         gpu.lastErrors[call] = counted;
       }
-      if (!gpu.up) continue;
+      if (this.gpuUp[gpu.info.index] === 0) continue;
       if (tried > 0 && failures === tried) {
         // Nothing answers: the GPU, not a reading, is in trouble.
         if (++gpu.failedPolls >= FAILURES_BEFORE_DOWN) {
@@ -517,7 +537,7 @@ export class NvmlPoller {
 
   /** Whether GPU `index` still contributes. */
   isUp(index: number): boolean {
-    return this.#gpus.find((g) => g.info.index === index)?.up ?? false;
+    return this.gpuUp[index] === 1;
   }
 
   /**
@@ -583,7 +603,7 @@ export class NvmlPoller {
         return code;
       case Call.Energy:
         code = nvml.nvmlDeviceGetTotalEnergyConsumption(h, u64);
-        if (code === 0) put64(record, at[R.energy], u64);
+        if (code === 0) put64(record, at[R.energy], u64[0], u64[1]);
         return code;
       case Call.Utilization:
         code = nvml.nvmlDeviceGetUtilizationRates(h, this.#util);
@@ -618,7 +638,9 @@ export class NvmlPoller {
         } else {
           return NvmlReturn.FUNCTION_NOT_FOUND;
         }
-        if (code === 0) put64(record, at[R.clock_event_reasons], u64);
+        if (code === 0) {
+          put64(record, at[R.clock_event_reasons], u64[0], u64[1]);
+        }
         return code;
       case Call.EccCorrected:
         code = nvml.nvmlDeviceGetTotalEccErrors(
@@ -627,7 +649,7 @@ export class NvmlPoller {
           EccCounterType.VOLATILE,
           u64,
         );
-        if (code === 0) put64(record, at[R.ecc_corrected], u64);
+        if (code === 0) put64(record, at[R.ecc_corrected], u64[0], u64[1]);
         return code;
       case Call.EccUncorrected:
         code = nvml.nvmlDeviceGetTotalEccErrors(
@@ -636,7 +658,7 @@ export class NvmlPoller {
           EccCounterType.VOLATILE,
           u64,
         );
-        if (code === 0) put64(record, at[R.ecc_uncorrected], u64);
+        if (code === 0) put64(record, at[R.ecc_uncorrected], u64[0], u64[1]);
         return code;
       case Call.Fields:
         return this.#readFields(gpu, record);
@@ -652,8 +674,8 @@ export class NvmlPoller {
       const code = this.#nvml.nvmlDeviceGetMemoryInfo_v2!(gpu.handle, v2);
       if (code === 0) {
         // total at byte 8, used (without the driver's reserve) at byte 32.
-        put64w(record, at[R.memory_total], v2[2], v2[3]);
-        put64w(record, at[R.memory_used], v2[8], v2[9]);
+        put64(record, at[R.memory_total], v2[2], v2[3]);
+        put64(record, at[R.memory_used], v2[8], v2[9]);
         return code;
       }
       if (
@@ -668,8 +690,8 @@ export class NvmlPoller {
     const v1 = this.#mem;
     const code = this.#nvml.nvmlDeviceGetMemoryInfo(gpu.handle, v1);
     if (code === 0) {
-      put64w(record, at[R.memory_total], v1[0], v1[1]);
-      put64w(record, at[R.memory_used], v1[4], v1[5]);
+      put64(record, at[R.memory_total], v1[0], v1[1]);
+      put64(record, at[R.memory_used], v1[4], v1[5]);
     }
     return code;
   }
@@ -791,7 +813,7 @@ export class NvmlPoller {
   }
 
   #down(gpu: GpuState, why: string): void {
-    gpu.up = false;
+    this.gpuUp[gpu.info.index] = 0;
     this.#notes.push({
       level: "warning",
       message: `${
@@ -871,11 +893,7 @@ export class NvmlPoller {
         if (gpu.handleLo !== words[0] || gpu.handleHi !== words[1]) continue;
         const count = gpu.at[R.xid_errors];
         if (count >= 0) {
-          const lo = record[count] + 1;
-          record[count] = lo >>> 0;
-          if (lo > 0xffffffff) {
-            record[count + 1] = (record[count + 1] + 1) >>> 0;
-          }
+          addNumberU64(record, count, record[count], record[count + 1], 1);
         }
         put32(record, gpu.at[R.last_xid], words[4]);
         break;
@@ -908,9 +926,9 @@ function describeGpu(
   }
   return {
     index,
-    uuid: decodeCString(uuid),
+    uuid: cStringFromBuffer(uuid),
     pciBusId: normalizePciBusId(decodePciInfo(pci).busId),
-    name: decodeCString(name),
+    name: cStringFromBuffer(name),
   };
 }
 
@@ -929,13 +947,7 @@ function put32(record: Uint32Array, at: number, value: number): void {
   record[at + 1] = 0;
 }
 
-function put64(record: Uint32Array, at: number, words: Uint32Array): void {
-  if (at < 0) return;
-  record[at] = words[0];
-  record[at + 1] = words[1];
-}
-
-function put64w(record: Uint32Array, at: number, lo: number, hi: number): void {
+function put64(record: Uint32Array, at: number, lo: number, hi: number): void {
   if (at < 0) return;
   record[at] = lo;
   record[at + 1] = hi;

@@ -65,10 +65,16 @@ function start(
   p: NvmlPoller,
   request: NvmlRequest & { kind: "start" },
 ): void {
+  const mailbox = new GpuMailbox(
+    2 * (1 + request.columns.length),
+    request.mailbox,
+  );
+  p.share({
+    errors: mailbox.errors,
+    gpuUp: mailbox.gpuUp,
+    busy: mailbox.control.subarray(1, 2),
+  });
   p.start(request.columns);
-  const mailbox = new GpuMailbox(p.recordWords, request.mailbox);
-  p.busy = mailbox.control.subarray(1, 2);
-  for (const gpu of p.result.gpus) mailbox.gpuUp[gpu.index] = 1;
   const record = new Uint32Array(p.recordWords);
   const period = request.periodMs;
   let due = performance.now();
@@ -78,12 +84,10 @@ function start(
     const now = performance.now();
     const late = now - due + overrun;
     p.poll(record, performance.timeOrigin + now);
-    mailbox.errors.set(p.errors);
     mailbox.publish(record, late);
     const notes = p.takeNotes();
-    for (const note of notes) {
-      if (note.downGpu !== undefined) mailbox.gpuUp[note.downGpu] = 0;
-      reply({ kind: "note", note });
+    for (let i = 0; i < notes.length; i++) {
+      reply({ kind: "note", note: notes[i] });
     }
     // A poll that overran its period is not made up for with a burst: the
     // next one runs at once and counts as late by the overrun.

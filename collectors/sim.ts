@@ -15,7 +15,7 @@
 import type { Collector, SampleSink } from "./collector.ts";
 import { PollStats } from "./poll_stats.ts";
 import type { ColumnConfig } from "../config/types.ts";
-import { addNumberU64, bigintToU64, mulAdd1e9U64 } from "../rules/u64.ts";
+import { addNumberU64, bigintToU64, msToNsU64 } from "../rules/u64.ts";
 import { CYCLE_MS, newScenarioRates, Rate, scenarioAt } from "./scenario.ts";
 
 /**
@@ -403,10 +403,7 @@ export class SimCollector implements Collector {
     if (!Number.isNaN(this.#t0)) return;
     const t0 = this.#now();
     this.#t0 = t0;
-    const ms = t0 > 0 ? t0 : 0;
-    const s = Math.floor(ms / 1000);
-    const ns = Math.min(999_999_999, Math.round((ms - s * 1000) * 1e6));
-    mulAdd1e9U64(this.#record, 0, s, ns);
+    msToNsU64(this.#record, 0, t0);
   }
 
   #deliver(sink: SampleSink, count: number): void {

@@ -13,14 +13,7 @@ import {
   libraryPaths,
 } from "../ffi/library.ts";
 import { DOCA_SONAME_SUFFIXES, docaLibraryDirs } from "./doca.ts";
-
-/** Where NVML (the GPU driver's `libnvidia-ml.so.1`) is looked for. */
-export function nvmlLibraryDirs(env = Deno.env.get("NVML_LIB_DIR")): string[] {
-  const arch = Deno.build.arch === "aarch64" ? "aarch64" : "x86_64";
-  const dirs = [`/usr/lib/${arch}-linux-gnu`, "/usr/lib64", "/usr/lib"];
-  if (env) dirs.unshift(env);
-  return dirs;
-}
+import { nvmlLibraryDirs } from "./nvml.ts";
 
 /** One library: `not found`, or its version and where it is. */
 function describe(

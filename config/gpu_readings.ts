@@ -149,7 +149,32 @@ export function parseGpuColumn(
   return { ok: true, value: { gpu, reading } };
 }
 
-/** The GPU column name of one reading of one GPU. */
-export function gpuColumnName(gpu: number, reading: number): string {
+/**
+ * The GPU column name of one reading of one GPU, or of every GPU (`*`).
+ *
+ * @example
+ * ```ts
+ * import { gpuColumnName } from "./gpu_readings.ts";
+ * gpuColumnName("*", 1); // "gpu*.power"
+ * ```
+ */
+export function gpuColumnName(gpu: number | "*", reading: number): string {
   return `gpu${gpu}.${GPU_READINGS[reading].name}`;
+}
+
+/** The suffix that names a rule's copy for one GPU: ` [gpu3]`. */
+export const GPU_RULE_SUFFIX: RegExp = / \[gpu\d+\]$/;
+
+/**
+ * The name of a rule's copy for GPU `gpu`, when the rule watches a `gpu*`
+ * column.
+ *
+ * @example
+ * ```ts
+ * import { gpuRuleName } from "./gpu_readings.ts";
+ * gpuRuleName("GPU hot", 1); // "GPU hot [gpu1]"
+ * ```
+ */
+export function gpuRuleName(name: string, gpu: number): string {
+  return `${name} [gpu${gpu}]`;
 }

@@ -19,7 +19,12 @@ import type {
   MonitorDocument,
   ReferenceDocument,
 } from "./schema.ts";
-import { GPU_READINGS, parseGpuColumn } from "./gpu_readings.ts";
+import {
+  GPU_READINGS,
+  GPU_RULE_SUFFIX,
+  gpuColumnName,
+  parseGpuColumn,
+} from "./gpu_readings.ts";
 import {
   type AgentConfig,
   DEFAULTS,
@@ -156,28 +161,7 @@ export function normalizeAgent(
     }
     logs.set(logKey, i);
 
-    const gpu = m.source === "nvml";
-    const declared = gpu
-      ? gpuMonitorColumns(m, source, at)
-      : monitorColumns(m, source, at);
-    const monitor: MonitorConfig = {
-      name: m.name,
-      source: m.source ?? "doca",
-      samplePeriodNs: m.sample_period_ns ??
-        (gpu ? DEFAULTS.gpuSamplePeriodNs : DEFAULTS.samplePeriodNs),
-      depth: m.depth ?? (gpu ? DEFAULTS.gpuDepth : DEFAULTS.depth),
-      columns: declared.columns,
-      rules: resolveRules(m.rules, declared, source, at),
-      eventLog,
-      seed: m.seed ?? DEFAULTS.seed,
-    };
-    // A GPU monitor reads every GPU NVML finds; the NIC device is not its.
-    const device = gpu ? undefined : m.device ?? doc.device;
-    return {
-      ...monitor,
-      ...(device === undefined ? {} : { device }),
-      ...(m.input === undefined ? {} : { input: m.input }),
-    };
+    return normalizeMonitor(m, eventLog, doc.device, source, at);
   });
   return {
     file: source.file,
@@ -194,6 +178,39 @@ export function normalizeAgent(
     nvmlLibDir: doc.nvml_lib_dir,
     gpu: doc.gpu ?? DEFAULTS.gpu,
     monitors,
+  };
+}
+
+/**
+ * One agent-form monitor with its defaults filled in (names and event logs
+ * across monitors are checked by the caller). `device` is the document's
+ * default NIC device.
+ */
+function normalizeMonitor(
+  m: MonitorDocument,
+  eventLog: string,
+  device: string | undefined,
+  source: ConfigSource,
+  at: ConfigPath,
+): MonitorConfig {
+  const gpu = m.source === "nvml";
+  const declared = gpu
+    ? gpuMonitorColumns(m, source, at)
+    : monitorColumns(m, source, at);
+  // A GPU monitor reads every GPU NVML finds; the NIC device is not its.
+  const reads = gpu ? undefined : m.device ?? device;
+  return {
+    name: m.name,
+    source: m.source ?? "doca",
+    samplePeriodNs: m.sample_period_ns ??
+      (gpu ? DEFAULTS.gpuSamplePeriodNs : DEFAULTS.samplePeriodNs),
+    depth: m.depth ?? (gpu ? DEFAULTS.gpuDepth : DEFAULTS.depth),
+    columns: declared.columns,
+    rules: resolveRules(m.rules, declared, source, at),
+    eventLog,
+    seed: m.seed ?? DEFAULTS.seed,
+    ...(reads === undefined ? {} : { device: reads }),
+    ...(m.input === undefined ? {} : { input: m.input }),
   };
 }
 
@@ -274,7 +291,7 @@ function gpuMonitorColumns(
     );
   }
   for (const [j, rule] of (m.rules ?? []).entries()) {
-    if (/ \[gpu\d+\]$/.test(rule.name)) {
+    if (GPU_RULE_SUFFIX.test(rule.name)) {
       throw configError(
         source,
         [...at, "rules", j, "name"],
@@ -305,12 +322,11 @@ function gpuMonitorColumns(
       );
     }
     const gpu = pattern.value.gpu;
-    const prefix = gpu === "*" ? "gpu*" : `gpu${gpu}`;
     const readings = pattern.value.reading === "*"
       ? GPU_READINGS.map((_, r) => r)
       : [pattern.value.reading];
     for (const r of readings) {
-      const name = `${prefix}.${GPU_READINGS[r].name}`;
+      const name = gpuColumnName(gpu, r);
       if (byName.has(name)) continue;
       byName.set(name, columns.length);
       columns.push({
@@ -490,8 +506,6 @@ export function withAutoGpuMonitor(config: AgentConfig): AgentConfig {
     source: "nvml",
     rules: AUTO_GPU_RULES.map((r) => ({ ...r })),
   };
-  const source: ConfigSource = { file: "(gpu: auto)", doc };
-  const declared = gpuMonitorColumns(doc, source, []);
   const dir = posix.dirname(config.monitors[0].eventLog);
   const logs = new Set(config.monitors.map((m) => posix.normalize(m.eventLog)));
   // Beside the NIC's log, under a name no monitor uses already.
@@ -500,15 +514,12 @@ export function withAutoGpuMonitor(config: AgentConfig): AgentConfig {
     const file = n === 1 ? `${name}-events.log` : `${name}-${n}-events.log`;
     eventLog = dir === "." ? file : posix.join(dir, file);
   }
-  const monitor: MonitorConfig = {
-    name,
-    source: "nvml",
-    samplePeriodNs: DEFAULTS.gpuSamplePeriodNs,
-    depth: DEFAULTS.gpuDepth,
-    columns: declared.columns,
-    rules: resolveRules(doc.rules, declared, source, []),
+  const monitor = normalizeMonitor(
+    doc,
     eventLog,
-    seed: DEFAULTS.seed,
-  };
+    undefined,
+    { file: "(gpu: auto)", doc },
+    [],
+  );
   return { ...config, monitors: [...config.monitors, monitor] };
 }

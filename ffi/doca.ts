@@ -10,6 +10,7 @@
  */
 
 import { mulAdd1e9U64 } from "../rules/u64.ts";
+import { readCString } from "./library.ts";
 
 /** `doca_error_t` codes the agent acts on (DOCA 3.0 numbering). */
 export const DocaError = {
@@ -197,25 +198,6 @@ export const TELEMETRY_SYMBOLS = {
 export type DocaCommon = Deno.DynamicLibrary<typeof COMMON_SYMBOLS>;
 /** The opened telemetry library. */
 export type DocaTelemetry = Deno.DynamicLibrary<typeof TELEMETRY_SYMBOLS>;
-
-/** Reads a NUL-terminated C string, or "" for a null pointer. */
-export function readCString(pointer: Deno.PointerValue): string {
-  return pointer === null ? "" : Deno.UnsafePointerView.getCString(pointer);
-}
-
-/** A NUL-terminated string out of a fixed-size `char[]` buffer. */
-export function cStringFromBuffer(buffer: Uint8Array): string {
-  const end = buffer.indexOf(0);
-  return new TextDecoder().decode(end < 0 ? buffer : buffer.subarray(0, end));
-}
-
-/** `text` as a NUL-terminated C string. */
-export function toCString(text: string): Uint8Array<ArrayBuffer> {
-  const bytes = new TextEncoder().encode(text);
-  const out = new Uint8Array(bytes.length + 1);
-  out.set(bytes);
-  return out;
-}
 
 /** The name DOCA gives an error code, from the library when it has one. */
 export function docaErrorName(common: DocaCommon | null, code: number): string {

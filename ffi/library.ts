@@ -105,3 +105,34 @@ export function libraryFileVersion(
   const version = /\.so\.(\d+(?:\.[0-9A-Za-z]+)+)$/.exec(real)?.[1];
   return { path: real, version };
 }
+
+/**
+ * Reads a NUL-terminated C string, or "" for a null pointer (the static
+ * strings of `doca_error_get_name` and `nvmlErrorString`).
+ */
+export function readCString(pointer: Deno.PointerValue): string {
+  return pointer === null ? "" : Deno.UnsafePointerView.getCString(pointer);
+}
+
+/**
+ * A NUL-terminated string out of a fixed-size `char[]` buffer (up to the
+ * first NUL, or the whole buffer without one).
+ *
+ * @example
+ * ```ts
+ * import { cStringFromBuffer } from "./library.ts";
+ * cStringFromBuffer(new Uint8Array([71, 80, 85, 0, 88])); // "GPU"
+ * ```
+ */
+export function cStringFromBuffer(buffer: Uint8Array): string {
+  const end = buffer.indexOf(0);
+  return new TextDecoder().decode(end < 0 ? buffer : buffer.subarray(0, end));
+}
+
+/** `text` as a NUL-terminated C string. */
+export function toCString(text: string): Uint8Array<ArrayBuffer> {
+  const bytes = new TextEncoder().encode(text);
+  const out = new Uint8Array(bytes.length + 1);
+  out.set(bytes);
+  return out;
+}

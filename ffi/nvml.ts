@@ -14,28 +14,20 @@
  * @module
  */
 
+import { cStringFromBuffer, readCString } from "./library.ts";
+
 /** The soname to load; a bare `libnvidia-ml.so` may be a CUDA stub. */
 export const NVML_SONAME = "libnvidia-ml.so.1";
 
-/** `nvmlReturn_t` codes the agent acts on. */
+/** `nvmlReturn_t` codes the agent acts on (every name: {@linkcode nvmlReturnName}). */
 export const NvmlReturn = {
   SUCCESS: 0,
-  UNINITIALIZED: 1,
-  INVALID_ARGUMENT: 2,
   NOT_SUPPORTED: 3,
-  NO_PERMISSION: 4,
-  NOT_FOUND: 6,
-  INSUFFICIENT_SIZE: 7,
   DRIVER_NOT_LOADED: 9,
   TIMEOUT: 10,
-  LIBRARY_NOT_FOUND: 12,
   FUNCTION_NOT_FOUND: 13,
   GPU_IS_LOST: 15,
-  RESET_REQUIRED: 16,
   ARGUMENT_VERSION_MISMATCH: 25,
-  NO_DATA: 21,
-  NOT_READY: 27,
-  GPU_NOT_FOUND: 28,
   UNKNOWN: 999,
 } as const;
 
@@ -245,25 +237,7 @@ export type NvmlSymbols = Deno.DynamicLibrary<typeof NVML_SYMBOLS>["symbols"];
  * library gives none.
  */
 export function nvmlErrorString(symbols: NvmlSymbols, code: number): string {
-  const pointer = symbols.nvmlErrorString(code);
-  if (pointer === null) return nvmlReturnName(code);
-  return new Deno.UnsafePointerView(pointer).getCString();
-}
-
-/**
- * The text of a NUL-terminated C string in `bytes` (up to the first NUL).
- *
- * @example
- * ```ts
- * import { decodeCString } from "./nvml.ts";
- * decodeCString(new Uint8Array([71, 80, 85, 0, 88])); // "GPU"
- * ```
- */
-export function decodeCString(bytes: Uint8Array): string {
-  const end = bytes.indexOf(0);
-  return new TextDecoder().decode(
-    end === -1 ? bytes : bytes.subarray(0, end),
-  );
+  return readCString(symbols.nvmlErrorString(code)) || nvmlReturnName(code);
 }
 
 /** The parts of `nvmlPciInfo_t` the agent shows. */
@@ -292,7 +266,7 @@ export interface PciInfo {
 export function decodePciInfo(raw: Uint8Array): PciInfo {
   const view = new DataView(raw.buffer, raw.byteOffset, PCI_INFO_BYTES);
   return {
-    busId: decodeCString(raw.subarray(36, 68)),
+    busId: cStringFromBuffer(raw.subarray(36, 68)),
     domain: view.getUint32(16, true),
     bus: view.getUint32(20, true),
     device: view.getUint32(24, true),

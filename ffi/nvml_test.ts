@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import {
-  decodeCString,
   decodePciInfo,
   FIELD_VALUE_BYTES,
   MEMORY_V2_VERSION,
@@ -92,11 +91,6 @@ Deno.test("normalizePciBusId: NVML's 8-digit upper case to DOCA's form", () => {
   assert.equal(normalizePciBusId("0000:18:00.0"), "0000:18:00.0");
   assert.equal(normalizePciBusId("00010000:18:00.0"), "10000:18:00.0");
   assert.equal(normalizePciBusId("garbage"), "garbage");
-});
-
-Deno.test("decodeCString stops at the first NUL", () => {
-  assert.equal(decodeCString(new TextEncoder().encode("GPU-1\0junk")), "GPU-1");
-  assert.equal(decodeCString(new TextEncoder().encode("no nul")), "no nul");
 });
 
 /** A field value array with one entry of `type` holding `fill(view, at)`. */

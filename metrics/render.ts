@@ -13,6 +13,7 @@
 
 import process from "node:process";
 import { LATENESS_BOUNDS_S } from "../collectors/poll_stats.ts";
+import { configuredDevice } from "../collectors/agent.ts";
 import type { AgentMetrics } from "./agent_metrics.ts";
 import {
   type ExpositionFormat,
@@ -61,11 +62,7 @@ export class MetricsRenderer {
         info: formatLabels([
           monitor,
           ["source", m.config.source],
-          [
-            "device",
-            m.config.device ?? m.config.input ??
-              (m.config.source === "nvml" ? "nvml" : ""),
-          ],
+          ["device", configuredDevice(m.config) ?? ""],
         ]),
         devices: (m.collector.devices ?? []).map((d) =>
           formatLabels([monitor, ...d.labels])

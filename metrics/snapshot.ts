@@ -6,6 +6,7 @@
  */
 
 import type { AgentMetrics } from "./agent_metrics.ts";
+import { configuredDevice } from "../collectors/agent.ts";
 
 /** A number, or null where it does not apply or is not known (NaN). */
 export type Reading = number | null;
@@ -126,7 +127,7 @@ export function buildSnapshot(
     return {
       name: monitor.name,
       source: config.source,
-      device: config.device ?? config.input ?? null,
+      device: configuredDevice(config) ?? null,
       up: problem === undefined,
       problem: problem ?? null,
       data_age_seconds: metrics.freshness.ageMs(i, nowMs) / 1000,

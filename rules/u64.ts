@@ -122,6 +122,26 @@ export function divmod1e9(lo: number, hi: number, rem: Float64Array): number {
 }
 
 /**
+ * Writes a wall-clock time in milliseconds since the epoch (a float, as
+ * `performance.timeOrigin + performance.now()` gives) as nanoseconds since
+ * the epoch to `out[at..at+1]`, without BigInt. Negative times read as 0.
+ *
+ * @example
+ * ```ts
+ * import { msToNsU64 } from "./u64.ts";
+ * const out = new Uint32Array(2);
+ * msToNsU64(out, 0, 1_000.5); // 1,000,500,000 ns
+ * out[0]; // 1000500000
+ * ```
+ */
+export function msToNsU64(out: Uint32Array, at: number, ms: number): void {
+  const wall = ms > 0 ? ms : 0;
+  const s = Math.floor(wall / 1000);
+  const ns = Math.min(999_999_999, Math.round((wall - s * 1000) * 1e6));
+  mulAdd1e9U64(out, at, s, ns);
+}
+
+/**
  * Writes `(a * 1e9 + b) mod 2^64` to `out[at..at+1]`, for integers
  * `0 <= a <= 1.9e10` and `0 <= b < 2^32`: how RTC timestamps (seconds,
  * nanoseconds) become ns since the epoch, and how {@linkcode parseU64}
