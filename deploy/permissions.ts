@@ -14,7 +14,8 @@
  *   log is fstat'ed, and rotation renames, both of which Deno counts as
  *   reads); the DOCA library directories (each candidate is stat'ed before
  *   `Deno.dlopen`, and `--version` resolves the soname link); and the four
- *   files `--version` looks at for NVML (the agent never loads NVML). /sys
+ *   standard `libnvidia-ml.so.1` paths (the GPU monitor stats and loads the
+ *   first that exists; `--version` resolves its soname link). /sys
  *   is not needed: only the DOCA libraries read it, natively, and Deno's
  *   permissions do not apply to native code.
  * - `--allow-write`: the log directory only.

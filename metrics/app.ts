@@ -6,19 +6,23 @@
  * @module
  */
 
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { AgentMetrics } from "./agent_metrics.ts";
 import type { BasicAuthVerifier } from "./basic_auth.ts";
 import { basicAuth } from "./basic_auth.ts";
 import { acceptsGzip, gzipResponses } from "./compress.ts";
-import { contentTypeOf, negotiateFormat } from "./exposition.ts";
+import {
+  contentTypeOf,
+  type ExpositionFormat,
+  negotiateFormat,
+} from "./exposition.ts";
 import {
   type ConnectionInfo,
   type RequestLimitOptions,
   requestLimits,
 } from "./limits.ts";
 import { MetricsRenderer } from "./render.ts";
-import { SCRAPE_CACHE_MS, ScrapeCache } from "./scrape_cache.ts";
+import { ScrapeCache } from "./scrape_cache.ts";
 import { buildSnapshot } from "./snapshot.ts";
 
 /** What the app is built from. */
@@ -62,10 +66,29 @@ export function createMetricsApp(
 ): Hono<{ Bindings: ConnectionInfo }> {
   const now = options.now ?? Date.now;
   const renderer = new MetricsRenderer(metrics);
-  const scrapes = new ScrapeCache(
-    (format, nowMs) => renderer.render(format, nowMs),
+  // /metrics and /api/v1/snapshot alike: a flood of requests costs one
+  // render (and one gzip) per interval on the poll loop's thread.
+  const scrapes = new ScrapeCache<ExpositionFormat | "json">(
+    (key, nowMs) =>
+      key === "json"
+        ? JSON.stringify(buildSnapshot(metrics, nowMs))
+        : renderer.render(key, nowMs),
     options.scrapeCacheMs,
   );
+  const cached = (
+    c: Context,
+    key: ExpositionFormat | "json",
+    contentType: string,
+  ) => {
+    const type = { "content-type": contentType };
+    if (acceptsGzip(c.req.header("accept-encoding"))) {
+      return c.body(scrapes.gzip(key, now()), 200, {
+        ...type,
+        "content-encoding": "gzip",
+      });
+    }
+    return c.body(scrapes.text(key, now()), 200, type);
+  };
   const app = new Hono<{ Bindings: ConnectionInfo }>();
 
   // First, so refusals (405, 413, 429 ...) carry these headers too.
@@ -83,31 +106,12 @@ export function createMetricsApp(
   app.get("/", (c) => c.html(INDEX));
   app.get("/metrics", (c) => {
     const format = negotiateFormat(c.req.header("accept"));
-    const type = { "content-type": contentTypeOf(format) };
-    if (acceptsGzip(c.req.header("accept-encoding"))) {
-      return c.body(scrapes.gzip(format, now()), 200, {
-        ...type,
-        "content-encoding": "gzip",
-      });
-    }
-    return c.body(scrapes.text(format, now()), 200, type);
+    return cached(c, format, contentTypeOf(format));
   });
-  // Shared like /metrics, so a flood of snapshot requests costs one build
-  // per interval on the poll loop's thread.
-  const snapshotMaxAge = options.scrapeCacheMs ?? SCRAPE_CACHE_MS;
-  let snapshot: { at: number; body: string } | undefined;
-  app.get("/api/v1/snapshot", (c) => {
-    const at = now();
-    if (
-      snapshot === undefined || at - snapshot.at >= snapshotMaxAge ||
-      at < snapshot.at
-    ) {
-      snapshot = { at, body: JSON.stringify(buildSnapshot(metrics, at)) };
-    }
-    return c.body(snapshot.body, 200, {
-      "content-type": "application/json; charset=utf-8",
-    });
-  });
+  app.get(
+    "/api/v1/snapshot",
+    (c) => cached(c, "json", "application/json; charset=utf-8"),
+  );
   app.get("/healthz", (c) => c.text("ok\n"));
   app.get("/readyz", (c) => {
     const { ready, problems } = metrics.readiness(now());

@@ -260,42 +260,6 @@ function hasLabel(labels: string, name: string): boolean {
 }
 
 /**
- * Adds one label to a set rendered by {@linkcode formatLabels}, e.g. a
- * histogram's `le`. Throws a TypeError for an invalid label name, a name the
- * set already has, or a `labels` string that is not a rendered set.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { appendLabel } from "./exposition.ts";
- *
- * assert.equal(appendLabel('{a="1"}', "le", "0.5"), '{a="1",le="0.5"}');
- * assert.equal(appendLabel("", "le", "+Inf"), '{le="+Inf"}');
- * ```
- */
-export function appendLabel(
-  labels: string,
-  name: string,
-  value: string,
-): string {
-  checkLabelName(name, "Cannot append label");
-  if (!isRendered(labels)) {
-    throw new TypeError(
-      `Cannot append label ${JSON.stringify(name)} to ${
-        JSON.stringify(labels)
-      }: not a label set from formatLabels()`,
-    );
-  }
-  if (hasLabel(labels, name)) {
-    throw new TypeError(
-      `Cannot append label ${JSON.stringify(name)} to ${labels}: it is there`,
-    );
-  }
-  const label = `${name}="${escapeLabelValue(value)}"}`;
-  return labels === "" ? "{" + label : labels.slice(0, -1) + "," + label;
-}
-
-/**
  * Formats a sample value the way both formats read it: integers (below
  * 1e21 in magnitude) in plain digits, `NaN`, `+Inf` and `-Inf` spelled so,
  * anything else as JavaScript's shortest round-trip form (`0.25`, `1e-7`,

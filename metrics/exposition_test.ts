@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import {
-  appendLabel,
   contentTypeOf,
   type ExpositionFormat,
   ExpositionWriter,
@@ -483,30 +482,6 @@ Deno.test("formatLabels() rejects bad label names", () => {
   assert.throws(() => formatLabels([["a\nb", "1"]]), {
     message:
       'Cannot render label "a\\nb": label names must match [a-zA-Z_][a-zA-Z0-9_]*',
-  });
-});
-
-Deno.test("appendLabel() adds one label to a rendered set", () => {
-  assert.equal(appendLabel('{a="1"}', "le", "0.5"), '{a="1",le="0.5"}');
-  assert.equal(appendLabel("", "le", "+Inf"), '{le="+Inf"}');
-  assert.equal(appendLabel("", "x", 'q"\n\\'), '{x="q\\"\\n\\\\"}');
-  // Values that contain what looks like the label are not the label.
-  for (const value of [',le="', ",le=", 'le="1"', '\\",le="', "le"]) {
-    const labels = formatLabels([["a", value], ["ale", "1"], ["lee", "2"]]);
-    assert.equal(
-      appendLabel(labels, "le", "1"),
-      labels.slice(0, -1) + ',le="1"}',
-      value,
-    );
-  }
-  assert.throws(() => appendLabel('{a="1",le="2"}', "le", "3"), TypeError);
-  assert.throws(() => appendLabel('{le="2"}', "le", "3"), TypeError);
-  assert.throws(() => appendLabel("", "__le", "3"), TypeError);
-  assert.throws(() => appendLabel("", "l e", "3"), TypeError);
-  assert.throws(() => appendLabel('a="1"', "le", "3"), {
-    name: "TypeError",
-    message:
-      'Cannot append label "le" to "a=\\"1\\"": not a label set from formatLabels()',
   });
 });
 

@@ -48,6 +48,8 @@ export class MetricsRenderer {
   readonly #metrics: AgentMetrics;
   readonly #labels: readonly MonitorLabels[];
   readonly #buildLabels: string;
+  /** `poll_errors` label sets by monitor index and error name. */
+  readonly #errorLabels = new Map<string, string>();
 
   constructor(metrics: AgentMetrics) {
     this.#metrics = metrics;
@@ -250,9 +252,16 @@ export class MetricsRenderer {
       "Failed polls of the source, by the source's error name.",
     );
     monitors.forEach((m, i) => {
-      // Error names come from the source's fixed set, so this stays small.
+      // Error names come from the source's fixed set, so this stays small;
+      // each label set is rendered once, like the others.
       for (const [name, count] of polls[i]?.errors ?? []) {
-        w.sample(formatLabels([["monitor", m.name], ["error", name]]), count);
+        const key = `${i}\n${name}`;
+        let labels = this.#errorLabels.get(key);
+        if (labels === undefined) {
+          labels = formatLabels([["monitor", m.name], ["error", name]]);
+          this.#errorLabels.set(key, labels);
+        }
+        w.sample(labels, count);
       }
     });
     per(

@@ -8,7 +8,6 @@
  */
 
 import { gzipSync } from "node:zlib";
-import type { ExpositionFormat } from "./exposition.ts";
 
 /** How long a rendering is served again, ms: far below any scrape interval. */
 export const SCRAPE_CACHE_MS = 200;
@@ -20,7 +19,8 @@ interface Entry {
 }
 
 /**
- * Renders on demand, at most once per format per `maxAgeMs`.
+ * Renders on demand, at most once per key (an exposition format, or
+ * `json` for the snapshot) per `maxAgeMs`.
  *
  * @example
  * ```ts
@@ -34,41 +34,41 @@ interface Entry {
  * assert.equal(cache.text("prometheus", 1200), "up 2\n"); // 200 ms later
  * ```
  */
-export class ScrapeCache {
-  readonly #render: (format: ExpositionFormat, nowMs: number) => string;
+export class ScrapeCache<K extends string = string> {
+  readonly #render: (key: K, nowMs: number) => string;
   readonly #maxAgeMs: number;
-  readonly #entries = new Map<ExpositionFormat, Entry>();
+  readonly #entries = new Map<K, Entry>();
 
   constructor(
-    render: (format: ExpositionFormat, nowMs: number) => string,
+    render: (key: K, nowMs: number) => string,
     maxAgeMs: number = SCRAPE_CACHE_MS,
   ) {
     this.#render = render;
     this.#maxAgeMs = maxAgeMs;
   }
 
-  /** The exposition in `format` as of at most `maxAgeMs` before `nowMs`. */
-  text(format: ExpositionFormat, nowMs: number): string {
-    const entry = this.#fresh(format, nowMs);
-    return entry.text ??= this.#render(format, entry.at);
+  /** The rendering of `key` as of at most `maxAgeMs` before `nowMs`. */
+  text(key: K, nowMs: number): string {
+    const entry = this.#fresh(key, nowMs);
+    return entry.text ??= this.#render(key, entry.at);
   }
 
   /** The same, gzipped. */
-  gzip(format: ExpositionFormat, nowMs: number): Uint8Array<ArrayBuffer> {
-    const entry = this.#fresh(format, nowMs);
-    entry.text ??= this.#render(format, entry.at);
+  gzip(key: K, nowMs: number): Uint8Array<ArrayBuffer> {
+    const entry = this.#fresh(key, nowMs);
+    entry.text ??= this.#render(key, entry.at);
     return entry.gzip ??= new Uint8Array(gzipSync(entry.text));
   }
 
-  #fresh(format: ExpositionFormat, nowMs: number): Entry {
-    let entry = this.#entries.get(format);
+  #fresh(key: K, nowMs: number): Entry {
+    let entry = this.#entries.get(key);
     // A clock that steps back also renders afresh.
     if (
       entry === undefined || nowMs - entry.at >= this.#maxAgeMs ||
       nowMs < entry.at
     ) {
       entry = { at: nowMs };
-      this.#entries.set(format, entry);
+      this.#entries.set(key, entry);
     }
     return entry;
   }
