@@ -14,7 +14,7 @@ import type {
 } from "../config/types.ts";
 
 /** How the reference prints each comparison type in the header. */
-const HEADER_TYPE_NAMES: Readonly<Record<ComparisonType, string>> = {
+export const HEADER_TYPE_NAMES: Readonly<Record<ComparisonType, string>> = {
   inc_gt: "incremental",
   dt_gt: "differential_greater_than",
   dt_lt: "differential_less_than",
@@ -99,13 +99,24 @@ export function formatHeader(options: HeaderOptions): string {
  */
 export function formatColumnNames(columns: readonly ColumnConfig[]): string {
   const cells = ["timestamp"];
-  for (const column of columns) {
-    cells.push(
-      stringify([[column.name]], {
-        quoted_match: /^\s|\s$/,
-        record_delimiter: "unix",
-      }).slice(0, -1),
-    );
-  }
+  for (const column of columns) cells.push(quoteColumnName(column.name));
   return cells.join(", ") + "\n";
+}
+
+/**
+ * One cell of the column-name row: CSV-quoted when it needs it (a comma,
+ * quote, newline or edge whitespace), as is otherwise.
+ *
+ * @example
+ * ```ts
+ * import { quoteColumnName } from "./header.ts";
+ * quoteColumnName("rx, port 0"); // '"rx, port 0"'
+ * quoteColumnName("rx"); // "rx"
+ * ```
+ */
+export function quoteColumnName(name: string): string {
+  return stringify([[name]], {
+    quoted_match: /^\s|\s$/,
+    record_delimiter: "unix",
+  }).slice(0, -1);
 }

@@ -2,43 +2,19 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { LOG_DIR, PERMISSION_FLAGS } from "../deploy/permissions.ts";
 import { ROOT, runCli } from "./cli_util.ts";
+import { gzip } from "../events/review/test_util.ts";
 import {
+  copyNicRotation,
+  review,
+  REVIEW_FIXTURES as FIXTURES,
   runWithPeakRss,
   writeBigLog,
   writeFlappingLog,
 } from "./review_util.ts";
 
-const FIXTURES = join(ROOT, "tests", "fixtures", "review");
-
-/**
- * `dpu-traceback review ...` as an operator runs it (no endpoint flags),
- * with all permissions or the given ones.
- */
-async function review(
-  args: string[],
-  permissions: readonly string[] = ["-A"],
-  cwd = ROOT,
-) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...permissions, join(ROOT, "main.ts"), "review", ...args],
-    cwd,
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: decoder.decode(out.stdout),
-    stderr: decoder.decode(out.stderr),
-  };
-}
-
+/** `from` gzip-compressed to `to`, as logrotate leaves it. */
 async function gzipFile(from: string, to: string): Promise<void> {
-  const source = await Deno.open(from);
-  const zipped = await new Response(
-    source.readable.pipeThrough(new CompressionStream("gzip")),
-  ).arrayBuffer();
-  await Deno.writeFile(to, new Uint8Array(zipped));
+  await Deno.writeFile(to, await gzip(await Deno.readFile(from)));
 }
 
 Deno.test("review DIR merges every monitor's logs, rotated and compressed, into one timeline", async () => {
@@ -55,14 +31,7 @@ Deno.test("review DIR merges every monitor's logs, rotated and compressed, into 
       join(FIXTURES, "gpu-events.log"),
       join(dir, "gpu-events.log-20261121-1795272700.gz"),
     );
-    await Deno.copyFile(
-      join(FIXTURES, "nic-events.log"),
-      join(dir, "nic-events.log.2"),
-    );
-    await Deno.copyFile(
-      join(FIXTURES, "rotated", "nic-events.log.1"),
-      join(dir, "nic-events.log.1"),
-    );
+    await copyNicRotation(dir);
     await Deno.copyFile(
       join(FIXTURES, "rotated", "nic-events.log"),
       join(dir, "nic-events.log"),
@@ -292,7 +261,9 @@ Deno.test({
     try {
       const path = join(dir, "events.log");
       const log = await writeFlappingLog(path, 200_000);
-      for (const format of ["--json", "--table"]) {
+      // The two forms: `--json`, and the table (no flag: the default).
+      const forms = [["json", ["--json"]], ["table", []]] as const;
+      for (const [form, flags] of forms) {
         const started = performance.now();
         const { output, peakRssBytes } = await runWithPeakRss(
           new Deno.Command(Deno.execPath(), {
@@ -302,7 +273,7 @@ Deno.test({
               "main.ts",
               "review",
               path,
-              ...(format === "--json" ? ["--json"] : []),
+              ...flags,
             ],
             cwd: ROOT,
             stdin: "null",
@@ -315,7 +286,7 @@ Deno.test({
         assert.equal(output.code, 0, stderr);
         assert.equal(stderr, "");
         console.log(
-          `${format.slice(2)}: ${log.events} events (${
+          `${form}: ${log.events} events (${
             (log.bytes / 1e6).toFixed(0)
           } MB) in ${seconds.toFixed(1)} s, peak RSS ${
             (peakRssBytes / 2 ** 20).toFixed(0)
@@ -324,7 +295,7 @@ Deno.test({
         assert.ok(peakRssBytes > 0, "the child's /proc status was read");
         assert.ok(peakRssBytes < RSS_LIMIT, `peak RSS ${peakRssBytes} B`);
         const text = new TextDecoder().decode(output.stdout);
-        if (format === "--json") {
+        if (form === "json") {
           const events = JSON.parse(text).events;
           assert.equal(events.length, log.events);
           for (const k of [0, 123_456, log.events - 1]) {
@@ -351,14 +322,7 @@ Deno.test("review DIR goes on past a truncated gzip, an unreadable file and NUL 
   try {
     // nic's three files (oldest .2), the middle one unreadable; the live
     // one padded with NULs after a crash, then the restart's rows.
-    await Deno.copyFile(
-      join(FIXTURES, "nic-events.log"),
-      join(dir, "nic-events.log.2"),
-    );
-    await Deno.copyFile(
-      join(FIXTURES, "rotated", "nic-events.log.1"),
-      join(dir, "nic-events.log.1"),
-    );
+    await copyNicRotation(dir);
     const live = await Deno.readTextFile(
       join(FIXTURES, "rotated", "nic-events.log"),
     );

@@ -1,13 +1,71 @@
 /**
- * Helpers for the review's CLI tests: a big synthetic events.log written
- * as a stream, the peak RSS of a child process, a PNG decoder for
- * screenshots, and a headless Chromium.
+ * Helpers for the review's CLI tests: the `review` command run as an
+ * operator runs it, the fixtures laid out as a log directory, a big
+ * synthetic events.log written as a stream, the peak RSS of a child
+ * process, a PNG decoder for screenshots, and a headless Chromium.
  *
  * @module
  */
 
+import { join } from "node:path";
 import { formatColumnNames, formatHeader } from "../events/header.ts";
 import type { ColumnConfig, RuleConfig } from "../config/types.ts";
+import { ROOT } from "./cli_util.ts";
+
+/** tests/fixtures/review/ */
+export const REVIEW_FIXTURES: string = join(
+  ROOT,
+  "tests",
+  "fixtures",
+  "review",
+);
+
+/** What {@linkcode review} gives back. */
+export interface ReviewRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * `dpu-traceback review ...` as an operator runs it (no endpoint flags),
+ * with all permissions or the given ones, from `cwd`.
+ */
+export async function review(
+  args: readonly string[],
+  permissions: readonly string[] = ["-A"],
+  cwd: string = ROOT,
+): Promise<ReviewRun> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...permissions, join(ROOT, "main.ts"), "review", ...args],
+    cwd,
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: out.code,
+    stdout: decoder.decode(out.stdout),
+    stderr: decoder.decode(out.stderr),
+  };
+}
+
+/**
+ * The NIC monitor's two older files in `dir` as two agent rotations left
+ * them: `nic-events.log.2` (the fixture nic-events.log) and
+ * `nic-events.log.1` (rotated/nic-events.log.1, whose event goes on in the
+ * live file, which the caller writes).
+ */
+export async function copyNicRotation(dir: string): Promise<void> {
+  await Deno.copyFile(
+    join(REVIEW_FIXTURES, "nic-events.log"),
+    join(dir, "nic-events.log.2"),
+  );
+  await Deno.copyFile(
+    join(REVIEW_FIXTURES, "rotated", "nic-events.log.1"),
+    join(dir, "nic-events.log.1"),
+  );
+}
 
 /** What {@linkcode writeBigLog} wrote, to check the review against. */
 export interface BigLog {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type ReviewIo, runReview } from "./cli.ts";
-import { FIXTURES } from "./test_util.ts";
+import { FIXTURES, gzip } from "./test_util.ts";
 
 interface Captured {
   code: number;
@@ -223,13 +223,7 @@ Deno.test("a directory with a damaged file: the others are reviewed, the file is
 Deno.test("a single gzipped FILE cut short: what could be read is reviewed, with a warning, exit 1", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const zipped = new Uint8Array(
-      await new Response(
-        (await Deno.open(nic)).readable.pipeThrough(
-          new CompressionStream("gzip"),
-        ),
-      ).arrayBuffer(),
-    );
+    const zipped = await gzip(await Deno.readFile(nic));
     const gz = join(dir, "nic-events.log.1.gz");
     await Deno.writeFile(gz, zipped.subarray(0, zipped.length - 10));
     const r = await review([gz, "--json"]);

@@ -16,40 +16,6 @@ export const MAX_HI = 18446744073;
 export const MAX_LO = 709551615;
 
 /**
- * Parses a decimal u64 (1 to 20 digits, below 2^64) into `out[at]` (hi)
- * and `out[at + 1]` (lo). False, leaving `out` alone, if it is not one.
- *
- * @example
- * ```ts
- * import { parseDecimal } from "./decimal.ts";
- * const out = new Float64Array(2);
- * parseDecimal("18446744073709551615", out, 0); // true; out is [18446744073, 709551615]
- * ```
- */
-export function parseDecimal(
-  text: string,
-  out: Float64Array,
-  at: number,
-): boolean {
-  const n = text.length;
-  if (n === 0 || n > 20) return false;
-  let hi = 0;
-  let lo = 0;
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i) - 48;
-    if (c < 0 || c > 9) return false;
-    lo = lo * 10 + c;
-    const carry = lo >= E9 ? Math.floor(lo / E9) : 0;
-    lo -= carry * E9;
-    hi = hi * 10 + carry;
-  }
-  if (hi > MAX_HI || (hi === MAX_HI && lo > MAX_LO)) return false;
-  out[at] = hi;
-  out[at + 1] = lo;
-  return true;
-}
-
-/**
  * The decimal text of `hi * 10^9 + lo`, exact at any size.
  *
  * @example

@@ -3,7 +3,6 @@ import {
   compareDecimal,
   decimalToNumber,
   formatDecimal,
-  parseDecimal,
   signedDelta,
 } from "./decimal.ts";
 
@@ -37,31 +36,10 @@ const split = (v: bigint): [number, number] => [
   Number(v % 1000000000n),
 ];
 
-Deno.test("parseDecimal and formatDecimal round-trip every u64 exactly", () => {
-  const out = new Float64Array(2);
+Deno.test("formatDecimal writes every u64 exactly", () => {
   for (const v of values()) {
-    assert.ok(parseDecimal(v.toString(), out, 0), v.toString());
-    assert.deepEqual([...out], split(v));
-    assert.equal(formatDecimal(out[0], out[1]), v.toString());
+    assert.equal(formatDecimal(...split(v)), v.toString());
   }
-});
-
-Deno.test("parseDecimal refuses what is not a decimal u64", () => {
-  const out = new Float64Array([7, 7]);
-  for (
-    const text of [
-      "",
-      "18446744073709551616",
-      "99999999999999999999",
-      "-1",
-      "1.5",
-      "0x10",
-      "123456789012345678901",
-    ]
-  ) {
-    assert.equal(parseDecimal(text, out, 0), false, text);
-  }
-  assert.deepEqual([...out], [7, 7]);
 });
 
 Deno.test("compareDecimal orders like BigInt", () => {

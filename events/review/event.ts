@@ -143,12 +143,6 @@ export function instantMs(t: Instant): number {
   return t.sec * 1000 + t.ns / 1e6;
 }
 
-/** Orders instants; null sorts last. */
-export function compareInstants(a: Instant | null, b: Instant | null): number {
-  if (a === null || b === null) return a === b ? 0 : a === null ? 1 : -1;
-  return a.sec !== b.sec ? a.sec - b.sec : a.ns - b.ns;
-}
-
 /** The latest time the event is known to cover: its end, else its last row, else its start. */
 export function lastKnown(e: ReviewEvent): Instant | null {
   return e.end ?? e.last ?? e.start;

@@ -36,6 +36,7 @@ import { RowPositions } from "./positions.ts";
 import {
   clockDeltaNs,
   detectTimeFormat,
+  isWallClock,
   TimeDecoder,
   type TimeFormat,
 } from "./reference_time.ts";
@@ -123,6 +124,10 @@ export class FamilyReader {
   #rows = 0;
   #blocks = 0;
   #formats = new Set<TimeFormat>();
+  // Whether this file's rows have put the decoder's format in #formats:
+  // recorded when a decoder is made, or at the first row of a file that
+  // goes on with the last file's decoder (a rotation), not at every row.
+  #formatNoted = false;
 
   /** A reader of `family`'s files, its events going to `shared.store`. */
   constructor(family: LogFamily, shared: ReaderShared) {
@@ -149,6 +154,7 @@ export class FamilyReader {
     this.#rows = 0;
     this.#blocks = 0;
     this.#formats = new Set();
+    this.#formatNoted = false;
     this.#seenContent = false;
     const source = await openLogSource(path, 0, this.#shared.onProgress);
     try {
@@ -454,8 +460,12 @@ export class FamilyReader {
       const format = this.#shared.timeFormat ??
         detectTimeFormat(row[0], row[1]);
       decoder = this.#decoder = new TimeDecoder(format);
+      this.#formats.add(format);
+      this.#formatNoted = true;
+    } else if (!this.#formatNoted) {
+      this.#formats.add(decoder.format);
+      this.#formatNoted = true;
     }
-    this.#formats.add(decoder.format);
     decoder.decode(row[0], row[1]);
     const sec = decoder.sec;
     const ns = decoder.ns;
@@ -530,7 +540,7 @@ export class FamilyReader {
     const entry = this.#block!.rules.get(name);
     const marker = markerInstant(markerTime);
     const hasRow = this.#hasPrev;
-    const wall = format !== "counter";
+    const wall = isWallClock(format);
     const window = this.#positions.windowStart();
     const open = openEvent({
       context: id,
@@ -602,7 +612,7 @@ export class FamilyReader {
       name,
       format,
     );
-    const wall = format !== "counter";
+    const wall = isWallClock(format);
     const rows = this.#positions.rows > 0;
     const dump = this.#positions.dumpStart();
     const open = openEvent({

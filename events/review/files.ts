@@ -11,7 +11,11 @@ import { basename, join } from "node:path";
 import { ioReason } from "./errors.ts";
 import { openLogSource, readLines } from "./lines.ts";
 import { parseRow } from "./row.ts";
-import { detectTimeFormat, TimeDecoder } from "./reference_time.ts";
+import {
+  detectTimeFormat,
+  isWallClock,
+  TimeDecoder,
+} from "./reference_time.ts";
 
 /** The log files of one monitor, oldest first. */
 export interface LogFamily {
@@ -229,7 +233,7 @@ export async function firstTimeMs(path: string): Promise<number | undefined> {
       if (c >= 48 && c <= 57) {
         if (parseRow(buf, start, end, fields) < 1) return;
         const format = detectTimeFormat(fields[0], fields[1]);
-        if (format === "counter") return;
+        if (!isWallClock(format)) return;
         const t = new TimeDecoder(format);
         t.decode(fields[0], fields[1]);
         found = t.sec * 1000 + t.ns / 1e6;

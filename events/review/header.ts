@@ -6,23 +6,23 @@
  * @module
  */
 
-/** The comparison types, by the names the header prints. */
-const HEADER_TYPES: Readonly<Record<string, RuleKind>> = {
-  incremental: "inc_gt",
-  incremental_greater_than: "inc_gt",
-  differential_greater_than: "dt_gt",
-  differential_less_than: "dt_lt",
-  greater_than: "gt",
-  less_than: "lt",
-  inc_gt: "inc_gt",
-  dt_gt: "dt_gt",
-  dt_lt: "dt_lt",
-  gt: "gt",
-  lt: "lt",
-};
+import type { ComparisonType } from "../../config/types.ts";
+import { HEADER_TYPE_NAMES } from "../header.ts";
 
 /** A rule type, short form. */
-export type RuleKind = "inc_gt" | "dt_gt" | "dt_lt" | "gt" | "lt";
+export type RuleKind = ComparisonType;
+
+/**
+ * The comparison types, by the names the header prints (the inverse of
+ * the writer's {@linkcode HEADER_TYPE_NAMES}), by their short forms, and
+ * `incremental_greater_than`, which some writers print.
+ */
+const HEADER_TYPES: ReadonlyMap<string, RuleKind> = new Map([
+  ...(Object.entries(HEADER_TYPE_NAMES) as [RuleKind, string][]).flatMap((
+    [kind, name],
+  ) => [[name, kind], [kind, kind]] as [string, RuleKind][]),
+  ["incremental_greater_than", "inc_gt"],
+]);
 
 /** One data ID (column) of the header. */
 export interface HeaderColumn {
@@ -160,7 +160,7 @@ export class HeaderParser {
       this.#rules.push({
         name,
         dataId,
-        kind: HEADER_TYPES[typeName],
+        kind: HEADER_TYPES.get(typeName),
         typeName,
         value: (item.get("Comparison value") ?? "").replace(/,$/, ""),
       });

@@ -10,7 +10,7 @@
 import { type EventList, firesLow, type ReviewEvent } from "./event.ts";
 import { eventChartSvg } from "./event_chart.ts";
 import type { FileSummary } from "./read.ts";
-import { escapeXml } from "./svg.ts";
+import { COLORS, escapeXml } from "./svg.ts";
 import { timelineSvg } from "./timeline.ts";
 import {
   durationCell,
@@ -157,7 +157,7 @@ export function* reportChunks(
 
   out.push(
     '<h2 id="timeline">Timeline</h2>',
-    `<p class="legend"><span><i class="swatch" style="background:#2563eb"></i>ended</span><span><i class="swatch" style="background:#dc2626"></i>open at the end of the log</span><span><i class="swatch" style="background:#9ca3af"></i>cut by a restart</span> Click a bar for its event.</p>`,
+    `<p class="legend"><span><i class="swatch" style="background:${COLORS.ended}"></i>ended</span><span><i class="swatch" style="background:${COLORS.open}"></i>open at the end of the log</span><span><i class="swatch" style="background:${COLORS.interrupted}"></i>cut by a restart</span> Click a bar for its event.</p>`,
     timelineSvg(events),
     '<h2 id="events">Events</h2>',
     "<table>",

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DamagedFileError, NotAnEventsLogError } from "./errors.ts";
 import { openLogSource, readLines } from "./lines.ts";
+import { gzip } from "./test_util.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -94,11 +95,7 @@ Deno.test('a gzipped file cut short is DamagedFileError "truncated", after the l
   const dir = await Deno.makeTempDir();
   try {
     const text = Array.from({ length: 5000 }, (_, i) => `line ${i}`).join("\n");
-    const zipped = new Uint8Array(
-      await new Response(
-        new Blob([text]).stream().pipeThrough(new CompressionStream("gzip")),
-      ).arrayBuffer(),
-    );
+    const zipped = await gzip(text);
     const cut = join(dir, "cut.gz");
     await Deno.writeFile(cut, zipped.subarray(0, zipped.length - 3000));
     const source = await openLogSource(cut);
@@ -138,10 +135,8 @@ Deno.test("openLogSource reads plain files from an offset and gzip files whole",
     const plain = join(dir, "events.log");
     await Deno.writeTextFile(plain, text);
     const gz = join(dir, "events.log-20261121.gz");
-    const zipped = await new Response(
-      new Blob([text]).stream().pipeThrough(new CompressionStream("gzip")),
-    ).arrayBuffer();
-    await Deno.writeFile(gz, new Uint8Array(zipped));
+    const zipped = await gzip(text);
+    await Deno.writeFile(gz, zipped);
 
     let read = 0;
     const a = await openLogSource(plain, 6, (n) => read += n);

@@ -11,7 +11,11 @@ import { compareDecimal } from "./decimal.ts";
 import type { EventState, Instant } from "./event.ts";
 import type { EventRecord } from "./event_store.ts";
 import type { FilePosition } from "./positions.ts";
-import { clockDeltaNs, type TimeFormat } from "./reference_time.ts";
+import {
+  clockDeltaNs,
+  isWallClock,
+  type TimeFormat,
+} from "./reference_time.ts";
 import type { ChartDraft } from "./chart_budget.ts";
 
 /** What an event's start fixes. */
@@ -191,7 +195,7 @@ export function wallTime(
   sec: number,
   ns: number,
 ): Instant | null {
-  if (start.timeFormat !== "counter") return { sec, ns };
+  if (isWallClock(start.timeFormat)) return { sec, ns };
   const anchor = start.anchorWall;
   if (anchor === null) return null;
   const total = anchor.ns +

@@ -11,6 +11,7 @@
  * @module
  */
 
+import { mulAdd1e9U64 } from "../../rules/u64.ts";
 import { E9, signedDelta } from "./decimal.ts";
 
 /**
@@ -33,33 +34,9 @@ export const TIME_FORMATS: readonly TimeFormat[] = [
 const WALL_MIN_S = 946684800;
 const WALL_MAX_S = 4102444800;
 const NS_MAX_S = 3786912000;
-const TWO_12 = 4096;
-const TWO_20 = 1048576;
-const TWO_32 = 4294967296;
 
-/**
- * Splits the u64 `hi * 10^9 + lo` into its upper and lower 32 bits:
- * `out[0]` = value >> 32, `out[1]` = value & 0xffffffff. Exact (no BigInt).
- */
-export function splitHigh32(hi: number, lo: number, out: Float64Array): void {
-  // hi * 10^9 = h1 * 10^9 * 2^20 + h0 * 10^9, each product exact.
-  const h1 = Math.floor(hi / TWO_20);
-  const h0 = hi - h1 * TWO_20;
-  const x = h1 * E9; // < 2^45; contributes x * 2^20
-  const xq = Math.floor(x / TWO_12);
-  const y = h0 * E9 + lo; // < 2^51
-  const yq = Math.floor(y / TWO_32);
-  let low = (x - xq * TWO_12) * TWO_20 + (y - yq * TWO_32);
-  let high = xq + yq;
-  if (low >= TWO_32) {
-    low -= TWO_32;
-    high += 1;
-  }
-  out[0] = high;
-  out[1] = low;
-}
-
-const scratch = new Float64Array(2);
+// (lo, hi) 32-bit halves of a timestamp: [value & 0xffffffff, value >> 32].
+const scratch = new Uint32Array(2);
 
 /**
  * Guesses a block's encoding from one timestamp (`hi * 10^9 + lo`): wall
@@ -77,8 +54,8 @@ const scratch = new Float64Array(2);
  */
 export function detectTimeFormat(hi: number, lo: number): TimeFormat {
   if (hi >= WALL_MIN_S && hi < NS_MAX_S) return "ns";
-  splitHigh32(hi, lo, scratch);
-  if (scratch[0] >= WALL_MIN_S && scratch[0] < WALL_MAX_S && scratch[1] < E9) {
+  mulAdd1e9U64(scratch, 0, hi, lo);
+  if (scratch[1] >= WALL_MIN_S && scratch[1] < WALL_MAX_S && scratch[0] < E9) {
     return "reference";
   }
   return "counter";
@@ -154,9 +131,9 @@ export class TimeDecoder {
       this.ns = lo;
       return;
     }
-    splitHigh32(hi, lo, scratch);
-    let sec = scratch[0];
-    let ns = scratch[1];
+    mulAdd1e9U64(scratch, 0, hi, lo);
+    let sec = scratch[1];
+    let ns = scratch[0];
     if (ns >= E9) {
       // Not a valid RTC nanosecond field; keep time monotone at least.
       sec += Math.floor(ns / E9);

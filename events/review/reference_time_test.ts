@@ -4,7 +4,6 @@ import {
   detectTimeFormat,
   isoTime,
   isWallClock,
-  splitHigh32,
   TimeDecoder,
 } from "./reference_time.ts";
 
@@ -13,31 +12,6 @@ const split = (v: bigint): [number, number] => [
   Number(v % 1000000000n),
 ];
 const ref = (sec: number, ns: number) => (BigInt(sec) << 32n) | BigInt(ns);
-
-Deno.test("splitHigh32 gives value >> 32 and value & 0xffffffff exactly", () => {
-  const out = new Float64Array(2);
-  let x = 42n;
-  const cases = [
-    0n,
-    1n,
-    2n ** 32n - 1n,
-    2n ** 32n,
-    2n ** 53n + 1n,
-    2n ** 64n - 1n,
-  ];
-  for (let i = 0; i < 500; i++) {
-    x = (x * 6364136223846793005n + 1442695040888963407n) % (1n << 64n);
-    cases.push(x >> BigInt(i % 40));
-  }
-  for (const v of cases) {
-    splitHigh32(...split(v), out);
-    assert.deepEqual(
-      [...out],
-      [Number(v >> 32n), Number(v & 0xffffffffn)],
-      String(v),
-    );
-  }
-});
 
 Deno.test("detectTimeFormat tells ours, the reference's and a device counter apart", () => {
   // 2026-11-21T14:50:00.1024Z in ns since the epoch: ours.

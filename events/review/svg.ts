@@ -7,6 +7,8 @@
  * @module
  */
 
+import { SI } from "./units.ts";
+
 /** Colours, chosen to read on white and in grey print. */
 export const COLORS = {
   value: "#1d4ed8",
@@ -123,8 +125,6 @@ export function timeTicks(
   return ticks;
 }
 
-const SI_PREFIXES = ["", "k", "M", "G", "T", "P", "E", "Z"];
-
 /**
  * A y-axis label: SI-scaled by the axis' magnitude, with enough decimals
  * to tell ticks `step` apart (a counter near 64.9G moving by 500k reads
@@ -136,13 +136,13 @@ export function formatTick(
   magnitude: number,
 ): string {
   const k = magnitude >= 1000
-    ? Math.min(SI_PREFIXES.length - 1, Math.floor(Math.log10(magnitude) / 3))
+    ? Math.min(SI.length - 1, Math.floor(Math.log10(magnitude) / 3))
     : 0;
   const unit = 10 ** (3 * k);
   const decimals = step > 0
     ? Math.min(8, Math.max(0, Math.ceil(-Math.log10(step / unit) - 1e-9)))
     : 0;
-  return `${(value / unit).toFixed(decimals)}${SI_PREFIXES[k]}`;
+  return `${(value / unit).toFixed(decimals)}${SI[k]}`;
 }
 
 /** A coordinate as SVG text: one decimal ("0" if not finite). */

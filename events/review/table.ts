@@ -111,7 +111,7 @@ interface StateCounts {
  * The table, columns aligned (numbers right-aligned), in pieces of a few
  * lines: one pass over the events for the column widths, one to write,
  * so that no more than a piece is ever held. With `summary`, the line
- * under the table follows (see {@linkcode formatSummary}).
+ * under the table follows: how many events, how many shown, their states.
  */
 export function* tableChunks(
   events: EventList,
@@ -164,16 +164,6 @@ export function formatReviewTable(events: EventList): string {
 }
 
 /** One line under the table: how many events, how many shown, their states. */
-export function formatSummary(
-  all: EventList,
-  shown: EventList,
-  files: number,
-): string {
-  const counts: StateCounts = { open: 0, cut: 0 };
-  for (const e of shown) count(counts, e);
-  return summaryLine(all.length, shown.length, counts, files);
-}
-
 function summaryLine(
   all: number,
   shown: number,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { formatReviewTable, formatSummary } from "./table.ts";
+import { formatReviewTable, tableChunks } from "./table.ts";
 import { readFixtures } from "./test_util.ts";
 
 Deno.test("the table has one aligned line per event, states and peaks in words", async () => {
@@ -72,12 +72,15 @@ Deno.test("the table has one aligned line per event, states and peaks in words",
     l.indexOf(" 4+") >= 0 ? l.lastIndexOf(" 4+") : -1
   );
   assert.ok(ends.slice(1).every((e) => e === ends[1]));
+  // The line under the table, as the CLI has it written.
+  const summary = (shown: typeof events) =>
+    [...tableChunks(shown, { all: events, files: 2 })].at(-1)!.slice(1);
   assert.equal(
-    formatSummary(events, events.slice(0, 2), 2),
+    summary(events.slice(0, 2)),
     "2 of 5 events; 2 files read. ROWS: history before the start + rows during.\n",
   );
   assert.match(
-    formatSummary(events, events, 2),
+    summary(events),
     /^5 events, 1 open at the end of the log, 1 cut by a restart;/,
   );
   assert.equal(formatReviewTable([]), "No events.\n");

@@ -35,3 +35,14 @@ export async function readFixtures(
   );
   return { ...log, events: [...log.events] };
 }
+
+/** `data` (text as UTF-8) gzip-compressed, as logrotate compresses a log. */
+export async function gzip(data: string | Uint8Array): Promise<Uint8Array> {
+  return new Uint8Array(
+    await new Response(
+      new Blob([data as BlobPart]).stream().pipeThrough(
+        new CompressionStream("gzip"),
+      ),
+    ).arrayBuffer(),
+  );
+}

@@ -9,13 +9,19 @@
  */
 
 import { stringify } from "csv-stringify/sync";
+import { quoteColumnName } from "../header.ts";
 import { ColumnNames, isColumnRow } from "./columns.ts";
 import { formatDecimal, signedDelta } from "./decimal.ts";
 import type { ReviewEvent } from "./event.ts";
 import { DamagedFileError, ioReason } from "./errors.ts";
-import { HEADER_PREFIX } from "./header.ts";
+import { HEADER_PREFIX, HeaderParser } from "./header.ts";
 import { openLogSource, readLines } from "./lines.ts";
-import { clockDeltaNs, isoTime, TimeDecoder } from "./reference_time.ts";
+import {
+  clockDeltaNs,
+  isoTime,
+  isWallClock,
+  TimeDecoder,
+} from "./reference_time.ts";
 import { parseRow } from "./row.ts";
 import { toJsonEvent } from "./export.ts";
 import { durationCell, endCell, peakCell, peakRateCell } from "./table.ts";
@@ -28,7 +34,6 @@ export type TracebackFormat = "text" | "csv" | "json";
 export type Write = (text: string) => Promise<void>;
 
 const utf8 = new TextDecoder();
-const FLUSH_CHARS = 64 * 1024;
 
 /**
  * Writes event `e`'s window to `write` in `format`. `total` is how many
@@ -45,21 +50,12 @@ export async function writeTraceback(
   const col = w.column;
   let names = w.columns;
   const ruleColumn = col > 0 ? names[col] : undefined;
-  const wall = e.timeFormat !== "counter";
+  const wall = isWallClock(e.timeFormat);
   const origin = w.startRow;
-  let pending: string[] = [];
-  let pendingChars = 0;
-  const put = async (text: string) => {
-    pending.push(text);
-    pendingChars += text.length;
-    if (pendingChars >= FLUSH_CHARS) await flush();
-  };
-  const flush = async () => {
-    if (pending.length === 0) return;
-    const text = pending.join("");
-    pending = [];
-    pendingChars = 0;
-    await write(text);
+  // Output goes straight to `write` (stdio() buffers it): the rows a
+  // chunk of input gives, as one piece.
+  const drain = async (out: string[]) => {
+    if (out.length > 0) await write(out.splice(0).join(""));
   };
 
   const heads = () => [
@@ -69,13 +65,13 @@ export async function writeTraceback(
     ...names.slice(1),
   ];
   if (format === "text") {
-    await put(describe(e, total));
+    await write(describe(e, total));
     // Quoted as the log quotes its column-name row: a name may hold ", ".
-    await put("\n" + heads().map(quoteCell).join(", ") + "\n");
+    await write("\n" + heads().map(quoteColumnName).join(", ") + "\n");
   } else if (format === "csv") {
-    await put(stringify([heads()], { record_delimiter: "unix" }));
+    await write(stringify([heads()], { record_delimiter: "unix" }));
   } else {
-    await put(
+    await write(
       `{"event":${JSON.stringify(toJsonEvent(e))},\n"columns":${
         JSON.stringify(heads())
       },\n"rows":[`,
@@ -90,7 +86,8 @@ export async function writeTraceback(
   let prevNs = 0;
   const decoder = new TimeDecoder(e.timeFormat);
   let firstRow = true;
-  let inHeader = false;
+  // The header block being read, ended as the reader ends it.
+  let header: HeaderParser | null = null;
   let done = false;
   // Line 0: the window ends with the file before (that one was skipped).
   const lastFile = w.endFile === null
@@ -119,7 +116,7 @@ export async function writeTraceback(
           async *[Symbol.asyncIterator]() {
             for await (const chunk of source.chunks) {
               yield chunk;
-              for (const text of out.splice(0)) await put(text);
+              await drain(out);
             }
           },
         },
@@ -132,9 +129,11 @@ export async function writeTraceback(
           if (!terminated || start === end) return;
           const c = buf[start];
           const isRow = c >= 48 && c <= 57;
-          if (inHeader) {
-            if (isRow || c === 60 || c === 116 || c === 84) inHeader = false;
-            else return;
+          if (header !== null) {
+            if (
+              !isRow && header.accept(utf8.decode(buf.subarray(start, end)))
+            ) return;
+            header = null;
           }
           const past = f > w.startFile || line > w.startLine;
           if (isRow) {
@@ -180,11 +179,8 @@ export async function writeTraceback(
                 `${time}, ${offset}, ${rateText}, ${values.join(", ")}\n`,
               );
             } else if (format === "csv") {
-              out.push(
-                stringify([[time, offset, rateText, ...values]], {
-                  record_delimiter: "unix",
-                }),
-              );
+              // No cell can need quoting: times, numbers and decimals.
+              out.push(`${time},${offset},${rateText},${values.join(",")}\n`);
             } else {
               out.push(
                 (firstRow ? "\n" : ",\n") +
@@ -201,7 +197,7 @@ export async function writeTraceback(
           }
           const text = utf8.decode(buf.subarray(start, end));
           if (text.startsWith(HEADER_PREFIX)) {
-            inHeader = true;
+            header = new HeaderParser(text);
             const note =
               `# ${path} line ${line}: a new header block (log rotated, reopened or agent restarted)`;
             if (format === "text") out.push(note + "\n");
@@ -238,7 +234,7 @@ export async function writeTraceback(
           onLongLine: () => {},
         },
       );
-      for (const text of out.splice(0)) await put(text);
+      await drain(out);
     } catch (error) {
       if (!(error instanceof DamagedFileError)) {
         throw new Error(
@@ -249,9 +245,9 @@ export async function writeTraceback(
       }
       // A compressed file cut short (the review skipped its rest): the
       // window shows what could be read.
-      for (const text of out.splice(0)) await put(text);
+      await drain(out);
       const note = `${path}: ${error.message}; the window stops here`;
-      if (format === "text") await put(`# ${note}\n`);
+      if (format === "text") await write(`# ${note}\n`);
       else markers.push({ file: path, line: 0, text: note });
       done = true;
     } finally {
@@ -259,17 +255,8 @@ export async function writeTraceback(
     }
   }
   if (format === "json") {
-    await put(`\n],\n"markers":${JSON.stringify(markers)}}\n`);
+    await write(`\n],\n"markers":${JSON.stringify(markers)}}\n`);
   }
-  await flush();
-}
-
-/** A cell CSV-quoted when it needs it (a comma, quote or edge space). */
-function quoteCell(text: string): string {
-  return stringify([[text]], {
-    quoted_match: /^\s|\s$/,
-    record_delimiter: "unix",
-  }).slice(0, -1);
 }
 
 /** The text block above the rows. */

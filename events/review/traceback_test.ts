@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parse } from "csv-parse/sync";
-import { FIXTURES, readFixtures } from "./test_util.ts";
+import { FIXTURES, gzip, readFixtures } from "./test_util.ts";
 import { writeTraceback } from "./traceback.ts";
 import { resolveInputs } from "./files.ts";
 import { readReview } from "./read.ts";
@@ -119,18 +119,81 @@ Deno.test("--event reads a gzipped log from its start and prints the same window
   try {
     const plain = join(FIXTURES, "reference-events.log");
     const gz = join(dir, "reference-events.log.1.gz");
-    const zipped = await new Response(
-      (await Deno.open(plain)).readable.pipeThrough(
-        new CompressionStream("gzip"),
-      ),
-    ).arrayBuffer();
-    await Deno.writeFile(gz, new Uint8Array(zipped));
+    await Deno.writeFile(gz, await gzip(await Deno.readFile(plain)));
     const a = (await readFixtures(["reference-events.log"])).events[1];
     const b = (await readReview(await resolveInputs([gz]))).events.at(1)!;
     const textA = await capture((w) => writeTraceback(a, 2, "csv", w));
     const textB = await capture((w) => writeTraceback(b, 2, "csv", w));
     assert.equal(textB, textA);
     assert.equal(parse(textA).length, 1 + 4 + 3);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("--event ends a header block where the reader does: a quoted column-name row after it starts a new dump", async () => {
+  // A log with a dump and an event, a restart (header block) and a second
+  // dump with an event, its column-name row written as `"timestamp", ...`.
+  const log = await Deno.readTextFile(join(FIXTURES, "nic-events.log"));
+  const lines = log.split("\n");
+  const header = lines.slice(
+    0,
+    lines.indexOf("timestamp, port_0_rx_bytes, port_0_rx_ecn_packets"),
+  );
+  const ended = lines.slice(
+    header.length,
+    lines.indexOf(
+      '<<Event end>> Time: 2026-11-21T14:51:40Z, Rule: "ECN > 100 per 2 samples"',
+    ) + 1,
+  );
+  const second = [
+    "1795272800000000000, 1000, 0",
+    "1795272800000100000, 2000, 5",
+    "1795272800000200000, 3000, 10",
+    "1795272800000300000, 4000, 500",
+    '<<Event start>> Time: 2026-11-21T14:53:20Z, Rule: "ECN > 100 per 2 samples"',
+    "1795272800000400000, 5000, 600",
+    "1795272800000500000, 6000, 600",
+    "1795272800000600000, 7000, 600",
+    '<<Event end>> Time: 2026-11-21T14:53:20Z, Rule: "ECN > 100 per 2 samples"',
+  ];
+  const dir = await Deno.makeTempDir();
+  try {
+    // The same log twice, the second dump's column-name row plain and quoted.
+    const windows: string[] = [];
+    for (
+      const row of [
+        "timestamp, port_0_rx_bytes, port_0_rx_ecn_packets",
+        '"timestamp", "port_0_rx_bytes", "port_0_rx_ecn_packets"',
+      ]
+    ) {
+      const path = join(dir, "events.log");
+      await Deno.writeTextFile(
+        path,
+        [...header, ...ended, ...header, row, ...second, ""].join("\n"),
+      );
+      const { events } = await readReview(await resolveInputs([path]));
+      const [first, last] = [...events];
+      assert.equal(last.window.startLine, 2 * header.length + ended.length + 1);
+      // A window from the first dump to the second event's end: it crosses
+      // the restart's header block and the second dump.
+      const e = {
+        ...last,
+        window: {
+          ...last.window,
+          startLine: first.window.startLine,
+          startOffset: first.window.startOffset,
+        },
+      };
+      windows.push(await capture((w) => writeTraceback(e, 2, "csv", w)));
+    }
+    assert.equal(windows[1], windows[0]);
+    const rows = parse(windows[1]) as string[][];
+    const firstOfSecond = rows.findIndex((r) => r[4] === "0");
+    assert.ok(firstOfSecond > 0);
+    // Rates start afresh with the new dump: none across the restart.
+    assert.equal(rows[firstOfSecond][2], "");
+    assert.equal(rows[firstOfSecond + 1][2], "50000");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

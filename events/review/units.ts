@@ -8,7 +8,8 @@
 import type { Instant } from "./event.ts";
 import { utcText } from "./reference_time.ts";
 
-const SI = ["", "k", "M", "G", "T", "P", "E", "Z"];
+/** SI prefixes by power of 1000: "" (1), "k", "M", ... */
+export const SI: readonly string[] = ["", "k", "M", "G", "T", "P", "E", "Z"];
 
 /**
  * `x` with 3 significant digits and an SI prefix: 1960000 -> "1.96M".

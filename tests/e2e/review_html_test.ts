@@ -11,26 +11,13 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ROOT } from "../cli_util.ts";
-import { chromium, decodePng, findChromium } from "../review_util.ts";
-
-const FIXTURES = join(ROOT, "tests", "fixtures", "review");
-
-/** `dpu-traceback review ...` as an operator runs it. */
-async function review(args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", "review", ...args],
-    cwd: ROOT,
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: decoder.decode(out.stdout),
-    stderr: decoder.decode(out.stderr),
-  };
-}
+import {
+  chromium,
+  decodePng,
+  findChromium,
+  review,
+  REVIEW_FIXTURES as FIXTURES,
+} from "../review_util.ts";
 
 const FOUND = findChromium();
 if (FOUND === undefined) {
