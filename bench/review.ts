@@ -6,7 +6,9 @@
  *    100,000-row bursts, restarts), reviewed as a table, as JSON, and as
  *    JSON plus the HTML report;
  * 2. a flapping rule: 200,000 short events (about 58 MB), as a table, as
- *    JSON and as HTML.
+ *    JSON and as HTML;
+ *
+ * after a tiny fixture, whose figure is the floor every run pays.
  *
  * The logs come from the same generators as tests/review_test.ts.
  *
@@ -64,6 +66,10 @@ try {
   console.log(`Deno ${Deno.version.deno}\n`);
   console.log("| log, output | wall time | peak RSS |");
   console.log("| ----------- | --------- | -------- |");
+  // The floor: the runtime and the agent's code, whatever the log.
+  await review("a 2 KB fixture (the floor), table", [
+    join(ROOT, "tests", "fixtures", "review", "nic-events.log"),
+  ]);
   const big = join(dir, "big-events.log");
   const written = await writeBigLog(big, Number(values.gb) * 1e9);
   const gb = (written.bytes / 1e9).toFixed(2);
