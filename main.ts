@@ -7,22 +7,22 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { Agent } from "./collectors/agent.ts";
+import { Agent } from "./agent/agent.ts";
 import { libraryVersions } from "./collectors/versions.ts";
 import {
   type Command,
   parseCommand,
   type RunOptions,
   USAGE,
-} from "./config/args.ts";
+} from "./cli/args.ts";
 import { describeConfig } from "./config/describe.ts";
 import { loadConfig } from "./config/load.ts";
 import { withAutoGpuMonitor } from "./config/normalize.ts";
-import { applyRunOptions } from "./config/overrides.ts";
+import { applyRunOptions } from "./cli/overrides.ts";
 import type { AgentConfig } from "./config/types.ts";
 import { VERSION } from "./config/version.ts";
-import { formatEventTable } from "./events/tally.ts";
-import { runReview, stdio } from "./events/review/cli.ts";
+import { formatEventTable } from "./agent/tally.ts";
+import { runReview, stdio } from "./review/cli.ts";
 import { Logger, underJournald } from "./logging/logger.ts";
 import { LISTEN_OFF } from "./config/values.ts";
 import { AgentMetrics } from "./metrics/agent_metrics.ts";

@@ -45,37 +45,37 @@ export type {
   SampleObserver,
   TransitionListener,
 } from "./rules/monitor.ts";
-export { formatU64, parseU64 } from "./rules/u64.ts";
+export { formatU64, parseU64 } from "./base/u64.ts";
 
-export type { EventSink } from "./events/sink.ts";
+export type { EventSink } from "./rules/event_sink.ts";
 export { EventsLog } from "./events/log.ts";
 export type { EventsLogOptions, EventsLogStats } from "./events/log.ts";
 export { formatColumnNames, formatHeader } from "./events/header.ts";
-export { EventTally, formatEventTable } from "./events/tally.ts";
-export type { EventRecord } from "./events/tally.ts";
+export { EventTally, formatEventTable } from "./agent/tally.ts";
+export type { EventRecord } from "./agent/tally.ts";
 
 export type {
   Collector,
   SampleSink,
   SourceDevice,
 } from "./collectors/collector.ts";
-export { NvmlCollector } from "./collectors/nvml.ts";
-export type { NvmlCollectorOptions, NvmlOpened } from "./collectors/nvml.ts";
-export { expandGpuMonitor } from "./collectors/gpu_monitor.ts";
-export type { ExpandedGpuMonitor } from "./collectors/gpu_monitor.ts";
-export type { GpuColumn, GpuInfo } from "./collectors/nvml_poller.ts";
+export { NvmlCollector } from "./collectors/nvml/collector.ts";
+export type { NvmlCollectorOptions, NvmlOpened } from "./collectors/nvml/collector.ts";
+export { expandGpuMonitor } from "./collectors/nvml/gpu_monitor.ts";
+export type { ExpandedGpuMonitor } from "./collectors/nvml/gpu_monitor.ts";
+export type { GpuColumn, GpuInfo } from "./collectors/nvml/poller.ts";
 export { SimCollector } from "./collectors/sim.ts";
 export type { SimOptions } from "./collectors/sim.ts";
 export { ReplayCollector } from "./collectors/replay.ts";
 export type { ReplayOptions } from "./collectors/replay.ts";
 export { createCollector } from "./collectors/create.ts";
 export { PollStats } from "./collectors/poll_stats.ts";
-export { Agent } from "./collectors/agent.ts";
+export { Agent } from "./agent/agent.ts";
 export type {
   AgentMonitor,
   SourceState,
   SourceStatus,
-} from "./collectors/agent.ts";
+} from "./agent/agent.ts";
 
 export { WindowAggregator } from "./metrics/aggregate.ts";
 export type {

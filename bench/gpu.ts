@@ -20,7 +20,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { GPU_READINGS } from "../config/gpu_readings.ts";
-import { NvmlPoller } from "../collectors/nvml_poller.ts";
+import { NvmlPoller } from "../collectors/nvml/poller.ts";
 import { LATENESS_BOUNDS_S } from "../collectors/poll_stats.ts";
 import { buildDocaSim } from "../tests/fixtures/libdoca_sim/build.ts";
 import { buildNvmlSim } from "../tests/fixtures/libnvml_sim/build.ts";

@@ -11,7 +11,7 @@
 
 import { type CsvError, parse } from "csv-parse/stream";
 import type { ColumnConfig } from "../config/types.ts";
-import { parseU64 } from "../rules/u64.ts";
+import { parseU64 } from "../base/u64.ts";
 import type { Collector, SampleSink } from "./collector.ts";
 
 /** Options of {@linkcode ReplayCollector}. */

@@ -15,7 +15,7 @@
 import type { Collector, SampleSink } from "./collector.ts";
 import { PollStats } from "./poll_stats.ts";
 import type { ColumnConfig } from "../config/types.ts";
-import { addNumberU64, bigintToU64, msToNsU64 } from "../rules/u64.ts";
+import { addNumberU64, bigintToU64, msToNsU64 } from "../base/u64.ts";
 import { CYCLE_MS, newScenarioRates, Rate, scenarioAt } from "./scenario.ts";
 
 /**

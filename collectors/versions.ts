@@ -13,7 +13,7 @@ import {
   libraryPaths,
 } from "../ffi/library.ts";
 import { DOCA_SONAME_SUFFIXES, docaLibraryDirs } from "./doca.ts";
-import { nvmlLibraryDirs } from "./nvml.ts";
+import { nvmlLibraryDirs } from "./nvml/collector.ts";
 
 /** One library: `not found`, or its version and where it is. */
 function describe(

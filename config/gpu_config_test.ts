@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { parseGpuColumn } from "./gpu_readings.ts";
 import { parseConfig } from "./load.ts";
 import { withAutoGpuMonitor } from "./normalize.ts";
-import { applyRunOptions } from "./overrides.ts";
+import { applyRunOptions } from "../cli/overrides.ts";
 
 const NIC = `  - name: nic
     device: "03:00.0"

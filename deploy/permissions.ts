@@ -75,7 +75,7 @@ export const ENV_VARS: readonly string[] = [
  */
 export const INCLUDES: readonly string[] = [
   "metrics/bcrypt_worker.ts",
-  "collectors/nvml_worker.ts",
+  "collectors/nvml/worker.ts",
   "deploy/demo.yaml",
 ];
 

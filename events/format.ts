@@ -6,7 +6,7 @@
  * @module
  */
 
-import { divmod1e9 } from "../rules/u64.ts";
+import { divmod1e9 } from "../base/u64.ts";
 
 const ZERO = 48;
 const scratchRem = new Float64Array(1);

@@ -20,7 +20,7 @@ import {
   writeUint,
   writeUtcSecond,
 } from "./format.ts";
-import type { EventSink } from "./sink.ts";
+import type { EventSink } from "../rules/event_sink.ts";
 
 /** What an events log needs to know about its monitor. */
 export interface EventsLogOptions extends HeaderOptions {

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { mulAdd1e9U64 } from "../rules/u64.ts";
+import { mulAdd1e9U64 } from "../base/u64.ts";
 import { readCString } from "./library.ts";
 
 /** `doca_error_t` codes the agent acts on (DOCA 3.0 numbering). */

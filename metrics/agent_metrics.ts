@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { AgentMonitor } from "../collectors/agent.ts";
+import type { AgentMonitor } from "../agent/agent.ts";
 import { Freshness } from "./freshness.ts";
 
 /** The agent-wide facts the endpoint reports. */

@@ -17,7 +17,7 @@
  * @module
  */
 
-import { addU64, ltU64, subU64, toNumberU64 } from "../rules/u64.ts";
+import { addU64, ltU64, subU64, toNumberU64 } from "../base/u64.ts";
 
 /**
  * How a column's values are aggregated: a `counter` only grows (modulo

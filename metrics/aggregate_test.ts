@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import v8 from "node:v8";
 import { SampleRing } from "../rules/ring.ts";
-import { addNumberU64 } from "../rules/u64.ts";
+import { addNumberU64 } from "../base/u64.ts";
 import { M, writeRecord } from "../rules/rules_test_util.ts";
 import {
   type AggregateColumn,

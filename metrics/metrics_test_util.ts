@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { AgentMonitor } from "../collectors/agent.ts";
+import type { AgentMonitor } from "../agent/agent.ts";
 import type { Collector } from "../collectors/collector.ts";
 import { PollStats } from "../collectors/poll_stats.ts";
 import type { MonitorConfig } from "../config/types.ts";

@@ -6,7 +6,7 @@
  */
 
 import type { SampleSink } from "../collectors/collector.ts";
-import type { EventSink } from "../events/sink.ts";
+import type { EventSink } from "./event_sink.ts";
 import { SampleRing } from "./ring.ts";
 import { Rule, type RuleOptions } from "./rule.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import v8 from "node:v8";
 import type { ComparisonType } from "../config/types.ts";
-import type { EventSink } from "../events/sink.ts";
+import type { EventSink } from "./event_sink.ts";
 import { WindowAggregator } from "../metrics/aggregate.ts";
 import { Monitor } from "./monitor.ts";
 import { M, P53, RecordingSink, writeRecord } from "./rules_test_util.ts";

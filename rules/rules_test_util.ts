@@ -7,7 +7,7 @@
  */
 
 import type { ComparisonType } from "../config/types.ts";
-import type { EventSink } from "../events/sink.ts";
+import type { EventSink } from "./event_sink.ts";
 import { SampleRing } from "./ring.ts";
 import { Rule } from "./rule.ts";
 

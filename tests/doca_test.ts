@@ -5,7 +5,7 @@ import { ReplayCollector } from "../collectors/replay.ts";
 import type { ColumnConfig, RuleConfig } from "../config/types.ts";
 import { EventsLog } from "../events/log.ts";
 import { Monitor } from "../rules/monitor.ts";
-import { formatU64 } from "../rules/u64.ts";
+import { formatU64 } from "../base/u64.ts";
 import { startedAgent } from "./agent_util.ts";
 import { errorLines, runCli, spawnCli } from "./cli_util.ts";
 import {

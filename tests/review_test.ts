@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { LOG_DIR, PERMISSION_FLAGS } from "../deploy/permissions.ts";
 import { ROOT, runCli } from "./cli_util.ts";
-import { gzip } from "../events/review/test_util.ts";
+import { gzip } from "../review/test_util.ts";
 import {
   copyNicRotation,
   review,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { MonitorConfig } from "../config/types.ts";
+import type { MonitorConfig } from "../../config/types.ts";
 import { expandGpuMonitor } from "./gpu_monitor.ts";
 
 function monitor(columns: string[], rules: [string, number][]): MonitorConfig {

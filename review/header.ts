@@ -6,8 +6,8 @@
  * @module
  */
 
-import type { ComparisonType } from "../../config/types.ts";
-import { HEADER_TYPE_NAMES } from "../header.ts";
+import type { ComparisonType } from "../config/types.ts";
+import { HEADER_TYPE_NAMES } from "../events/header.ts";
 
 /** A rule type, short form. */
 export type RuleKind = ComparisonType;

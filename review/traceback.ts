@@ -9,7 +9,7 @@
  */
 
 import { stringify } from "csv-stringify/sync";
-import { quoteColumnName } from "../header.ts";
+import { quoteColumnName } from "../events/header.ts";
 import { ColumnNames, isColumnRow } from "./columns.ts";
 import { formatDecimal, signedDelta } from "./decimal.ts";
 import type { ReviewEvent } from "./event.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { EventsLog } from "../log.ts";
+import { EventsLog } from "../events/log.ts";
 import type { ReviewEvent } from "./event.ts";
 import { toJsonEvent } from "./export.ts";
 import { resolveInputs } from "./files.ts";
@@ -11,10 +11,10 @@ import { EVERY_EVENT } from "./test_util.ts";
 import { POINT_STRIDE } from "./window.ts";
 
 const FIXTURES = fileURLToPath(
-  new URL("../../tests/fixtures/review/", import.meta.url),
+  new URL("../tests/fixtures/review/", import.meta.url),
 );
 const GOLDEN = fileURLToPath(
-  new URL("../../tests/fixtures/golden/events.log", import.meta.url),
+  new URL("../tests/fixtures/golden/events.log", import.meta.url),
 );
 
 async function review(paths: string[], options: ReadOptions = {}) {

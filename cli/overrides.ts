@@ -5,7 +5,7 @@
  */
 
 import type { RunOptions } from "./args.ts";
-import type { AgentConfig, MonitorConfig } from "./types.ts";
+import type { AgentConfig, MonitorConfig } from "../config/types.ts";
 
 /**
  * The configuration with the command line's overrides applied and the

@@ -7,8 +7,8 @@
 
 import { parseArgs } from "node:util";
 import { LOG_LEVELS, type LogLevel } from "../logging/logger.ts";
-import type { GpuMode, SourceKind } from "./types.ts";
-import { parseGpuMode, parseListen } from "./values.ts";
+import type { GpuMode, SourceKind } from "../config/types.ts";
+import { parseGpuMode, parseListen } from "../config/values.ts";
 
 /** Options of `run` (and `demo`), as given on the command line. */
 export interface RunOptions {
@@ -45,7 +45,7 @@ export type Command =
     readonly dataIdsFile?: string;
   }
   | { readonly kind: "run"; readonly options: RunOptions }
-  /** `review`: its arguments, parsed by events/review/cli.ts. */
+  /** `review`: its arguments, parsed by review/cli.ts. */
   | { readonly kind: "review"; readonly args: readonly string[] }
   | {
     readonly kind: "demo";

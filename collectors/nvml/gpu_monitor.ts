@@ -13,13 +13,13 @@ import {
   type GpuColumnPattern,
   gpuRuleName,
   parseGpuColumn,
-} from "../config/gpu_readings.ts";
+} from "../../config/gpu_readings.ts";
 import type {
   MonitorColumn,
   MonitorConfig,
   RuleConfig,
-} from "../config/types.ts";
-import type { GpuColumn } from "./nvml_poller.ts";
+} from "../../config/types.ts";
+import type { GpuColumn } from "./poller.ts";
 
 /** A GPU monitor made concrete for the GPUs present. */
 export interface ExpandedGpuMonitor {

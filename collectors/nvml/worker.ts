@@ -12,13 +12,13 @@
  * @module
  */
 
-import { GpuMailbox } from "./gpu_mailbox.ts";
+import { GpuMailbox } from "./mailbox.ts";
 import {
   type GpuColumn,
   type GpuInfo,
   NvmlPoller,
   type PollerNote,
-} from "./nvml_poller.ts";
+} from "./poller.ts";
 
 /** What the host asks. */
 export type NvmlRequest =

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { mulAdd1e9U64 } from "../../rules/u64.ts";
+import { mulAdd1e9U64 } from "../base/u64.ts";
 import { E9, signedDelta } from "./decimal.ts";
 
 /**

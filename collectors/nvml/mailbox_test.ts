@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { GpuMailbox } from "./gpu_mailbox.ts";
+import { GpuMailbox } from "./mailbox.ts";
 
 Deno.test("GpuMailbox: a second view of the buffer sees what the first publishes", () => {
   const writer = new GpuMailbox(4, undefined, 8);

@@ -7,12 +7,12 @@
 
 import type { AgentConfig, MonitorConfig } from "../config/types.ts";
 import { EventsLog } from "../events/log.ts";
-import { EventTally } from "../events/tally.ts";
+import { EventTally } from "./tally.ts";
 import { WindowAggregator } from "../metrics/aggregate.ts";
 import { Monitor } from "../rules/monitor.ts";
-import type { Collector } from "./collector.ts";
-import { createCollector, describeDevice } from "./create.ts";
-import { NvmlCollector, nvmlLibraryDirs } from "./nvml.ts";
+import type { Collector } from "../collectors/collector.ts";
+import { createCollector, describeDevice } from "../collectors/create.ts";
+import { NvmlCollector, nvmlLibraryDirs } from "../collectors/nvml/collector.ts";
 
 /**
  * Where a monitor's source is: `idle` before {@linkcode Agent.run},

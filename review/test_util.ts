@@ -13,7 +13,7 @@ import { type ReadOptions, readReview, type ReviewLog } from "./read.ts";
 
 /** tests/fixtures/review/ */
 export const FIXTURES: string = fileURLToPath(
-  new URL("../../tests/fixtures/review/", import.meta.url),
+  new URL("../tests/fixtures/review/", import.meta.url),
 );
 
 /** A filter that shows every event (charts for all, in a report). */

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
-import { GPU_READINGS } from "../config/gpu_readings.ts";
+import { GPU_READINGS } from "../../config/gpu_readings.ts";
 import {
   buildNvmlSim,
   NVML_SIM_DEVICE_NAME,
   NVML_SIM_DRIVER_VERSION,
   nvmlSimIdentity,
   nvmlSimValues,
-} from "../tests/fixtures/libnvml_sim/build.ts";
-import { type GpuColumn, NvmlPoller } from "./nvml_poller.ts";
+} from "../../tests/fixtures/libnvml_sim/build.ts";
+import { type GpuColumn, NvmlPoller } from "./poller.ts";
 
 const SIM_ENV = [
   "NVML_SIM_GPUS",

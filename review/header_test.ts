@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { formatHeader } from "../header.ts";
+import { formatHeader } from "../events/header.ts";
 import { HeaderParser, unquoteName } from "./header.ts";
 
 function parse(text: string): { parser: HeaderParser; rest: string[] } {

@@ -8,14 +8,14 @@
  *
  * Every NVML call can block (init and handle lookups wake GPUs; a sick
  * driver can hang any call), so this runs in a Worker
- * (collectors/nvml_worker.ts), never on the thread that polls the NIC.
+ * (collectors/nvml/worker.ts), never on the thread that polls the NIC.
  * It is synchronous so that tests can drive it directly.
  *
  * @module
  */
 
-import { GPU_READINGS, MAX_GPU_INDEX } from "../config/gpu_readings.ts";
-import { cStringFromBuffer, libraryPaths, openFirst } from "../ffi/library.ts";
+import { GPU_READINGS, MAX_GPU_INDEX } from "../../config/gpu_readings.ts";
+import { cStringFromBuffer, libraryPaths, openFirst } from "../../ffi/library.ts";
 import {
   ClockType,
   decodePciInfo,
@@ -44,8 +44,8 @@ import {
   TemperatureSensor,
   UTILIZATION_BYTES,
   UUID_BUFFER_SIZE,
-} from "../ffi/nvml.ts";
-import { addNumberU64, msToNsU64 } from "../rules/u64.ts";
+} from "../../ffi/nvml.ts";
+import { addNumberU64, msToNsU64 } from "../../base/u64.ts";
 
 /** One GPU as NVML names it. */
 export interface GpuInfo {

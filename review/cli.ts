@@ -6,8 +6,8 @@
  */
 
 import { parseArgs } from "node:util";
-import { VERSION } from "../../config/version.ts";
-import { LOG_DIR } from "../../deploy/permissions.ts";
+import { VERSION } from "../config/version.ts";
+import { LOG_DIR } from "../deploy/permissions.ts";
 import { ioReason } from "./errors.ts";
 import type { EventList } from "./event.ts";
 import { filterEvents } from "./event_store.ts";

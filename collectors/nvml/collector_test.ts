@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import type { MonitorConfig } from "../config/types.ts";
+import type { MonitorConfig } from "../../config/types.ts";
 import {
   buildNvmlSim,
   nvmlSimValues,
-} from "../tests/fixtures/libnvml_sim/build.ts";
-import type { SampleSink } from "./collector.ts";
-import { NvmlCollector } from "./nvml.ts";
+} from "../../tests/fixtures/libnvml_sim/build.ts";
+import type { SampleSink } from "../collector.ts";
+import { NvmlCollector } from "./collector.ts";
 
 const CONFIG: MonitorConfig = {
   name: "gpu",

@@ -1,6 +1,6 @@
 /**
  * The GPU monitor's collector: NVML runs in a Worker
- * (collectors/nvml_worker.ts) and hands records over through shared
+ * (collectors/nvml/worker.ts) and hands records over through shared
  * memory; this side copies them into the monitor's ring on a timer. No
  * NVML call is ever made on this thread, so a slow or hung driver delays
  * GPU samples, never the NIC's.
@@ -11,20 +11,20 @@
  * @module
  */
 
-import type { MonitorConfig } from "../config/types.ts";
-import { NvmlReturn, nvmlReturnName } from "../ffi/nvml.ts";
-import type { Collector, SampleSink, SourceDevice } from "./collector.ts";
+import type { MonitorConfig } from "../../config/types.ts";
+import { NvmlReturn, nvmlReturnName } from "../../ffi/nvml.ts";
+import type { Collector, SampleSink, SourceDevice } from "../collector.ts";
 import { expandGpuMonitor } from "./gpu_monitor.ts";
-import { GpuMailbox } from "./gpu_mailbox.ts";
-import type { NvmlReply, NvmlRequest } from "./nvml_worker.ts";
+import { GpuMailbox } from "./mailbox.ts";
+import type { NvmlReply, NvmlRequest } from "./worker.ts";
 import {
   CALL_NAMES,
   ERROR_SLOTS,
   type GpuColumn,
   type GpuInfo,
   type PollerNote,
-} from "./nvml_poller.ts";
-import { PollStats } from "./poll_stats.ts";
+} from "./poller.ts";
+import { PollStats } from "../poll_stats.ts";
 
 /** How long NVML may take to initialize and list the GPUs. */
 const NVML_OPEN_TIMEOUT_MS = 15_000;
@@ -42,7 +42,7 @@ const STALL_MS = 10_000;
  *
  * @example
  * ```ts
- * import { nvmlLibraryDirs } from "./nvml.ts";
+ * import { nvmlLibraryDirs } from "./collector.ts";
  * nvmlLibraryDirs("/opt/nv", "").includes("/usr/lib64"); // true
  * nvmlLibraryDirs("/opt/nv", "")[0]; // "/opt/nv"
  * ```
@@ -178,7 +178,7 @@ export class NvmlCollector implements Collector {
   static async open(options: NvmlCollectorOptions): Promise<NvmlOpened> {
     const warn = options.warn ?? (() => {});
     const info = options.info ?? (() => {});
-    const worker = new Worker(new URL("./nvml_worker.ts", import.meta.url), {
+    const worker = new Worker(new URL("./worker.ts", import.meta.url), {
       type: "module",
     });
     const first = await firstReply(
