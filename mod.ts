@@ -56,11 +56,16 @@ export type { EventRecord } from "./agent/tally.ts";
 
 export type {
   Collector,
-  SampleSink,
   SourceDevice,
+  SourceState,
+  SourceStatus,
 } from "./collectors/collector.ts";
+export type { SampleSink } from "./rules/sample_sink.ts";
 export { NvmlCollector } from "./collectors/nvml/collector.ts";
-export type { NvmlCollectorOptions, NvmlOpened } from "./collectors/nvml/collector.ts";
+export type {
+  NvmlCollectorOptions,
+  NvmlOpened,
+} from "./collectors/nvml/collector.ts";
 export { expandGpuMonitor } from "./collectors/nvml/gpu_monitor.ts";
 export type { ExpandedGpuMonitor } from "./collectors/nvml/gpu_monitor.ts";
 export type { GpuColumn, GpuInfo } from "./collectors/nvml/poller.ts";
@@ -71,11 +76,7 @@ export type { ReplayOptions } from "./collectors/replay.ts";
 export { createCollector } from "./collectors/create.ts";
 export { PollStats } from "./collectors/poll_stats.ts";
 export { Agent } from "./agent/agent.ts";
-export type {
-  AgentMonitor,
-  SourceState,
-  SourceStatus,
-} from "./agent/agent.ts";
+export type { AgentMonitor } from "./agent/agent.ts";
 
 export { WindowAggregator } from "./metrics/aggregate.ts";
 export type {
@@ -90,7 +91,11 @@ export {
 } from "./metrics/exposition.ts";
 export type { ExpositionFormat, MetricType } from "./metrics/exposition.ts";
 export { AgentMetrics } from "./metrics/agent_metrics.ts";
-export type { AgentInfo, Readiness } from "./metrics/agent_metrics.ts";
+export type {
+  AgentInfo,
+  Readiness,
+  ServedMonitor,
+} from "./metrics/agent_metrics.ts";
 export { createMetricsApp } from "./metrics/app.ts";
 export type { MetricsAppOptions } from "./metrics/app.ts";
 export { serveMetrics } from "./metrics/server.ts";

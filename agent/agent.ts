@@ -9,44 +9,19 @@ import type { AgentConfig, MonitorConfig } from "../config/types.ts";
 import { EventsLog } from "../events/log.ts";
 import { EventTally } from "./tally.ts";
 import { WindowAggregator } from "../metrics/aggregate.ts";
+import type { ServedMonitor } from "../metrics/agent_metrics.ts";
 import { Monitor } from "../rules/monitor.ts";
-import type { Collector } from "../collectors/collector.ts";
+import type { Collector, SourceStatus } from "../collectors/collector.ts";
 import { createCollector, describeDevice } from "../collectors/create.ts";
-import { NvmlCollector, nvmlLibraryDirs } from "../collectors/nvml/collector.ts";
-
-/**
- * Where a monitor's source is: `idle` before {@linkcode Agent.run},
- * `running`, `ended` (a replay reached its end, or the agent stopped it),
- * or `failed` (with the one-line reason).
- */
-export type SourceState = "idle" | "running" | "ended" | "failed";
-
-/** A source's state, updated by {@linkcode Agent.run}. */
-export interface SourceStatus {
-  state: SourceState;
-  /** Why the source failed, when it did. */
-  error?: string;
-}
-
-/**
- * The device a monitor's configuration names, for labels and snapshots:
- * its device, its replay input, `nvml` for a GPU monitor (its GPUs are
- * labelled one by one), or undefined.
- */
-export function configuredDevice(config: MonitorConfig): string | undefined {
-  return config.device ?? config.input ??
-    (config.source === "nvml" ? "nvml" : undefined);
-}
+import {
+  NvmlCollector,
+  nvmlLibraryDirs,
+} from "../collectors/nvml/collector.ts";
 
 /** One monitor of a running agent and what feeds and records it. */
-export interface AgentMonitor {
-  readonly config: MonitorConfig;
-  readonly monitor: Monitor;
+export interface AgentMonitor extends ServedMonitor {
   readonly collector: Collector;
   readonly log: EventsLog;
-  /** Windowed aggregates of every sample, for the metrics endpoint. */
-  readonly aggregator: WindowAggregator;
-  readonly status: SourceStatus;
 }
 
 /**

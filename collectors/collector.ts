@@ -1,44 +1,12 @@
 /**
- * The contract between a sample source and the monitor it feeds.
- *
- * A collector writes each sample straight into the monitor's ring (one copy,
- * no allocation) and then commits it:
- *
- * ```ts ignore
- * const at = sink.claim();
- * sink.words[at] = timestampLo; sink.words[at + 1] = timestampHi;
- * // column k's value goes at at + 2 * (k + 1) (lo) and at + 2 * (k + 1) + 1 (hi)
- * sink.commit();
- * ```
+ * What a sample source is to the agent: the {@linkcode Collector} interface,
+ * the devices behind it and where its run stands.
  *
  * @module
  */
 
+import type { SampleSink } from "../rules/sample_sink.ts";
 import type { PollStats } from "./poll_stats.ts";
-
-/** Where a collector delivers samples. Implemented by the monitor. */
-export interface SampleSink {
-  /**
-   * The ring's storage: records of `2 * (1 + columns)` words, each value an
-   * unsigned 64-bit integer as a little-endian (lo, hi) pair, timestamp
-   * (ns since the Unix epoch) first.
-   */
-  readonly words: Uint32Array;
-  /** Number of value columns (timestamp excluded). */
-  readonly columns: number;
-  /** Reserves the next record and returns its offset in {@linkcode words}. */
-  claim(): number;
-  /** Runs the per-sample work (log row, rules) on the claimed record. */
-  commit(): void;
-  /** Reports `dropped` samples the source lost before the next committed one. */
-  gap(dropped: number): void;
-  /**
-   * Undefined when the sink keeps up; otherwise a promise that resolves
-   * once it does. A source that can wait (replay) checks it between
-   * samples so a slow disk costs time, not rows; a live source never waits.
-   */
-  ready?(): Promise<void> | undefined;
-}
 
 /**
  * One device behind a source that can fail on its own (a GPU of the NVML
@@ -86,4 +54,18 @@ export interface Collector {
    * refused part of it; the rest is still released.
    */
   close?(): void | Promise<void>;
+}
+
+/**
+ * Where a monitor's source is: `idle` before the agent runs it, `running`,
+ * `ended` (a replay reached its end, or the agent stopped it), or `failed`
+ * (with the one-line reason).
+ */
+export type SourceState = "idle" | "running" | "ended" | "failed";
+
+/** A source's state, updated by the agent that runs it. */
+export interface SourceStatus {
+  state: SourceState;
+  /** Why the source failed, when it did. */
+  error?: string;
 }

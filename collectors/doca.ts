@@ -29,7 +29,8 @@ import {
 } from "../ffi/doca.ts";
 import { cStringFromBuffer, toCString } from "../ffi/library.ts";
 import { libraryPaths, openFirst } from "../ffi/library.ts";
-import type { Collector, SampleSink } from "./collector.ts";
+import type { SampleSink } from "../rules/sample_sink.ts";
+import type { Collector } from "./collector.ts";
 import { PollStats } from "./poll_stats.ts";
 
 /** How to reach the device and what to sample. */

@@ -12,7 +12,8 @@
 import { type CsvError, parse } from "csv-parse/stream";
 import type { ColumnConfig } from "../config/types.ts";
 import { parseU64 } from "../base/u64.ts";
-import type { Collector, SampleSink } from "./collector.ts";
+import type { SampleSink } from "../rules/sample_sink.ts";
+import type { Collector } from "./collector.ts";
 
 /** Options of {@linkcode ReplayCollector}. */
 export interface ReplayOptions {

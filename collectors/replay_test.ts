@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { ColumnConfig } from "../config/types.ts";
-import type { SampleSink } from "./collector.ts";
+import type { SampleSink } from "../rules/sample_sink.ts";
 import { ReplayCollector } from "./replay.ts";
 
 const U64_MAX = "18446744073709551615";

@@ -12,7 +12,8 @@
  * @module
  */
 
-import type { Collector, SampleSink } from "./collector.ts";
+import type { SampleSink } from "../rules/sample_sink.ts";
+import type { Collector } from "./collector.ts";
 import { PollStats } from "./poll_stats.ts";
 import type { ColumnConfig } from "../config/types.ts";
 import { addNumberU64, bigintToU64, msToNsU64 } from "../base/u64.ts";
@@ -163,7 +164,7 @@ const DATA_ID = /^0x[0-9a-fA-F]{16}$/;
  * @example Usage
  * ```ts
  * import { SimCollector } from "./sim.ts";
- * import type { SampleSink } from "./collector.ts";
+ * import type { SampleSink } from "../rules/sample_sink.ts";
  * import assert from "node:assert/strict";
  *
  * const words = new Uint32Array(2 * 2 * 10);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import type { SampleSink } from "./collector.ts";
+import type { SampleSink } from "../rules/sample_sink.ts";
 import type { ColumnConfig } from "../config/types.ts";
 import { SimCollector } from "./sim.ts";
 

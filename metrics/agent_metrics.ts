@@ -7,8 +7,27 @@
  * @module
  */
 
-import type { AgentMonitor } from "../agent/agent.ts";
+import type { Collector, SourceStatus } from "../collectors/collector.ts";
+import type { MonitorConfig } from "../config/types.ts";
+import type { EventsLog } from "../events/log.ts";
+import type { Monitor } from "../rules/monitor.ts";
+import type { WindowAggregator } from "./aggregate.ts";
 import { Freshness } from "./freshness.ts";
+
+/**
+ * What the endpoint reads of one monitor: its configuration, rule states,
+ * source health, log statistics and windowed aggregates. A running
+ * agent's monitors are these; the endpoint never holds the agent itself.
+ */
+export interface ServedMonitor {
+  readonly config: MonitorConfig;
+  readonly monitor: Monitor;
+  readonly collector: Pick<Collector, "pollStats" | "devices">;
+  readonly log: Pick<EventsLog, "path" | "stats">;
+  /** Windowed aggregates of every sample. */
+  readonly aggregator: WindowAggregator;
+  readonly status: SourceStatus;
+}
 
 /** The agent-wide facts the endpoint reports. */
 export interface AgentInfo {
@@ -48,7 +67,7 @@ export const MIN_STALE_MS = 1000;
  */
 export class AgentMetrics {
   /** The monitors, in configuration order. */
-  readonly monitors: readonly AgentMonitor[];
+  readonly monitors: readonly ServedMonitor[];
   /** Agent-wide facts. */
   readonly info: AgentInfo;
   /** When each monitor last delivered a sample. */
@@ -56,7 +75,7 @@ export class AgentMetrics {
   /** Per monitor: data older than this (ms) is stale. */
   readonly staleAfterMs: readonly number[];
 
-  constructor(monitors: readonly AgentMonitor[], info: AgentInfo) {
+  constructor(monitors: readonly ServedMonitor[], info: AgentInfo) {
     this.monitors = monitors;
     this.info = info;
     this.freshness = new Freshness(

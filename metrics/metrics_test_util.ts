@@ -5,14 +5,13 @@
  * @module
  */
 
-import type { AgentMonitor } from "../agent/agent.ts";
 import type { Collector } from "../collectors/collector.ts";
 import { PollStats } from "../collectors/poll_stats.ts";
 import type { MonitorConfig } from "../config/types.ts";
 import { EventsLog } from "../events/log.ts";
 import { Monitor } from "../rules/monitor.ts";
 import { writeRecord } from "../rules/rules_test_util.ts";
-import { AgentMetrics } from "./agent_metrics.ts";
+import { AgentMetrics, type ServedMonitor } from "./agent_metrics.ts";
 import { WindowAggregator } from "./aggregate.ts";
 
 /** A collector that never runs: the test feeds the monitor itself. */
@@ -56,7 +55,7 @@ export function nicConfig(eventLog: string): MonitorConfig {
 
 /** A monitor of an agent, fed by hand. */
 export interface FedMonitor {
-  readonly agentMonitor: AgentMonitor;
+  readonly agentMonitor: ServedMonitor;
   readonly metrics: AgentMetrics;
   /** Commits one sample at `tsNs` with values `rx`, `lat`. */
   feed(tsNs: bigint, rx: bigint, lat: bigint): void;
@@ -81,7 +80,7 @@ export async function fedMonitor(
   });
   const aggregator = new WindowAggregator({ columns: m.columns, windowNs });
   const monitor = new Monitor(m, log, { observer: aggregator });
-  const agentMonitor: AgentMonitor = {
+  const agentMonitor: ServedMonitor = {
     config: m,
     monitor,
     collector: new FedCollector(),

@@ -13,7 +13,7 @@
 
 import process from "node:process";
 import { LATENESS_BOUNDS_S } from "../collectors/poll_stats.ts";
-import { configuredDevice } from "../agent/agent.ts";
+import { configuredDevice } from "../config/device.ts";
 import type { AgentMetrics } from "./agent_metrics.ts";
 import {
   type ExpositionFormat,

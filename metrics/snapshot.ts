@@ -6,7 +6,7 @@
  */
 
 import type { AgentMetrics } from "./agent_metrics.ts";
-import { configuredDevice } from "../agent/agent.ts";
+import { configuredDevice } from "../config/device.ts";
 
 /** A number, or null where it does not apply or is not known (NaN). */
 export type Reading = number | null;

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { SampleSink } from "../collectors/collector.ts";
+import type { SampleSink } from "./sample_sink.ts";
 import type { EventSink } from "./event_sink.ts";
 import { SampleRing } from "./ring.ts";
 import { Rule, type RuleOptions } from "./rule.ts";

@@ -8,7 +8,14 @@
 
 import type { ComparisonType } from "../config/types.ts";
 import type { SampleRing } from "./ring.ts";
-import { addU64, bigintToU64, geU64, gtU64, ltU64, subU64 } from "../base/u64.ts";
+import {
+  addU64,
+  bigintToU64,
+  geU64,
+  gtU64,
+  ltU64,
+  subU64,
+} from "../base/u64.ts";
 
 // Numeric kinds so the per-sample switch compares small integers.
 const GT = 0;

@@ -13,7 +13,8 @@
 
 import type { MonitorConfig } from "../../config/types.ts";
 import { NvmlReturn, nvmlReturnName } from "../../ffi/nvml.ts";
-import type { Collector, SampleSink, SourceDevice } from "../collector.ts";
+import type { SampleSink } from "../../rules/sample_sink.ts";
+import type { Collector, SourceDevice } from "../collector.ts";
 import { expandGpuMonitor } from "./gpu_monitor.ts";
 import { GpuMailbox } from "./mailbox.ts";
 import type { NvmlReply, NvmlRequest } from "./worker.ts";

@@ -4,7 +4,7 @@ import {
   buildNvmlSim,
   nvmlSimValues,
 } from "../../tests/fixtures/libnvml_sim/build.ts";
-import type { SampleSink } from "../collector.ts";
+import type { SampleSink } from "../../rules/sample_sink.ts";
 import { NvmlCollector } from "./collector.ts";
 
 const CONFIG: MonitorConfig = {

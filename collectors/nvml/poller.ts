@@ -15,7 +15,11 @@
  */
 
 import { GPU_READINGS, MAX_GPU_INDEX } from "../../config/gpu_readings.ts";
-import { cStringFromBuffer, libraryPaths, openFirst } from "../../ffi/library.ts";
+import {
+  cStringFromBuffer,
+  libraryPaths,
+  openFirst,
+} from "../../ffi/library.ts";
 import {
   ClockType,
   decodePciInfo,
