@@ -1,5 +1,5 @@
 /**
- * Helpers for tests/deploy_test.ts: the system tools it drives
+ * Helpers for tests/deploy_test.ts and tests/e2e/deploy_tools_test.ts: the system tools it drives
  * (systemd-analyze, logrotate, shellcheck), a temporary root that
  * deploy/install.sh installs into, and snapshots of a directory tree.
  *
