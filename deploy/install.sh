@@ -264,7 +264,7 @@ fi
 
 # --- Install ---------------------------------------------------------------
 
-[ -f "$binary" ] || die "no binary at $binary (build it with: deno compile -A --output dpu-traceback main.ts; or pass its path)"
+[ -f "$binary" ] || die "no binary at $binary (build it with: deno task compile, then pass dist/dpu-traceback)"
 for f in dpu-traceback.service dpu-traceback.logrotate default example-config.yaml; do
 	[ -f "$HERE/$f" ] || die "missing $HERE/$f (run the script from its deploy/ directory)"
 done
