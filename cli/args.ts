@@ -5,10 +5,11 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
 import { LOG_LEVELS, type LogLevel } from "../logging/logger.ts";
 import type { GpuMode, SourceKind } from "../config/types.ts";
 import { parseGpuMode, parseListen } from "../config/values.ts";
+import { parseOptions } from "./parse_options.ts";
+import { UsageError } from "./usage_error.ts";
 
 /** Options of `run` (and `demo`), as given on the command line. */
 export interface RunOptions {
@@ -49,8 +50,36 @@ export type Command =
   | { readonly kind: "review"; readonly args: readonly string[] }
   | {
     readonly kind: "demo";
-    readonly options: Omit<RunOptions, "configFile"> & { configFile?: string };
+    readonly options: DemoOptions;
   };
+
+/** Options of `demo`: those of `run`, the rules file optional. */
+export type DemoOptions = Omit<RunOptions, "configFile"> & {
+  readonly configFile?: string;
+};
+
+const RUN_OPTIONS = {
+  device: { type: "string", short: "d" },
+  rules: { type: "string" },
+  config: { type: "string", short: "c" },
+  "data-ids": { type: "string" },
+  "event-log": { type: "string" },
+  source: { type: "string" },
+  input: { type: "string" },
+  duration: { type: "string" },
+  listen: { type: "string" },
+  "web-config-file": { type: "string" },
+  "metrics-window": { type: "string" },
+  seed: { type: "string" },
+  "force-ownership": { type: "boolean" },
+  "doca-lib-dir": { type: "string" },
+  gpu: { type: "string" },
+  "nvml-lib-dir": { type: "string" },
+  quiet: { type: "boolean", short: "q" },
+  "log-level": { type: "string" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "V" },
+} as const;
 
 const SOURCES: readonly SourceKind[] = ["doca", "sim", "replay"];
 const COMMANDS = ["run", "check-config", "demo", "help"];
@@ -91,8 +120,8 @@ Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
 `;
 
 /**
- * Parses `args` (without the program name). Throws a TypeError with a
- * one-line message on a usage error.
+ * Parses `args` (without the program name). Throws a {@linkcode UsageError}
+ * with a one-line message on a usage error.
  *
  * @example
  * ```ts
@@ -103,43 +132,7 @@ Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
 export function parseCommand(args: readonly string[]): Command {
   // review has options of its own; it parses them itself.
   if (args[0] === "review") return { kind: "review", args: args.slice(1) };
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        device: { type: "string", short: "d" },
-        rules: { type: "string" },
-        config: { type: "string", short: "c" },
-        "data-ids": { type: "string" },
-        "event-log": { type: "string" },
-        source: { type: "string" },
-        input: { type: "string" },
-        duration: { type: "string" },
-        listen: { type: "string" },
-        "web-config-file": { type: "string" },
-        "metrics-window": { type: "string" },
-        seed: { type: "string" },
-        "force-ownership": { type: "boolean" },
-        "doca-lib-dir": { type: "string" },
-        gpu: { type: "string" },
-        "nvml-lib-dir": { type: "string" },
-        quiet: { type: "boolean", short: "q" },
-        "log-level": { type: "string" },
-        help: { type: "boolean", short: "h" },
-        version: { type: "boolean", short: "V" },
-      },
-    });
-  } catch (error) {
-    // node:util's messages are multi-line; keep the first sentence.
-    const message = error instanceof Error
-      ? error.message.split("\n")[0]
-      : String(error);
-    throw new TypeError(message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseOptions(args, RUN_OPTIONS);
   if (values.help) return { kind: "help" };
   if (values.version) return { kind: "version" };
 
@@ -155,7 +148,7 @@ export function parseCommand(args: readonly string[]): Command {
     values.rules !== undefined && values.config !== undefined &&
     values.rules !== values.config
   ) {
-    throw new TypeError(
+    throw new UsageError(
       "--rules and --config name the same file; give one of them",
     );
   }
@@ -163,17 +156,17 @@ export function parseCommand(args: readonly string[]): Command {
 
   if (command === "check-config") {
     if (rest.length > 1) {
-      throw new TypeError(`check-config takes one file, got ${rest.length}`);
+      throw new UsageError(`check-config takes one file, got ${rest.length}`);
     }
     const file = rest[0] ?? configFile;
-    if (file === undefined) throw new TypeError("check-config needs a FILE");
+    if (file === undefined) throw new UsageError("check-config needs a FILE");
     return {
       kind: "check-config",
       configFile: file,
       dataIdsFile: values["data-ids"],
     };
   }
-  if (rest.length > 0) throw new TypeError(`unexpected argument "${rest[0]}"`);
+  if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
 
   const options = {
     dataIdsFile: values["data-ids"],
@@ -199,7 +192,7 @@ export function parseCommand(args: readonly string[]): Command {
     return { kind: "demo", options: { ...options, configFile } };
   }
   if (configFile === undefined) {
-    throw new TypeError(
+    throw new UsageError(
       "missing the rules file: --rules FILE (or -c/--config FILE)",
     );
   }
@@ -209,7 +202,7 @@ export function parseCommand(args: readonly string[]): Command {
 function parseLogLevel(value: string | undefined): LogLevel | undefined {
   if (value === undefined) return undefined;
   if (!(LOG_LEVELS as readonly string[]).includes(value)) {
-    throw new TypeError(
+    throw new UsageError(
       `--log-level must be one of ${LOG_LEVELS.join(", ")}, got "${value}"`,
     );
   }
@@ -220,7 +213,7 @@ function parseGpuOption(value: string | undefined): GpuMode | undefined {
   if (value === undefined) return undefined;
   const parsed = parseGpuMode(value);
   if (!parsed.ok) {
-    throw new TypeError(`--gpu ${parsed.problem}, got "${value}"`);
+    throw new UsageError(`--gpu ${parsed.problem}, got "${value}"`);
   }
   return parsed.value;
 }
@@ -228,7 +221,7 @@ function parseGpuOption(value: string | undefined): GpuMode | undefined {
 function parseSource(value: string | undefined): SourceKind | undefined {
   if (value === undefined) return undefined;
   if (!(SOURCES as readonly string[]).includes(value)) {
-    throw new TypeError(
+    throw new UsageError(
       `--source must be one of ${SOURCES.join(", ")}, got "${value}"`,
     );
   }
@@ -242,7 +235,7 @@ function parsePositive(
   if (value === undefined) return undefined;
   const n = Number(value);
   if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
-    throw new TypeError(
+    throw new UsageError(
       `${option} must be a positive number of seconds, got "${value}"`,
     );
   }
@@ -253,7 +246,7 @@ function parseSeed(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n)) {
-    throw new TypeError(
+    throw new UsageError(
       `--seed must be a non-negative integer, got "${value}"`,
     );
   }
@@ -264,7 +257,7 @@ function parseSeed(value: string | undefined): number | undefined {
 function parseListenOption(value: string): string {
   const parsed = parseListen(value);
   if (!parsed.ok) {
-    throw new TypeError(`--listen ${parsed.problem}, got "${value}"`);
+    throw new UsageError(`--listen ${parsed.problem}, got "${value}"`);
   }
   return parsed.value;
 }

@@ -5,11 +5,12 @@
  */
 
 import type { RunOptions } from "./args.ts";
+import { UsageError } from "./usage_error.ts";
 import type { AgentConfig, MonitorConfig } from "../config/types.ts";
 
 /**
  * The configuration with the command line's overrides applied and the
- * combination checked. Throws a TypeError with a one-line message when the
+ * combination checked. Throws a {@linkcode UsageError} with a one-line message when the
  * options do not fit the configuration (a usage error).
  *
  * @example
@@ -26,7 +27,7 @@ export function applyRunOptions(
   const single = config.monitors.filter((m) => m.source !== "nvml").length ===
     1;
   if (options.eventLog !== undefined && !single) {
-    throw new TypeError(
+    throw new UsageError(
       `--event-log applies to a single monitor, and ${config.file} has ${config.monitors.length}; set event_log per monitor`,
     );
   }
@@ -42,21 +43,21 @@ export function applyRunOptions(
   );
   const replays = monitors.filter((m) => m.source === "replay");
   if (options.input !== undefined && replays.length === 0) {
-    throw new TypeError("--input is for --source replay");
+    throw new UsageError("--input is for --source replay");
   }
   if (options.input !== undefined && replays.length > 1) {
-    throw new TypeError(
+    throw new UsageError(
       `--input names one capture, and ${replays.length} monitors replay; set input per monitor`,
     );
   }
   for (const m of monitors) {
     if (m.source === "doca" && (m.device === undefined || m.device === "")) {
-      throw new TypeError(
+      throw new UsageError(
         `monitor "${m.name}" reads a device (source doca) and none was given: use -d DEVICE`,
       );
     }
     if (m.source === "replay" && m.input === undefined) {
-      throw new TypeError(
+      throw new UsageError(
         `monitor "${m.name}" replays a capture and none was given: use --input FILE`,
       );
     }

@@ -8,6 +8,7 @@
  */
 
 import { fstatSync } from "node:fs";
+import { errorMessage } from "../base/error_message.ts";
 
 /** Message levels, most severe first. */
 export type LogLevel = "error" | "warning" | "info" | "debug";
@@ -95,6 +96,21 @@ export class Logger {
   /** Detail for a developer chasing a problem. */
   debug(message: string): void {
     this.#log("debug", message);
+  }
+
+  /**
+   * A caught failure: its one-line message as an error and, at `debug`,
+   * its stack and those of its causes, one line each, so an operator sees
+   * what went wrong and `--log-level debug` shows where.
+   */
+  failed(error: unknown): void {
+    this.error(errorMessage(error));
+    if (PRIORITY.debug > this.#threshold) return;
+    for (let e: unknown = error; e instanceof Error; e = e.cause) {
+      for (const line of (e.stack ?? `${e.name}: ${e.message}`).split("\n")) {
+        this.debug(e === error ? line : `caused by: ${line}`);
+      }
+    }
   }
 
   #log(level: LogLevel, message: string): void {

@@ -62,3 +62,25 @@ Deno.test("underJournald: only when JOURNAL_STREAM names stderr itself", () => {
   assert.equal(underJournald("garbage"), false);
   assert.equal(underJournald(undefined), false);
 });
+
+Deno.test("failed() writes the message, and the stack with its causes only at debug", () => {
+  const cause = new RangeError("inner");
+  const error = new Error("outer", { cause });
+  const quiet: string[] = [];
+  new Logger({ program: "p", write: (l) => quiet.push(l) }).failed(error);
+  assert.deepEqual(quiet, ["p: outer"]);
+  const loud: string[] = [];
+  new Logger({ program: "p", level: "debug", write: (l) => loud.push(l) })
+    .failed(error);
+  assert.equal(loud[0], "p: outer");
+  assert.match(loud[1], /^p: debug: Error: outer$/);
+  assert.ok(loud.some((l) => /^p: debug: +at /.test(l)), loud.join("\n"));
+  assert.ok(
+    loud.some((l) => l === "p: debug: caused by: RangeError: inner"),
+    loud.join("\n"),
+  );
+  const thrown: string[] = [];
+  new Logger({ program: "p", level: "debug", write: (l) => thrown.push(l) })
+    .failed("a string");
+  assert.deepEqual(thrown, ["p: a string"]);
+});
