@@ -68,7 +68,8 @@ export type {
 } from "./collectors/nvml/collector.ts";
 export { expandGpuMonitor } from "./collectors/nvml/gpu_monitor.ts";
 export type { ExpandedGpuMonitor } from "./collectors/nvml/gpu_monitor.ts";
-export type { GpuColumn, GpuInfo } from "./collectors/nvml/poller.ts";
+export type { GpuColumn } from "./collectors/nvml/readings.ts";
+export type { GpuInfo } from "./collectors/nvml/gpu_list.ts";
 export { SimCollector } from "./collectors/sim.ts";
 export type { SimOptions } from "./collectors/sim.ts";
 export { ReplayCollector } from "./collectors/replay.ts";

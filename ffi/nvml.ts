@@ -2,7 +2,7 @@
  * Deno FFI declarations for NVML (`libnvidia-ml.so.1`, from the GPU
  * driver) and the decoding of the structs it fills. Declarations and
  * decoding only: which calls to make, how often, and what a failure means
- * for a GPU live in collectors/nvml/poller.ts.
+ * for a GPU live in collectors/nvml/readers.ts and gpu_health.ts.
  *
  * Every symbol is the versioned name the C header's macros would pick
  * (`nvmlInit_v2`, `nvmlDeviceGetPciInfo_v3`, ...): FFI has no macros.

@@ -18,13 +18,10 @@ import type { Collector, SourceDevice } from "../collector.ts";
 import { expandGpuMonitor } from "./gpu_monitor.ts";
 import { GpuMailbox } from "./mailbox.ts";
 import type { NvmlReply, NvmlRequest } from "./worker.ts";
-import {
-  CALL_NAMES,
-  ERROR_SLOTS,
-  type GpuColumn,
-  type GpuInfo,
-  type PollerNote,
-} from "./poller.ts";
+import { ERROR_SLOTS } from "./gpu_health.ts";
+import type { GpuInfo } from "./gpu_list.ts";
+import type { PollerNote } from "./notes.ts";
+import { CALL_NAMES, type GpuColumn } from "./readings.ts";
 import { PollStats } from "../poll_stats.ts";
 
 /** How long NVML may take to initialize and list the GPUs. */

@@ -19,7 +19,7 @@ import type {
   MonitorConfig,
   RuleConfig,
 } from "../../config/types.ts";
-import type { GpuColumn } from "./poller.ts";
+import type { GpuColumn } from "./readings.ts";
 
 /** A GPU monitor made concrete for the GPUs present. */
 export interface ExpandedGpuMonitor {

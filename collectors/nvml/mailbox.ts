@@ -8,7 +8,7 @@
  * @module
  */
 
-import { ERROR_SLOTS, GPU_SLOTS } from "./poller.ts";
+import { ERROR_SLOTS, GPU_SLOTS } from "./gpu_health.ts";
 
 /** Records the ring holds: a minute of 1 s polls is far more than a drain needs. */
 export const MAILBOX_RECORDS = 64;

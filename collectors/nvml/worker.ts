@@ -1,8 +1,8 @@
 /**
  * Module worker that owns NVML for the GPU monitor (see
- * collectors/nvml.ts for the host side). Every NVML call can block, so
- * none is made on the main thread, where the NIC is polled and the
- * metrics are served.
+ * collectors/nvml/collector.ts for the host side). Every NVML call can
+ * block, so none is made on the main thread, where the NIC is polled and
+ * the metrics are served.
  *
  * Protocol: the host posts {@linkcode NvmlRequest}s in the order
  * `open`, `start`, `stop`; the worker answers `open` with `opened` or
@@ -12,13 +12,12 @@
  * @module
  */
 
+import { errorMessage } from "../../base/error_message.ts";
+import type { GpuInfo } from "./gpu_list.ts";
 import { GpuMailbox } from "./mailbox.ts";
-import {
-  type GpuColumn,
-  type GpuInfo,
-  NvmlPoller,
-  type PollerNote,
-} from "./poller.ts";
+import type { PollerNote } from "./notes.ts";
+import { NvmlPoller } from "./poller.ts";
+import type { GpuColumn } from "./readings.ts";
 
 /** What the host asks. */
 export type NvmlRequest =
@@ -136,7 +135,7 @@ scope.onmessage = (event) => {
   } catch (error) {
     reply({
       kind: "failed",
-      message: error instanceof Error ? error.message : String(error),
+      message: errorMessage(error),
     });
   }
 };
