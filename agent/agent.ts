@@ -20,7 +20,9 @@ import {
 
 /** One monitor of a running agent and what feeds and records it. */
 export interface AgentMonitor extends ServedMonitor {
+  /** The source feeding the monitor; the agent runs and closes it. */
   readonly collector: Collector;
+  /** The monitor's events.log; the agent reopens it on SIGHUP and closes it. */
   readonly log: EventsLog;
 }
 

@@ -9,12 +9,17 @@ import type { Monitor, TransitionListener } from "../rules/monitor.ts";
 
 /** One event: a rule's activation and, once it happened, its end. */
 export interface EventRecord {
+  /** The monitor's name. */
   readonly monitor: string;
+  /** The rule's name, as events.log writes it. */
   readonly rule: string;
+  /** Wall time the rule became active, Unix ms. */
   readonly startMs: number;
   /** Sample count of the monitor when the event started. */
   readonly startSample: number;
+  /** Wall time it became inactive, Unix ms; null while still active. */
   endMs: number | null;
+  /** The monitor's sample count when it ended; null while still active. */
   endSample: number | null;
 }
 

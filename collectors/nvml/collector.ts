@@ -57,6 +57,7 @@ export function nvmlLibraryDirs(
 }
 
 /** Options of {@linkcode NvmlCollector.open}. */
+/** What {@linkcode NvmlCollector.open} needs. */
 export interface NvmlCollectorOptions {
   /** The GPU monitor as configured (pattern columns). */
   readonly config: MonitorConfig;
@@ -64,7 +65,9 @@ export interface NvmlCollectorOptions {
   readonly libDirs: readonly string[];
   /** Where unsupported readings, left-out patterns and lost GPUs are told. */
   readonly warn?: (message: string) => void;
+  /** Where "no NVML here" and other expected absences are told. */
   readonly info?: (message: string) => void;
+  /** Give up on NVML's init and GPU listing after this long, ms (default 15 s). */
   readonly openTimeoutMs?: number;
   /** No record for this long means NVML is stuck (default 10 s or 3 periods). */
   readonly stallMs?: number;
@@ -104,11 +107,13 @@ export class NvmlCollector implements Collector {
   readonly pollStats: PollStats = new PollStats();
   /** The GPUs this monitor reads. */
   readonly gpus: readonly GpuInfo[];
+  /** Each GPU as a device that goes down on its own, for `device_up`. */
   readonly devices: readonly SourceDevice[];
   /** `nvml` and each GPU read: index, PCI bus id, UUID. */
   readonly device: string;
   /** Where NVML was loaded from and the driver's version. */
   readonly library: string;
+  /** The driver's version as NVML reports it (`550.54.15`). */
   readonly driverVersion: string;
 
   #worker: Worker;

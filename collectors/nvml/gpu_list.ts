@@ -37,9 +37,11 @@ import {
 export interface GpuInfo {
   /** NVML's index (the `N` of `gpuN.` column names). */
   readonly index: number;
+  /** The GPU's UUID (`GPU-...`), stable across reboots and re-indexing. */
   readonly uuid: string;
   /** `0000:18:00.0`, as DOCA and lspci write it. */
   readonly pciBusId: string;
+  /** The product name (`NVIDIA H100 80GB HBM3`). */
   readonly name: string;
 }
 

@@ -13,6 +13,7 @@ import { FieldId, NvmlReturn } from "../../ffi/nvml.ts";
 
 /** One column of the record: a reading of a GPU. */
 export interface GpuColumn {
+  /** NVML's index of the GPU. */
   readonly gpu: number;
   /** Index into {@linkcode GPU_READINGS}. */
   readonly reading: number;
