@@ -29,14 +29,35 @@ export interface AgentMonitor extends ServedMonitor {
 /**
  * Owns the monitors of one agent run.
  *
- * @example
- * ```ts ignore
- * const agent = await Agent.open(config, { version: "dpu-traceback 0.1.0" });
+ * @example Ten simulated samples' worth of time, one rule
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseConfig } from "../config/load.ts";
+ * import { Agent } from "./agent.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const config = parseConfig(
+ *   `{ "diag_sample_period_ns": 1000000, "sample_history_depth": 10,
+ *      "data-ids": [{ "name": "port_0_rx_bytes", "data_id": "0x1020000100000000" }],
+ *      "rules": [{ "name": "rx_bytes_moving", "data_id": "0x1020000100000000",
+ *                  "comparison_type": "inc_gt", "comparison_value": 0 }] }`,
+ *   `${dir}/rules.json`,
+ * );
+ * const agent = await Agent.open(
+ *   { ...config, monitors: config.monitors.map((m) => ({ ...m, source: "sim" as const })) },
+ *   { version: "example 1.0" },
+ * );
  * try {
- *   await agent.run(AbortSignal.timeout(20_000));
+ *   await agent.run(AbortSignal.timeout(200));
  * } finally {
- *   await agent.close();
+ *   assert.deepEqual(await agent.close(), []);
  * }
+ * const [nic] = agent.monitors;
+ * assert.equal(nic.status.state, "ended");
+ * assert.ok(nic.monitor.samples > 0);
+ * assert.equal(agent.tally.events[0].rule, "rx_bytes_moving");
+ * assert.match(await Deno.readTextFile(nic.log.path), /rx_bytes_moving/);
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export class Agent {

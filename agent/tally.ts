@@ -27,12 +27,26 @@ export interface EventRecord {
  * Collects events from monitors' transitions. Allocates per event, never
  * per sample.
  *
- * @example
- * ```ts ignore
+ * @example A monitor's rule starts and ends; the table shows the event
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { Monitor } from "../rules/monitor.ts";
+ * import { EventTally, formatEventTable } from "./tally.ts";
+ *
+ * // What the listener reads of the monitor that calls it.
+ * const nic = { name: "nic", rules: [{ name: "ECN burst" }], samples: 100 };
  * const tally = new EventTally();
- * const monitor = new Monitor(options, log, { onTransition: tally.listener });
- * // ... run ...
- * console.log(formatEventTable(tally.events));
+ * tally.listener(nic as unknown as Monitor, 0, true, Date.UTC(2026, 10, 21, 14, 50));
+ * nic.samples = 350;
+ * tally.listener(nic as unknown as Monitor, 0, false, Date.UTC(2026, 10, 21, 14, 50, 0, 25));
+ * assert.deepEqual(tally.events, [{
+ *   monitor: "nic", rule: "ECN burst",
+ *   startMs: Date.UTC(2026, 10, 21, 14, 50), startSample: 100,
+ *   endMs: Date.UTC(2026, 10, 21, 14, 50, 0, 25), endSample: 350,
+ * }]);
+ * const [header, row] = formatEventTable(tally.events).split("\n");
+ * assert.match(header, /^MONITOR +RULE +START \(UTC\) +DURATION +SAMPLES$/);
+ * assert.match(row, /^nic +ECN burst +2026-11-21 14:50:00\.000 +0\.025 s +250$/);
  * ```
  */
 export class EventTally {
