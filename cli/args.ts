@@ -125,8 +125,15 @@ Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseCommand } from "./args.ts";
- * parseCommand(["-d", "03:00.0", "--rules", "rules.json"]).kind; // "run"
+ * import { UsageError } from "./usage_error.ts";
+ *
+ * const command = parseCommand(["-d", "03:00.0", "--rules", "rules.json"]);
+ * assert.equal(command.kind, "run");
+ * assert.equal(command.kind === "run" && command.options.device, "03:00.0");
+ * assert.deepEqual(parseCommand(["review", "--json"]), { kind: "review", args: ["--json"] });
+ * assert.throws(() => parseCommand(["--gpu", "on", "--rules", "r.json"]), UsageError);
  * ```
  */
 export function parseCommand(args: readonly string[]): Command {

@@ -14,8 +14,17 @@ import type { AgentConfig, MonitorConfig } from "../config/types.ts";
  * options do not fit the configuration (a usage error).
  *
  * @example
- * ```ts ignore
- * const config = applyRunOptions(await loadConfig("rules.json"), { source: "sim", forceOwnership: false, quiet: true, configFile: "rules.json" });
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { loadConfig } from "../config/load.ts";
+ * import { applyRunOptions } from "./overrides.ts";
+ * import { UsageError } from "./usage_error.ts";
+ *
+ * const config = await loadConfig("deploy/example-rules.json");
+ * const run = applyRunOptions(config, { source: "sim", forceOwnership: false, quiet: true });
+ * assert.equal(run.monitors[0].source, "sim");
+ * // A NIC read through DOCA needs a device.
+ * assert.throws(() => applyRunOptions(config, { forceOwnership: false, quiet: true }), UsageError);
  * ```
  */
 export function applyRunOptions(
