@@ -51,6 +51,7 @@ export type { EventSink } from "./rules/event_sink.ts";
 export { EventsLog } from "./events/log.ts";
 export type { EventsLogOptions, EventsLogStats } from "./events/log.ts";
 export { formatColumnNames, formatHeader } from "./events/header.ts";
+export type { HeaderOptions } from "./events/header.ts";
 export { EventTally, formatEventTable } from "./agent/tally.ts";
 export type { EventRecord } from "./agent/tally.ts";
 
@@ -75,6 +76,7 @@ export type { SimOptions } from "./collectors/sim.ts";
 export { ReplayCollector } from "./collectors/replay.ts";
 export type { ReplayOptions } from "./collectors/replay.ts";
 export { createCollector } from "./collectors/create.ts";
+export type { CollectorContext } from "./collectors/create.ts";
 export { PollStats } from "./collectors/poll_stats.ts";
 export { Agent } from "./agent/agent.ts";
 export type { AgentMonitor } from "./agent/agent.ts";
@@ -97,10 +99,16 @@ export type {
   Readiness,
   ServedMonitor,
 } from "./metrics/agent_metrics.ts";
+export type { CountsSamples, Freshness } from "./metrics/freshness.ts";
 export { createMetricsApp } from "./metrics/app.ts";
-export type { MetricsAppOptions } from "./metrics/app.ts";
+export type { MetricsApp, MetricsAppOptions } from "./metrics/app.ts";
+export type { ConnectionInfo, RequestLimitOptions } from "./metrics/limits.ts";
 export { serveMetrics } from "./metrics/server.ts";
 export type { MetricsServer, ServeOptions } from "./metrics/server.ts";
 export { loadWebConfig } from "./metrics/web_config.ts";
-export type { WebConfig } from "./metrics/web_config.ts";
+export type { WebConfig, WebTls } from "./metrics/web_config.ts";
 export { BasicAuthVerifier } from "./metrics/basic_auth.ts";
+export type {
+  BasicAuthOptions,
+  BasicAuthResult,
+} from "./metrics/basic_auth.ts";

@@ -11,7 +11,7 @@ import { EventTally } from "./tally.ts";
 import { WindowAggregator } from "../metrics/aggregate.ts";
 import type { ServedMonitor } from "../metrics/agent_metrics.ts";
 import { Monitor } from "../rules/monitor.ts";
-import type { Collector, SourceStatus } from "../collectors/collector.ts";
+import type { Collector } from "../collectors/collector.ts";
 import { createCollector, describeDevice } from "../collectors/create.ts";
 import {
   NvmlCollector,

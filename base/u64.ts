@@ -128,10 +128,12 @@ export function divmod1e9(lo: number, hi: number, rem: Float64Array): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { msToNsU64 } from "./u64.ts";
+ *
  * const out = new Uint32Array(2);
- * msToNsU64(out, 0, 1_000.5); // 1,000,500,000 ns
- * out[0]; // 1000500000
+ * msToNsU64(out, 0, 1_000.5); // 1.0005 s after the epoch
+ * assert.deepEqual([...out], [1_000_500_000, 0]); // ns: lo, hi
  * ```
  */
 export function msToNsU64(out: Uint32Array, at: number, ms: number): void {
@@ -172,10 +174,15 @@ export function mulAdd1e9U64(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseU64 } from "./u64.ts";
+ *
  * const out = new Uint32Array(2);
- * parseU64("18446744073709551615", out, 0); // true; out is [0xffffffff, 0xffffffff]
- * parseU64("18446744073709551616", out, 0); // false: not below 2^64
+ * assert.equal(parseU64("18446744073709551615", out, 0), true); // 2^64 - 1
+ * assert.deepEqual([...out], [0xffffffff, 0xffffffff]); // lo, hi
+ * assert.equal(parseU64("18446744073709551616", out, 0), false); // not below 2^64
+ * assert.equal(parseU64("-1", out, 0), false);
+ * assert.deepEqual([...out], [0xffffffff, 0xffffffff]); // left untouched
  * ```
  */
 export function parseU64(text: string, out: Uint32Array, at: number): boolean {
@@ -206,8 +213,11 @@ const scratchRem = new Float64Array(1);
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatU64 } from "./u64.ts";
- * formatU64(1, 0x200000); // "9007199254740993" (2^53 + 1, exact)
+ *
+ * assert.equal(formatU64(1, 0x200000), "9007199254740993"); // 2^53 + 1, exact
+ * assert.equal(formatU64(0xffffffff, 0xffffffff), "18446744073709551615");
  * ```
  */
 export function formatU64(lo: number, hi: number): string {

@@ -18,6 +18,7 @@
  */
 
 import { fileURLToPath as fromFileUrl } from "node:url";
+import { errorMessage } from "../base/error_message.ts";
 import { CASES, specText } from "./mix.ts";
 import type { BenchCase } from "./mix.ts";
 
@@ -381,7 +382,7 @@ if (import.meta.main) {
     Deno.exit(await main());
   } catch (error) {
     console.error(
-      `bench: ${error instanceof Error ? error.message : String(error)}`,
+      `bench: ${errorMessage(error)}`,
     );
     Deno.exit(1);
   }

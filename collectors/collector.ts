@@ -65,6 +65,7 @@ export type SourceState = "idle" | "running" | "ended" | "failed";
 
 /** A source's state, updated by the agent that runs it. */
 export interface SourceStatus {
+  /** Where the source is now; the agent moves it along as the source runs. */
   state: SourceState;
   /** Why the source failed, when it did. */
   error?: string;

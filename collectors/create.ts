@@ -12,7 +12,16 @@ import { SimCollector } from "./sim.ts";
 
 /** Agent-wide settings a collector may need. */
 export interface CollectorContext {
+  /**
+   * For source doca: take the diag context over from another owner (a
+   * crashed run, another tool) instead of failing; default false.
+   */
   readonly forceOwnership?: boolean;
+  /**
+   * For source doca: a directory to load the DOCA libraries from
+   * (`--doca-lib-dir`, `doca_lib_dir:`), tried before `DOCA_LIB_DIR` and
+   * the standard install locations.
+   */
   readonly docaLibDir?: string;
   /** Where a collector reports conditions worth an operator's attention. */
   readonly warn?: (message: string) => void;
@@ -24,9 +33,27 @@ export interface CollectorContext {
  * message when the source cannot be used as configured.
  *
  * @example
- * ```ts ignore
- * const config = await loadConfig("deploy/demo.yaml");
- * createCollector(config.monitors[0]).source; // "sim"
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createCollector } from "./create.ts";
+ * import type { MonitorConfig } from "../config/types.ts";
+ *
+ * const monitor: MonitorConfig = {
+ *   name: "nic",
+ *   source: "sim",
+ *   samplePeriodNs: 100_000,
+ *   depth: 1024,
+ *   columns: [{ name: "rx", dataId: "0x1020000100000000", kind: "counter" }],
+ *   rules: [],
+ *   eventLog: "events.log",
+ *   seed: 1,
+ * };
+ * assert.equal(createCollector(monitor).source, "sim");
+ * // A source that cannot be used as configured fails here, before any log.
+ * assert.throws(() => createCollector({ ...monitor, source: "replay" }), {
+ *   name: "TypeError",
+ *   message: 'Cannot start monitor "nic": source replay needs a capture (--input FILE or input: in the config)',
+ * });
  * ```
  */
 export function createCollector(

@@ -59,14 +59,42 @@ const MAX_QUOTED_VALUE = 64;
  * I/O. Every row before the bad one has been committed by then.
  *
  * @example Replay a capture into a monitor
- * ```ts ignore
+ * ```ts
+ * import assert from "node:assert/strict";
  * import { ReplayCollector } from "./replay.ts";
- * const replay = new ReplayCollector({
- *   path: "capture.csv",
- *   columns: [{ name: "port_0_rx_bytes", dataId: "0x1020000100000000" }],
- * });
- * await replay.run(monitor, AbortSignal.timeout(60_000));
- * console.log(`${replay.rows} samples replayed`);
+ * import { Monitor } from "../rules/monitor.ts";
+ *
+ * const path = await Deno.makeTempFile({ suffix: ".csv" });
+ * await Deno.writeTextFile(
+ *   path,
+ *   "timestamp, port_0_rx_bytes, ignored\n" +
+ *     "1000, 3, 0\n" +
+ *     "2000, 9, 0\n" +
+ *     "3000, 1, 0\n",
+ * );
+ * const columns = [{ name: "port_0_rx_bytes", dataId: "0x1020000100000000" }];
+ * const starts: number[] = [];
+ * const monitor = new Monitor(
+ *   {
+ *     name: "nic",
+ *     depth: 1,
+ *     columns,
+ *     rules: [{ name: "rx > 5", column: 0, comparisonType: "gt", comparisonValue: 5n }],
+ *   },
+ *   {
+ *     columnNames() {},
+ *     row() {},
+ *     eventStart: (rule) => starts.push(rule),
+ *     eventEnd() {},
+ *     gap() {},
+ *   },
+ * );
+ * const replay = new ReplayCollector({ path, columns });
+ * await replay.run(monitor, AbortSignal.timeout(60_000)); // resolves at end of file
+ * assert.equal(replay.rows, 3);
+ * assert.equal(monitor.samples, 3);
+ * assert.deepEqual(starts, [0]); // the 9 started one event
+ * await Deno.remove(path);
  * ```
  */
 export class ReplayCollector implements Collector {
@@ -316,7 +344,9 @@ function listNames(names: readonly string[]): string {
 /** Re-throws an I/O error as its own class with a one-line message. */
 function ioError(path: string, error: unknown): Error {
   if (!(error instanceof Error)) {
-    return new Error(`Cannot replay ${path}: ${String(error)}`);
+    return new Error(`Cannot replay ${path}: ${String(error)}`, {
+      cause: error,
+    });
   }
   let what: string;
   if (error instanceof Deno.errors.NotFound) what = "no such file";
@@ -336,7 +366,9 @@ function csvError(
 ): Error {
   if (!(error instanceof Error) || !("code" in error)) {
     // Not the parser's: one of ours from on_record, or a stream failure.
-    return error instanceof Error ? error : new Error(String(error));
+    return error instanceof Error
+      ? error
+      : new Error(String(error), { cause: error });
   }
   const e = error as CsvError;
   const line = typeof e.lines === "number" ? `line ${e.lines}` : "";

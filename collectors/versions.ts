@@ -7,6 +7,7 @@
  * @module
  */
 
+import { errorMessage } from "../base/error_message.ts";
 import {
   firstExisting,
   libraryFileVersion,
@@ -25,7 +26,7 @@ function describe(
     path = firstExisting(paths);
   } catch (error) {
     // A compiled binary may read only some directories (deploy/permissions.ts).
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     return `cannot look: ${
       message.split("\n")[0].replace(/, run again.*$/, "")
     }`;
@@ -35,7 +36,7 @@ function describe(
     const found = libraryFileVersion(path);
     return `${found.version ?? "version unknown"} (${found.path})`;
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     return `unreadable: ${path}: ${message.split("\n")[0]}`;
   }
 }

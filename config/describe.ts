@@ -43,10 +43,23 @@ const BYTES_PER_VALUE = 8;
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { describeConfig } from "./describe.ts";
  * import { parseConfig } from "./load.ts";
- * const text = `{"data-ids": [{"name": "rx", "data_id": "0x1"}], "rules": []}`;
- * console.log(describeConfig(parseConfig(text, "rules.json")));
+ *
+ * const text = `{"data-ids": [{"name": "rx", "data_id": "0x1"}],
+ *   "rules": [{"name": "busy", "data_id": "0x1", "comparison_type": "gt", "comparison_value": 5}]}`;
+ * assert.equal(
+ *   describeConfig(parseConfig(text, "rules.json")),
+ *   `rules.json: reference form, 1 monitor, metrics on 0.0.0.0:9477 (10 s windows)
+ * monitor nic: source doca
+ *   sample period 100000 ns (10 kHz), depth 1024 samples, ring 2048 samples (32 KiB)
+ *   event log events.log
+ *   columns (1):
+ *     [0] rx 0x0000000000000001
+ *   rules (1):
+ *     "busy": gt rx > 5 for 1024 samples in a row`,
+ * );
  * ```
  */
 export function describeConfig(config: AgentConfig): string {
@@ -111,10 +124,17 @@ function describeMonitor(m: MonitorConfig): string[] {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { describeRule } from "./describe.ts";
- * const monitor = { depth: 2, columns: [{ name: "rx", dataId: "0x0000000000000001", kind: "counter" as const }] };
- * describeRule({ name: "busy", column: 0, comparisonType: "gt", comparisonValue: 5n }, monitor);
- * // '"busy": gt rx > 5 for 2 samples in a row'
+ *
+ * const monitor = {
+ *   depth: 2,
+ *   columns: [{ name: "rx", dataId: "0x0000000000000001", kind: "counter" as const }],
+ * };
+ * assert.equal(
+ *   describeRule({ name: "busy", column: 0, comparisonType: "gt", comparisonValue: 5n }, monitor),
+ *   '"busy": gt rx > 5 for 2 samples in a row',
+ * );
  * ```
  */
 export function describeRule(

@@ -12,6 +12,7 @@
  */
 
 import { type Node, parseDocument, visit } from "yaml";
+import { errorMessage } from "../base/error_message.ts";
 import { fileError, syntaxError } from "./errors.ts";
 
 /** How a file's text is parsed. */
@@ -23,9 +24,11 @@ export type Syntax = "json" | "yaml";
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { syntaxOf } from "./document.ts";
- * syntaxOf("rules.json"); // "json"
- * syntaxOf("/etc/dpu-traceback/config.yaml"); // "yaml"
+ *
+ * assert.equal(syntaxOf("rules.json"), "json");
+ * assert.equal(syntaxOf("/etc/dpu-traceback/config.yaml"), "yaml");
  * ```
  */
 export function syntaxOf(file: string): Syntax {
@@ -38,9 +41,15 @@ export function syntaxOf(file: string): Syntax {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseDocumentText } from "./document.ts";
- * parseDocumentText('{"comparison_value": 9007199254740993}', "rules.json");
- * // { comparison_value: 9007199254740993n }
+ *
+ * // Past 2^53 a JSON number would lose digits; it arrives as an exact bigint.
+ * assert.deepEqual(
+ *   parseDocumentText('{"comparison_value": 9007199254740993}', "rules.json"),
+ *   { comparison_value: 9007199254740993n },
+ * );
+ * assert.deepEqual(parseDocumentText("depth: 1024", "config.yaml"), { depth: 1024 });
  * ```
  */
 export function parseDocumentText(text: string, file: string): unknown {
@@ -65,6 +74,7 @@ function parseJson(text: string, file: string): unknown {
         line,
         column,
         jsonReason(error.message),
+        { cause: error },
       ),
     );
   }
@@ -130,7 +140,7 @@ function failsWithin(prefix: string): boolean {
     JSON.parse(prefix);
     return false;
   } catch (error) {
-    const message = (error as Error).message;
+    const message = errorMessage(error);
     const at = /at position (\d+)/.exec(message);
     if (at !== null) return Number(at[1]) < prefix.length;
     return !/Unexpected end of JSON input/.test(message);
@@ -169,7 +179,8 @@ function parseYaml(text: string, file: string): unknown {
         "invalid YAML",
         line,
         column,
-        lowerFirst((error as Error).message),
+        lowerFirst(errorMessage(error)),
+        { cause: error },
       ),
     );
   }
@@ -237,8 +248,10 @@ function envHint(error: unknown, file: string): unknown {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { lineAndColumn } from "./document.ts";
- * lineAndColumn("a\nbc", 3); // { line: 2, column: 2 }
+ *
+ * assert.deepEqual(lineAndColumn("a\nbc", 3), { line: 2, column: 2 });
  * ```
  */
 export function lineAndColumn(

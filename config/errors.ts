@@ -39,9 +39,14 @@ const PLAIN_KEY = /^[A-Za-z0-9_-]+$/;
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatPath } from "./errors.ts";
- * formatPath(["monitors", 1, "data-ids", 3, "data_id"]); // "monitors[1].data-ids[3].data_id"
- * formatPath([]); // "top level"
+ *
+ * assert.equal(
+ *   formatPath(["monitors", 1, "data-ids", 3, "data_id"]),
+ *   "monitors[1].data-ids[3].data_id",
+ * );
+ * assert.equal(formatPath([]), "top level");
  * ```
  */
 export function formatPath(path: ConfigPath): string {
@@ -61,8 +66,10 @@ export function formatPath(path: ConfigPath): string {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { lookup } from "./errors.ts";
- * lookup({ rules: [{ name: "a" }] }, ["rules", 0, "name"]); // "a"
+ *
+ * assert.equal(lookup({ rules: [{ name: "a" }] }, ["rules", 0, "name"]), "a");
  * ```
  */
 export function lookup(doc: unknown, path: ConfigPath): unknown {
@@ -86,9 +93,11 @@ export function lookup(doc: unknown, path: ConfigPath): unknown {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatValue } from "./errors.ts";
- * formatValue("gte"); // "\"gte\""
- * formatValue(9007199254740993n); // "9007199254740993"
+ *
+ * assert.equal(formatValue("gte"), '"gte"');
+ * assert.equal(formatValue(9007199254740993n), "9007199254740993");
  * ```
  */
 export function formatValue(value: unknown): string {
@@ -146,10 +155,16 @@ function toJson(value: unknown, seen: Set<object>): string {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { configError } from "./errors.ts";
+ *
  * const source = { file: "rules.json", doc: { rules: [{ comparison_type: "gte" }] } };
  * const err = configError(source, ["rules", 0, "comparison_type"], "must be one of gt, lt", "type");
- * err.message; // 'Cannot load config rules.json: rules[0].comparison_type must be one of gt, lt, got "gte"'
+ * assert.ok(err instanceof TypeError);
+ * assert.equal(
+ *   err.message,
+ *   'Cannot load config rules.json: rules[0].comparison_type must be one of gt, lt, got "gte"',
+ * );
  * ```
  */
 export function configError(
@@ -169,9 +184,15 @@ export function configError(
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { syntaxError } from "./errors.ts";
- * syntaxError("a.json", "invalid JSON", 2, 9, "expected double-quoted property name").message;
- * // "Cannot load config a.json: invalid JSON at line 2, column 9: expected double-quoted property name"
+ *
+ * const err = syntaxError("a.json", "invalid JSON", 2, 9, "expected double-quoted property name");
+ * assert.ok(err instanceof SyntaxError);
+ * assert.equal(
+ *   err.message,
+ *   "Cannot load config a.json: invalid JSON at line 2, column 9: expected double-quoted property name",
+ * );
  * ```
  */
 export function syntaxError(
@@ -180,11 +201,13 @@ export function syntaxError(
   line: number,
   column: number,
   detail: string,
+  options?: ErrorOptions,
 ): SyntaxError {
   return new SyntaxError(
     `Cannot load config ${file}: ${what} at line ${line}, column ${column}: ${
       oneLine(detail)
     }`,
+    options,
   );
 }
 
@@ -193,8 +216,10 @@ export function syntaxError(
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fileError } from "./errors.ts";
- * fileError("x.yaml", "file not found").message; // "Cannot load config x.yaml: file not found"
+ *
+ * assert.equal(fileError("x.yaml", "file not found").message, "Cannot load config x.yaml: file not found");
  * ```
  */
 export function fileError(
@@ -211,8 +236,12 @@ export function fileError(
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { documentError } from "./errors.ts";
- * documentError("a.yaml", "is not usable here").message; // "Cannot load config a.yaml: is not usable here"
+ *
+ * const err = documentError("a.yaml", "is not usable here");
+ * assert.ok(err instanceof TypeError);
+ * assert.equal(err.message, "Cannot load config a.yaml: is not usable here");
  * ```
  */
 export function documentError(file: string, what: string): TypeError {
@@ -225,9 +254,13 @@ export function documentError(file: string, what: string): TypeError {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { unknownKeyProblem } from "./errors.ts";
- * unknownKeyProblem("comparision_type", ["name", "comparison_type"]);
- * // 'is not a known key (did you mean "comparison_type"?); expected one of name, comparison_type'
+ *
+ * assert.equal(
+ *   unknownKeyProblem("comparision_type", ["name", "comparison_type"]),
+ *   'is not a known key (did you mean "comparison_type"?); expected one of name, comparison_type',
+ * );
  * ```
  */
 export function unknownKeyProblem(
@@ -290,8 +323,11 @@ function editDistance(a: string, b: string): number {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { documentOrder } from "./errors.ts";
- * documentOrder({ b: 1, a: [0, 1] }, ["a", 1]); // [1, 1]
+ *
+ * // "a" is the second key, and 1 its second element.
+ * assert.deepEqual(documentOrder({ b: 1, a: [0, 1] }, ["a", 1]), [1, 1]);
  * ```
  */
 export function documentOrder(doc: unknown, path: ConfigPath): number[] {
@@ -320,8 +356,10 @@ export function documentOrder(doc: unknown, path: ConfigPath): number[] {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { compareOrder } from "./errors.ts";
- * [[1, 0], [0, 5], [1]].sort(compareOrder); // [[0, 5], [1], [1, 0]]
+ *
+ * assert.deepEqual([[1, 0], [0, 5], [1]].sort(compareOrder), [[0, 5], [1], [1, 0]]);
  * ```
  */
 export function compareOrder(
@@ -342,10 +380,15 @@ export function compareOrder(
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { issueError } from "./errors.ts";
+ *
  * const source = { file: "a.yaml", doc: { depth: 0 } };
- * issueError(source, [{ code: "custom", path: ["depth"], message: "must be at least 1", params: { kind: "range" }, input: 0 }]);
- * // RangeError: Cannot load config a.yaml: depth must be at least 1, got 0
+ * const err = issueError(source, [
+ *   { code: "custom", path: ["depth"], message: "must be at least 1", params: { kind: "range" }, input: 0 },
+ * ]);
+ * assert.ok(err instanceof RangeError);
+ * assert.equal(err.message, "Cannot load config a.yaml: depth must be at least 1, got 0");
  * ```
  */
 export function issueError(

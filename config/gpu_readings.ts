@@ -12,6 +12,10 @@ import type { ColumnKind } from "./types.ts";
 export interface GpuReading {
   /** The name after `gpuN.` */
   readonly name: string;
+  /**
+   * `counter` for readings that only grow (energy, ECC error counts),
+   * which metrics report as rates; `gauge` for levels.
+   */
   readonly kind: ColumnKind;
   /** Unit and meaning, for check-config and the README. */
   readonly help: string;
@@ -24,8 +28,12 @@ export interface GpuReading {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { GPU_READINGS } from "./gpu_readings.ts";
- * GPU_READINGS.find((r) => r.name === "energy")?.kind; // "counter"
+ *
+ * const energy = GPU_READINGS.find((r) => r.name === "energy");
+ * assert.equal(energy?.kind, "counter");
+ * assert.equal(energy?.help, "energy since the driver loaded, mJ");
  * ```
  */
 export const GPU_READINGS: readonly GpuReading[] = [
@@ -112,8 +120,16 @@ export interface GpuColumnPattern {
  *
  * @example
  * ```ts
- * import { parseGpuColumn } from "./gpu_readings.ts";
- * parseGpuColumn("gpu*.power"); // { ok: true, value: { gpu: "*", reading: 1 } }
+ * import assert from "node:assert/strict";
+ * import { GPU_READINGS, parseGpuColumn } from "./gpu_readings.ts";
+ *
+ * // Every GPU's power reading (index 1 in GPU_READINGS).
+ * assert.deepEqual(parseGpuColumn("gpu*.power"), {
+ *   ok: true,
+ *   value: { gpu: "*", reading: 1 },
+ * });
+ * assert.equal(GPU_READINGS[1].name, "power");
+ * assert.equal(parseGpuColumn("gpu0.bogus").ok, false);
  * ```
  */
 export function parseGpuColumn(
@@ -154,8 +170,10 @@ export function parseGpuColumn(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gpuColumnName } from "./gpu_readings.ts";
- * gpuColumnName("*", 1); // "gpu*.power"
+ *
+ * assert.equal(gpuColumnName("*", 1), "gpu*.power");
  * ```
  */
 export function gpuColumnName(gpu: number | "*", reading: number): string {
@@ -171,8 +189,10 @@ export const GPU_RULE_SUFFIX: RegExp = / \[gpu\d+\]$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gpuRuleName } from "./gpu_readings.ts";
- * gpuRuleName("GPU hot", 1); // "GPU hot [gpu1]"
+ *
+ * assert.equal(gpuRuleName("GPU hot", 1), "GPU hot [gpu1]");
  * ```
  */
 export function gpuRuleName(name: string, gpu: number): string {

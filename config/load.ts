@@ -60,10 +60,28 @@ export interface ParseConfigOptions {
  * given).
  *
  * @example Usage
- * ```ts ignore
+ * ```ts
+ * import assert from "node:assert/strict";
  * import { loadConfig } from "./load.ts";
- * const config = await loadConfig("/etc/dpu-traceback/config.yaml");
- * console.log(config.monitors.map((m) => m.name));
+ *
+ * const path = await Deno.makeTempFile({ suffix: ".yaml" });
+ * await Deno.writeTextFile(
+ *   path,
+ *   `listen: "off"
+ * monitors:
+ *   - name: nic
+ *     source: sim
+ *     columns: [{ name: rx, data_id: "0x1020000100000000" }]
+ *     rules: [{ name: busy, column: rx, comparison_type: gt, comparison_value: 5 }]
+ * `,
+ * );
+ * const config = await loadConfig(path);
+ * assert.equal(config.form, "agent");
+ * assert.deepEqual(config.monitors.map((m) => m.name), ["nic"]);
+ * assert.equal(config.monitors[0].rules[0].comparisonValue, 5n);
+ *
+ * await Deno.remove(path);
+ * await assert.rejects(loadConfig(path), Deno.errors.NotFound);
  * ```
  *
  * @param path The configuration file, YAML or JSON.
@@ -90,14 +108,32 @@ export async function loadConfig(
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseConfig } from "./load.ts";
+ *
  * const config = parseConfig(
  *   `{"data-ids": [{"name": "port_0_rx_bytes", "data_id": "0x1020000100000000"}],
  *     "rules": [{"name": "Rx Bytes/s > 1MeBs", "data_id": "0x1020000100000000",
  *                "comparison_type": "differential_greater_than", "comparison_value": 1048576}]}`,
  *   "rules.json",
  * );
- * config.monitors[0].rules[0].comparisonType; // "dt_gt"
+ * assert.equal(config.form, "reference");
+ * assert.equal(config.monitors[0].name, "nic");
+ * assert.equal(config.monitors[0].rules[0].comparisonType, "dt_gt");
+ *
+ * assert.throws(
+ *   () =>
+ *     parseConfig(
+ *       `{"data-ids": [{"name": "rx", "data_id": "0x1"}],
+ *         "rules": [{"name": "r", "data_id": "0x1", "comparison_type": "gte", "comparison_value": 1}]}`,
+ *       "rules.json",
+ *     ),
+ *   {
+ *     name: "TypeError",
+ *     message: "Cannot load config rules.json: rules[0].comparison_type must be one of " +
+ *       'gt, lt, dt_gt, dt_lt, inc_gt (or their long forms), got "gte"',
+ *   },
+ * );
  * ```
  *
  * @param text The file's text.

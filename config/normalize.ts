@@ -53,9 +53,13 @@ const REFERENCE_MONITOR = "nic";
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { normalizeReference } from "./normalize.ts";
+ *
  * const doc = { "data-ids": [{ name: "rx", data_id: "0x0000000000000001" }], rules: [] };
- * normalizeReference(doc, { file: "rules.json", doc }).monitors[0].name; // "nic"
+ * const config = normalizeReference(doc, { file: "rules.json", doc });
+ * assert.equal(config.form, "reference");
+ * assert.deepEqual(config.monitors.map((m) => [m.name, m.eventLog]), [["nic", "events.log"]]);
  * ```
  */
 export function normalizeReference(
@@ -115,9 +119,13 @@ export function normalizeReference(
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { normalizeAgent } from "./normalize.ts";
+ *
  * const doc = { monitors: [{ name: "gpu", columns: [{ name: "temp", data_id: "0x0000000000000001" }] }] };
- * normalizeAgent(doc, { file: "a.yaml", doc }).monitors[0].eventLog; // "events.log"
+ * const monitor = normalizeAgent(doc, { file: "a.yaml", doc }).monitors[0];
+ * assert.equal(monitor.eventLog, "events.log"); // the defaults filled in
+ * assert.equal(monitor.depth, 1024);
  * ```
  */
 export function normalizeAgent(
@@ -484,11 +492,19 @@ const AUTO_GPU_RULES = [
  *
  * @example Usage
  * ```ts
- * import { withAutoGpuMonitor } from "./normalize.ts";
- * import { normalizeAgent } from "./normalize.ts";
- * const doc = { monitors: [{ name: "nic", device: "03:00.0", columns: [{ name: "rx", data_id: "0x0000000000000001" }] }] };
- * const config = withAutoGpuMonitor(normalizeAgent(doc, { file: "a.yaml", doc }));
- * config.monitors.map((m) => m.eventLog); // ["events.log", "gpu-events.log"]
+ * import assert from "node:assert/strict";
+ * import { normalizeAgent, withAutoGpuMonitor } from "./normalize.ts";
+ *
+ * const doc = {
+ *   monitors: [{ name: "nic", device: "03:00.0", columns: [{ name: "rx", data_id: "0x0000000000000001" }] }],
+ * };
+ * const nic = normalizeAgent(doc, { file: "a.yaml", doc });
+ * assert.deepEqual(
+ *   withAutoGpuMonitor(nic).monitors.map((m) => [m.name, m.source, m.eventLog]),
+ *   [["nic", "doca", "events.log"], ["gpu", "nvml", "gpu-events.log"]],
+ * );
+ * // With `gpu: off`, nothing is added.
+ * assert.equal(withAutoGpuMonitor({ ...nic, gpu: "off" }).monitors.length, 1);
  * ```
  */
 export function withAutoGpuMonitor(config: AgentConfig): AgentConfig {

@@ -47,9 +47,20 @@ export interface MonitorColumn extends ColumnConfig {
 
 /** One hysteresis rule over one column. */
 export interface RuleConfig {
+  /**
+   * Operator-facing name, unique within its monitor: events.log markers
+   * (`Rule: "..."`) and the `rule` label of metrics carry it, so two rules
+   * of one name could not be told apart.
+   */
   readonly name: string;
   /** Index into {@linkcode MonitorConfig.columns} (0-based, timestamp excluded). */
   readonly column: number;
+  /**
+   * What the rule tests each sample: the value above (`gt`) or below
+   * (`lt`) {@linkcode comparisonValue} for `depth` samples in a row; its
+   * rise over `depth` samples above (`dt_gt`) or below (`dt_lt`) it; or a
+   * rise of at least it since the last match (`inc_gt`).
+   */
   readonly comparisonType: ComparisonType;
   /** Exact unsigned 64-bit threshold, 0 <= value < 2^64. */
   readonly comparisonValue: bigint;
@@ -57,7 +68,12 @@ export interface RuleConfig {
 
 /** One monitor: a source, its ring, its rules and its events log. */
 export interface MonitorConfig {
+  /**
+   * Unique monitor name (1 to 64 letters, digits, `_`, `.`, `-`): the
+   * `monitor` label of its metrics and part of derived file names.
+   */
   readonly name: string;
+  /** Where samples come from: the DOCA diag device, the simulator, a CSV replay or NVML. */
   readonly source: SourceKind;
   /** Device for hardware sources (PCIe address, IB device or interface name). */
   readonly device?: string;
@@ -65,7 +81,12 @@ export interface MonitorConfig {
   readonly samplePeriodNs: number;
   /** History depth in samples (>= 1); the ring holds twice this many. */
   readonly depth: number;
+  /**
+   * The sampled values, in record and events.log column order (the
+   * timestamp column is implicit and not listed).
+   */
   readonly columns: readonly MonitorColumn[];
+  /** Rules evaluated on every sample, in this order; may be empty. */
   readonly rules: readonly RuleConfig[];
   /** Path of this monitor's events log. */
   readonly eventLog: string;
@@ -102,6 +123,11 @@ export interface AgentConfig {
   readonly nvmlLibDir?: string;
   /** Whether a GPU monitor is added when none is configured. */
   readonly gpu: GpuMode;
+  /**
+   * The monitors, in configuration order: at least one (a reference-form
+   * file yields one, named `nic`). The GPU monitor that `gpu: auto`
+   * stands for is not listed until `withAutoGpuMonitor` adds it.
+   */
   readonly monitors: readonly MonitorConfig[];
 }
 

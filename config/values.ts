@@ -78,9 +78,11 @@ const REQUIRED = bad<never>("is required");
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseU64 } from "./values.ts";
- * parseU64("18446744073709551615"); // { ok: true, value: 18446744073709551615n }
- * parseU64(9007199254740993n).ok; // false: quote it as "9007199254740993"
+ *
+ * assert.deepEqual(parseU64("18446744073709551615"), { ok: true, value: 18446744073709551615n });
+ * assert.equal(parseU64(9007199254740993n).ok, false); // quote it as "9007199254740993"
  * ```
  */
 export function parseU64(value: unknown): Parsed<bigint> {
@@ -137,9 +139,11 @@ function tooBigForNumber(advice: string): string {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseDataId } from "./values.ts";
- * parseDataId("0x1020000100000000"); // { ok: true, value: "0x1020000100000000" }
- * parseDataId("0xABC"); // { ok: true, value: "0x0000000000000abc" }
+ *
+ * assert.deepEqual(parseDataId("0x1020000100000000"), { ok: true, value: "0x1020000100000000" });
+ * assert.deepEqual(parseDataId("0xABC"), { ok: true, value: "0x0000000000000abc" });
  * ```
  */
 export function parseDataId(value: unknown): Parsed<string> {
@@ -176,8 +180,10 @@ export function parseDataId(value: unknown): Parsed<string> {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseComparisonType } from "./values.ts";
- * parseComparisonType("differential_greater_than"); // { ok: true, value: "dt_gt" }
+ *
+ * assert.deepEqual(parseComparisonType("differential_greater_than"), { ok: true, value: "dt_gt" });
  * ```
  */
 export function parseComparisonType(value: unknown): Parsed<ComparisonType> {
@@ -195,8 +201,10 @@ export function parseComparisonType(value: unknown): Parsed<ComparisonType> {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseSource } from "./values.ts";
- * parseSource("sim"); // { ok: true, value: "sim" }
+ *
+ * assert.deepEqual(parseSource("sim"), { ok: true, value: "sim" });
  * ```
  */
 export function parseSource(value: unknown): Parsed<SourceKind> {
@@ -214,9 +222,11 @@ export function parseSource(value: unknown): Parsed<SourceKind> {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parsePositiveInteger } from "./values.ts";
- * parsePositiveInteger(10000); // { ok: true, value: 10000 }
- * parsePositiveInteger(0).ok; // false
+ *
+ * assert.deepEqual(parsePositiveInteger(10000), { ok: true, value: 10000 });
+ * assert.equal(parsePositiveInteger(0).ok, false);
  * ```
  */
 export function parsePositiveInteger(value: unknown): Parsed<number> {
@@ -231,9 +241,11 @@ export function parsePositiveInteger(value: unknown): Parsed<number> {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseNonNegativeInteger } from "./values.ts";
- * parseNonNegativeInteger(0); // { ok: true, value: 0 }
- * parseNonNegativeInteger(-1).ok; // false
+ *
+ * assert.deepEqual(parseNonNegativeInteger(0), { ok: true, value: 0 });
+ * assert.equal(parseNonNegativeInteger(-1).ok, false);
  * ```
  */
 export function parseNonNegativeInteger(value: unknown): Parsed<number> {
@@ -247,8 +259,10 @@ export function parseNonNegativeInteger(value: unknown): Parsed<number> {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseInteger } from "./values.ts";
- * parseInteger(-7); // { ok: true, value: -7 }
+ *
+ * assert.deepEqual(parseInteger(-7), { ok: true, value: -7 });
  * ```
  */
 export function parseInteger(value: unknown): Parsed<number> {
@@ -282,8 +296,10 @@ export function parseInteger(value: unknown): Parsed<number> {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseBoolean } from "./values.ts";
- * parseBoolean(true); // { ok: true, value: true }
+ *
+ * assert.deepEqual(parseBoolean(true), { ok: true, value: true });
  * ```
  */
 export function parseBoolean(value: unknown): Parsed<boolean> {
@@ -298,9 +314,11 @@ export function parseBoolean(value: unknown): Parsed<boolean> {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseText } from "./values.ts";
- * parseText("Rx Bytes/s > 1MeBs"); // { ok: true, value: "Rx Bytes/s > 1MeBs" }
- * parseText("").ok; // false
+ *
+ * assert.deepEqual(parseText("Rx Bytes/s > 1MeBs"), { ok: true, value: "Rx Bytes/s > 1MeBs" });
+ * assert.equal(parseText("").ok, false);
  * ```
  */
 export function parseText(value: unknown): Parsed<string> {
@@ -319,8 +337,10 @@ export function parseText(value: unknown): Parsed<string> {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseMonitorName } from "./values.ts";
- * parseMonitorName("nic"); // { ok: true, value: "nic" }
+ *
+ * assert.deepEqual(parseMonitorName("nic"), { ok: true, value: "nic" });
  * ```
  */
 export function parseMonitorName(value: unknown): Parsed<string> {
@@ -339,10 +359,12 @@ export function parseMonitorName(value: unknown): Parsed<string> {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseListen } from "./values.ts";
- * parseListen("[::1]:9477"); // { ok: true, value: "[::1]:9477" }
- * parseListen("off"); // { ok: true, value: "off" }: no endpoint
- * parseListen("0.0.0.0:99999").ok; // false
+ *
+ * assert.deepEqual(parseListen("[::1]:9477"), { ok: true, value: "[::1]:9477" });
+ * assert.deepEqual(parseListen("off"), { ok: true, value: "off" }); // no endpoint
+ * assert.equal(parseListen("0.0.0.0:99999").ok, false);
  * ```
  */
 export function parseListen(value: unknown): Parsed<string> {
@@ -380,8 +402,10 @@ export function parseListen(value: unknown): Parsed<string> {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseColumnKind } from "./values.ts";
- * parseColumnKind("gauge"); // { ok: true, value: "gauge" }
+ *
+ * assert.deepEqual(parseColumnKind("gauge"), { ok: true, value: "gauge" });
  * ```
  */
 export function parseColumnKind(value: unknown): Parsed<ColumnKind> {
@@ -398,9 +422,11 @@ export function parseColumnKind(value: unknown): Parsed<ColumnKind> {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parsePositiveNumber } from "./values.ts";
- * parsePositiveNumber(2.5); // { ok: true, value: 2.5 }
- * parsePositiveNumber(0).ok; // false
+ *
+ * assert.deepEqual(parsePositiveNumber(2.5), { ok: true, value: 2.5 });
+ * assert.equal(parsePositiveNumber(0).ok, false);
  * ```
  */
 export function parsePositiveNumber(value: unknown): Parsed<number> {
@@ -422,8 +448,10 @@ const GPU_MODES: readonly GpuMode[] = ["auto", "off"];
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseGpuMode } from "./values.ts";
- * parseGpuMode("off"); // { ok: true, value: "off" }
+ *
+ * assert.deepEqual(parseGpuMode("off"), { ok: true, value: "off" });
  * ```
  */
 export function parseGpuMode(value: unknown): Parsed<GpuMode> {
@@ -439,8 +467,10 @@ export function parseGpuMode(value: unknown): Parsed<GpuMode> {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseGpuColumnName } from "./values.ts";
- * parseGpuColumnName("gpu*.power"); // { ok: true, value: "gpu*.power" }
+ *
+ * assert.deepEqual(parseGpuColumnName("gpu*.power"), { ok: true, value: "gpu*.power" });
  * ```
  */
 export function parseGpuColumnName(value: unknown): Parsed<string> {

@@ -89,10 +89,13 @@ function writePadded(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { writeU64 } from "./format.ts";
+ *
  * const buf = new Uint8Array(20);
  * const end = writeU64(buf, 0, 0xffffffff, 0xffffffff);
- * new TextDecoder().decode(buf.subarray(0, end)); // "18446744073709551615"
+ * assert.equal(end, 20);
+ * assert.equal(new TextDecoder().decode(buf.subarray(0, end)), "18446744073709551615");
  * ```
  */
 export function writeU64(

@@ -28,9 +28,16 @@ export interface HeaderOptions {
   readonly version: string;
   /** Printed as `Device: "..."`. */
   readonly device: string;
+  /** History depth in samples, printed as `Sample history depth: N`. */
   readonly depth: number;
+  /** Sample period in ns, printed as `Diag sample period: Nns`. */
   readonly samplePeriodNs: number;
+  /** The `Data IDs` list: each column's name and data ID, in order. */
   readonly columns: readonly ColumnConfig[];
+  /**
+   * The `Rules` list. Each rule's `column` must index `columns`: the header
+   * names a rule's column by its data ID.
+   */
   readonly rules: readonly RuleConfig[];
 }
 
@@ -49,9 +56,44 @@ export function quoteName(name: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatHeader } from "./header.ts";
- * formatHeader({ version: "dpu-traceback 0.1.0", device: "03:00.0", depth: 1024, samplePeriodNs: 100000, columns: [], rules: [] })
- *   .startsWith("Telemetry monitor : dpu-traceback 0.1.0\n"); // true
+ *
+ * const header = formatHeader({
+ *   version: "dpu-traceback 0.1.0",
+ *   device: "03:00.0",
+ *   depth: 1024,
+ *   samplePeriodNs: 100000,
+ *   columns: [{ name: "rx", dataId: "0x1020000100000000" }],
+ *   rules: [{ name: "busy", column: 0, comparisonType: "dt_gt", comparisonValue: 1048576n }],
+ * });
+ * assert.equal(
+ *   header,
+ *   [
+ *     "Telemetry monitor : dpu-traceback 0.1.0",
+ *     "Configuration: ",
+ *     '\tDevice: "03:00.0"',
+ *     "\tSample history depth: 1024",
+ *     "\tDiag sample period: 100000ns",
+ *     "\tData IDs: [",
+ *     "\t\t{",
+ *     '\t\t\tName: "rx",',
+ *     "\t\t\tData ID: 0x1020000100000000",
+ *     "\t\t},",
+ *     "\t]",
+ *     "\tRules: [",
+ *     "\t\t{",
+ *     '\t\t\tName: "busy",',
+ *     "\t\t\tData ID: 0x1020000100000000",
+ *     "\t\t\tComparison type: differential_greater_than",
+ *     "\t\t\tComparison value: 1048576",
+ *     "\t\t},",
+ *     "\t]",
+ *     "",
+ *     "",
+ *     "",
+ *   ].join("\n"),
+ * );
  * ```
  */
 export function formatHeader(options: HeaderOptions): string {
@@ -92,9 +134,16 @@ export function formatHeader(options: HeaderOptions): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatColumnNames } from "./header.ts";
- * formatColumnNames([{ name: "rx, port 0", dataId: "0x1020000100000000" }]);
- * // 'timestamp, "rx, port 0"\n'
+ *
+ * assert.equal(
+ *   formatColumnNames([
+ *     { name: "rx, port 0", dataId: "0x1020000100000000" },
+ *     { name: "ecn", dataId: "0x1080000400000000" },
+ *   ]),
+ *   'timestamp, "rx, port 0", ecn\n',
+ * );
  * ```
  */
 export function formatColumnNames(columns: readonly ColumnConfig[]): string {
@@ -109,9 +158,12 @@ export function formatColumnNames(columns: readonly ColumnConfig[]): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { quoteColumnName } from "./header.ts";
- * quoteColumnName("rx, port 0"); // '"rx, port 0"'
- * quoteColumnName("rx"); // "rx"
+ *
+ * assert.equal(quoteColumnName("rx, port 0"), '"rx, port 0"');
+ * assert.equal(quoteColumnName('say "hi"'), '"say ""hi"""');
+ * assert.equal(quoteColumnName("rx"), "rx");
  * ```
  */
 export function quoteColumnName(name: string): string {

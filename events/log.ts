@@ -7,6 +7,7 @@
  */
 
 import { dirname } from "node:path";
+import { errorMessage } from "../base/error_message.ts";
 import {
   formatColumnNames,
   formatHeader,
@@ -89,14 +90,46 @@ const LOST_MARKER_BYTES = GAP.length + UTC_SECOND_LENGTH + LOST.length +
  * dropped (and a marker says how many) rather than blocking the sampler.
  *
  * @example
- * ```ts ignore
- * const log = await EventsLog.open({ path: "events.log", version: "dpu-traceback 0.1.0", device: "sim",
- *   depth: 1024, samplePeriodNs: 100000, columns, rules });
- * // ... monitor writes rows and markers ...
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { EventsLog } from "./log.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const log = await EventsLog.open({
+ *   path: `${dir}/events.log`,
+ *   version: "dpu-traceback 0.1.0",
+ *   device: "sim",
+ *   depth: 2,
+ *   samplePeriodNs: 100_000,
+ *   columns: [{ name: "rx", dataId: "0x1020000100000000" }],
+ *   rules: [{ name: "rx > 5", column: 0, comparisonType: "gt", comparisonValue: 5n }],
+ * });
+ * // What a Monitor calls as an event starts and ends (a Monitor passes its ring).
+ * const record = new Uint32Array([1_000, 0, 9, 0]); // timestamp 1000 ns, rx 9
+ * log.columnNames();
+ * log.row(record, 0);
+ * log.eventStart(0, Date.UTC(2026, 10, 21, 14, 50));
+ * log.eventEnd(0, Date.UTC(2026, 10, 21, 14, 50, 1));
  * await log.close();
+ *
+ * const text = await Deno.readTextFile(`${dir}/events.log`);
+ * assert.ok(text.startsWith("Telemetry monitor : dpu-traceback 0.1.0\n"));
+ * assert.ok(text.endsWith(
+ *   "timestamp, rx\n" +
+ *     "1000, 9\n" +
+ *     '<<Event start>> Time: 2026-11-21T14:50:00Z, Rule: "rx > 5"\n' +
+ *     '<<Event end>> Time: 2026-11-21T14:50:01Z, Rule: "rx > 5"\n',
+ * ));
+ * assert.equal(log.stats.bytesWritten, new TextEncoder().encode(text).length);
+ * assert.equal(log.stats.droppedRows, 0);
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export class EventsLog implements EventSink {
+  /**
+   * The log's path, as given in {@linkcode EventsLogOptions.path}; the
+   * same path after a rotation or {@linkcode reopen}.
+   */
   readonly path: string;
   #file: Deno.FsFile;
   readonly #header: Uint8Array;
@@ -501,7 +534,7 @@ export class EventsLog implements EventSink {
       this.#fileBytes = 0; // try again after another maxBytes, not at once
       this.#warn?.(
         `events log ${this.path}: cannot rotate (${
-          error instanceof Error ? error.message : String(error)
+          errorMessage(error)
         }); still writing to it`,
       );
       return;
@@ -517,9 +550,7 @@ export class EventsLog implements EventSink {
       next = await openFile(this.path);
     } catch (error) {
       this.#warn?.(
-        `${
-          error instanceof Error ? error.message : String(error)
-        }; still writing to the file open before`,
+        `${errorMessage(error)}; still writing to the file open before`,
       );
       return false;
     }
@@ -552,8 +583,10 @@ async function openFile(path: string): Promise<Deno.FsFile> {
     return await Deno.open(path, { append: true, create: true });
   } catch (error) {
     // Deno's message names the syscall; the operator needs the log's name.
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new Error(`Cannot open events log ${path}: ${reason}`);
+    throw new Error(
+      `Cannot open events log ${path}: ${errorMessage(error)}`,
+      { cause: error },
+    );
   }
 }
 

@@ -5,15 +5,21 @@
  * @module
  */
 
+import { errorMessage } from "../base/error_message.ts";
+
 /**
  * Candidate paths for `stem` (e.g. `libdoca_common`) in `dirs`, each with
  * `suffixes` in order (e.g. `.so.3`, `.so.2`, `.so`).
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { libraryPaths } from "./library.ts";
- * libraryPaths("libdoca_common", ["/opt/d"], [".so.3", ".so"]);
- * // ["/opt/d/libdoca_common.so.3", "/opt/d/libdoca_common.so"]
+ *
+ * assert.deepEqual(libraryPaths("libdoca_common", ["/opt/d"], [".so.3", ".so"]), [
+ *   "/opt/d/libdoca_common.so.3",
+ *   "/opt/d/libdoca_common.so",
+ * ]);
  * ```
  */
 export function libraryPaths(
@@ -57,8 +63,10 @@ export function openFirst<S extends Deno.ForeignLibraryInterface>(
     try {
       return { library: Deno.dlopen(path, symbols), path };
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      throw new Error(`Cannot load ${path}: ${message.split("\n")[0]}`);
+      throw new Error(
+        `Cannot load ${path}: ${errorMessage(error).split("\n")[0]}`,
+        { cause: error },
+      );
     }
   }
   return null;
@@ -69,8 +77,10 @@ export function openFirst<S extends Deno.ForeignLibraryInterface>(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { firstExisting } from "./library.ts";
- * firstExisting(["/nonexistent/libx.so.1"]); // null
+ *
+ * assert.equal(firstExisting(["/nonexistent/libx.so.1"]), null);
  * ```
  */
 export function firstExisting(paths: readonly string[]): string | null {
@@ -120,8 +130,11 @@ export function readCString(pointer: Deno.PointerValue): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { cStringFromBuffer } from "./library.ts";
- * cStringFromBuffer(new Uint8Array([71, 80, 85, 0, 88])); // "GPU"
+ *
+ * // Up to the first NUL: "GPU", not "GPU\0X".
+ * assert.equal(cStringFromBuffer(new Uint8Array([71, 80, 85, 0, 88])), "GPU");
  * ```
  */
 export function cStringFromBuffer(buffer: Uint8Array): string {

@@ -72,9 +72,11 @@ const RETURN_NAMES: readonly string[] = [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { nvmlReturnName } from "./nvml.ts";
- * nvmlReturnName(15); // "NVML_ERROR_GPU_IS_LOST"
- * nvmlReturnName(999); // "NVML_ERROR_UNKNOWN"
+ *
+ * assert.equal(nvmlReturnName(15), "NVML_ERROR_GPU_IS_LOST");
+ * assert.equal(nvmlReturnName(999), "NVML_ERROR_UNKNOWN");
  * ```
  */
 export function nvmlReturnName(code: number): string {
@@ -256,11 +258,15 @@ export interface PciInfo {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decodePciInfo, PCI_INFO_BYTES } from "./nvml.ts";
+ *
  * const raw = new Uint8Array(PCI_INFO_BYTES);
  * raw.set(new TextEncoder().encode("00000000:18:00.0"), 36);
  * new DataView(raw.buffer).setUint32(20, 0x18, true);
- * decodePciInfo(raw).busId; // "00000000:18:00.0"
+ * const info = decodePciInfo(raw);
+ * assert.equal(info.busId, "00000000:18:00.0");
+ * assert.equal(info.bus, 0x18);
  * ```
  */
 export function decodePciInfo(raw: Uint8Array): PciInfo {
@@ -280,8 +286,10 @@ export function decodePciInfo(raw: Uint8Array): PciInfo {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { normalizePciBusId } from "./nvml.ts";
- * normalizePciBusId("00000000:3A:00.0"); // "0000:3a:00.0"
+ *
+ * assert.equal(normalizePciBusId("00000000:3A:00.0"), "0000:3a:00.0");
  * ```
  */
 export function normalizePciBusId(busId: string): string {

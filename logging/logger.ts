@@ -141,8 +141,10 @@ function writeStderr(line: string): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { underJournald } from "./logger.ts";
- * underJournald(undefined); // false: not started by systemd
+ *
+ * assert.equal(underJournald(undefined), false); // not started by systemd
  * ```
  */
 export function underJournald(journalStream: string | undefined): boolean {

@@ -20,12 +20,24 @@ import { Freshness } from "./freshness.ts";
  * agent's monitors are these; the endpoint never holds the agent itself.
  */
 export interface ServedMonitor {
+  /**
+   * The monitor's configuration: its source and device (labels), column
+   * names and kinds, rules, and sample period (which sets when its data
+   * counts as stale).
+   */
   readonly config: MonitorConfig;
+  /** The running monitor: sample and event counts, each rule's state. */
   readonly monitor: Monitor;
+  /** The source's poll-loop health and the devices it found, if it has them. */
   readonly collector: Pick<Collector, "pollStats" | "devices">;
+  /** The events log's path and writer counters. */
   readonly log: Pick<EventsLog, "path" | "stats">;
   /** Windowed aggregates of every sample. */
   readonly aggregator: WindowAggregator;
+  /**
+   * Where the source's run stands; read live, so the agent updates this
+   * object in place rather than replacing it.
+   */
   readonly status: SourceStatus;
 }
 
@@ -41,7 +53,12 @@ export interface AgentInfo {
 
 /** Whether the agent is ready, and if not, why (one line per monitor). */
 export interface Readiness {
+  /** True when every monitor's source is running and its data is fresh. */
   readonly ready: boolean;
+  /**
+   * One line per monitor that is not up, e.g. `nic: no data for 12.0 s`;
+   * empty when ready.
+   */
   readonly problems: readonly string[];
 }
 
@@ -58,11 +75,51 @@ export const MIN_STALE_MS = 1000;
  * The endpoint's view of one agent.
  *
  * @example
- * ```ts ignore
- * const metrics = new AgentMetrics(agent.monitors, { version, startMs: Date.now(), windowNs });
- * const ticker = metrics.start();
- * metrics.readiness(Date.now()); // { ready: false, problems: ["nic: no data yet"] } at first
- * ticker.stop();
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { AgentMetrics, type ServedMonitor } from "./agent_metrics.ts";
+ * import { WindowAggregator } from "./aggregate.ts";
+ * import { Monitor } from "../rules/monitor.ts";
+ * import type { MonitorConfig } from "../config/types.ts";
+ *
+ * const config: MonitorConfig = {
+ *   name: "nic",
+ *   source: "sim",
+ *   samplePeriodNs: 1_000_000, // 1 ms
+ *   depth: 2,
+ *   columns: [{ name: "rx", dataId: "0x0000000000000001", kind: "counter" }],
+ *   rules: [],
+ *   eventLog: "events.log",
+ *   seed: 1,
+ * };
+ * const aggregator = new WindowAggregator({ columns: config.columns });
+ * const noLog = { columnNames() {}, row() {}, eventStart() {}, eventEnd() {}, gap() {} };
+ * const monitor = new Monitor(config, noLog, { observer: aggregator });
+ * const nic: ServedMonitor = {
+ *   config,
+ *   monitor,
+ *   aggregator,
+ *   collector: {},
+ *   log: {
+ *     path: "events.log",
+ *     stats: { bytesWritten: 0, writeErrors: 0, droppedRows: 0, pendingBytes: 0 },
+ *   },
+ *   status: { state: "running" },
+ * };
+ * const metrics = new AgentMetrics([nic], { version: "0.1.0", startMs: 0, windowNs: 10e9 });
+ *
+ * // Times are host Unix ms; the agent started at 0.
+ * assert.deepEqual(metrics.readiness(500), {
+ *   ready: false,
+ *   problems: ["nic: no data yet after 0.5 s"],
+ * });
+ * monitor.claim();
+ * monitor.commit(); // one sample
+ * metrics.freshness.tick(600); // what start() does every 100 ms
+ * assert.deepEqual(metrics.readiness(700), { ready: true, problems: [] });
+ * // Stale after 10 periods, but never sooner than 1 s.
+ * assert.deepEqual(metrics.staleAfterMs, [1000]);
+ * assert.deepEqual(metrics.readiness(1700).problems, ["nic: no data for 1.1 s"]);
  * ```
  */
 export class AgentMetrics {
@@ -75,6 +132,10 @@ export class AgentMetrics {
   /** Per monitor: data older than this (ms) is stale. */
   readonly staleAfterMs: readonly number[];
 
+  /**
+   * Takes the monitors as served (in configuration order) and the
+   * agent-wide facts; freshness is not tracked until {@linkcode start}.
+   */
   constructor(monitors: readonly ServedMonitor[], info: AgentInfo) {
     this.monitors = monitors;
     this.info = info;

@@ -18,13 +18,7 @@
  */
 
 import { addU64, ltU64, subU64, toNumberU64 } from "../base/u64.ts";
-
-/**
- * How a column's values are aggregated: a `counter` only grows (modulo
- * 2^64) and is reported as rates; a `gauge` is a level, reported as
- * min/max/mean.
- */
-export type ColumnKind = "counter" | "gauge";
+import type { ColumnKind } from "../config/types.ts";
 
 /** One aggregated column, in the record's column order. */
 export interface AggregateColumn {
@@ -53,14 +47,31 @@ export const DEFAULT_WINDOW_NS = 10_000_000_000;
  *
  * @example Render a counter's rates without touching the ring
  * ```ts
+ * import assert from "node:assert/strict";
  * import { WindowAggregator } from "./aggregate.ts";
  *
- * const agg = new WindowAggregator({ columns: [{ name: "rx_bytes", kind: "counter" }] });
- * const w = agg.completed;
- * const lines = w.sequence === 0 ? [] : agg.columns.map((c, k) =>
- *   `rx_rate{column="${c.name}"} ${w.rate[k]}\nrx_rate_max{column="${c.name}"} ${w.rateMax[k]}`
- * );
- * lines.length; // 0: no window has completed yet
+ * const agg = new WindowAggregator({
+ *   columns: [{ name: "rx_bytes", kind: "counter" }],
+ *   windowNs: 1e9,
+ * });
+ * const render = () => {
+ *   const w = agg.completed;
+ *   return w.sequence === 0 ? [] : agg.columns.map((c, k) =>
+ *     `rx_rate{column="${c.name}"} ${w.rate[k]}\nrx_rate_max{column="${c.name}"} ${w.rateMax[k]}`
+ *   );
+ * };
+ * assert.deepEqual(render(), []); // no window has completed yet
+ *
+ * const record = new Uint32Array(4); // timestamp and rx_bytes, (lo, hi) each
+ * for (let i = 0; i <= 10; i++) {
+ *   record[0] = i * 100_000_000; // every 100 ms from t = 0
+ *   record[2] = i * 500 + (i === 5 ? 400 : 0); // 5000/s, with a burst at 0.5 s
+ *   agg.observe(record, 0);
+ * }
+ * // The sample at t = 1 s completed [0 s, 1 s): samples 0..9.
+ * assert.deepEqual(render(), [
+ *   'rx_rate{column="rx_bytes"} 5000\nrx_rate_max{column="rx_bytes"} 9000',
+ * ]);
  * ```
  */
 export interface WindowSnapshot {

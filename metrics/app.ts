@@ -7,6 +7,7 @@
  */
 
 import { type Context, Hono } from "hono";
+import { errorMessage } from "../base/error_message.ts";
 import type { AgentMetrics } from "./agent_metrics.ts";
 import type { BasicAuthVerifier } from "./basic_auth.ts";
 import { basicAuth } from "./basic_auth.ts";
@@ -25,12 +26,38 @@ import { MetricsRenderer } from "./render.ts";
 import { ScrapeCache } from "./scrape_cache.ts";
 import { buildSnapshot } from "./snapshot.ts";
 
+/**
+ * The endpoint as a request handler: all a server (or a test) needs of
+ * the Hono app behind it. Routes are fixed; nothing can be added.
+ */
+export interface MetricsApp {
+  /**
+   * Answers one request. `env` is what the server knows of the connection;
+   * the per-client request limit is keyed on its `remoteAddr`.
+   */
+  fetch(request: Request, env?: ConnectionInfo): Response | Promise<Response>;
+  /**
+   * Answers a request made from `input` (a path such as `/metrics`, a URL
+   * or a Request) and `init`, with no server or socket: for tests and
+   * examples.
+   */
+  request(
+    input: string | URL | Request,
+    init?: RequestInit,
+    env?: ConnectionInfo,
+  ): Response | Promise<Response>;
+}
+
 /** What the app is built from. */
 export interface MetricsAppOptions {
   /** Basic auth for every path, when the web config has users. */
   readonly auth?: BasicAuthVerifier;
   /** Extra response headers (web config `http_server_config.headers`). */
   readonly headers?: ReadonlyMap<string, string>;
+  /**
+   * Bounds on request size and on requests in flight, per client and in
+   * all; the defaults suit a Prometheus scraping every few seconds.
+   */
   readonly limits?: RequestLimitOptions;
   /** Told of handler failures (one line each); the client gets a 500. */
   readonly onError?: (message: string) => void;
@@ -55,15 +82,59 @@ const INDEX = `<!doctype html>
  * Builds the endpoint's app for `metrics`.
  *
  * @example
- * ```ts ignore
- * const app = createMetricsApp(metrics);
- * Deno.serve((req, info) => app.fetch(req, { remoteAddr: info.remoteAddr }));
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createMetricsApp } from "./app.ts";
+ * import { AgentMetrics, type ServedMonitor } from "./agent_metrics.ts";
+ * import { WindowAggregator } from "./aggregate.ts";
+ * import { Monitor } from "../rules/monitor.ts";
+ * import type { MonitorConfig } from "../config/types.ts";
+ *
+ * const config: MonitorConfig = {
+ *   name: "nic",
+ *   source: "sim",
+ *   samplePeriodNs: 1_000_000, // 1 ms
+ *   depth: 2,
+ *   columns: [{ name: "rx", dataId: "0x0000000000000001", kind: "counter" }],
+ *   rules: [],
+ *   eventLog: "events.log",
+ *   seed: 1,
+ * };
+ * const aggregator = new WindowAggregator({ columns: config.columns });
+ * const noLog = { columnNames() {}, row() {}, eventStart() {}, eventEnd() {}, gap() {} };
+ * const monitor = new Monitor(config, noLog, { observer: aggregator });
+ * const nic: ServedMonitor = {
+ *   config,
+ *   monitor,
+ *   aggregator,
+ *   collector: {},
+ *   log: {
+ *     path: "events.log",
+ *     stats: { bytesWritten: 0, writeErrors: 0, droppedRows: 0, pendingBytes: 0 },
+ *   },
+ *   status: { state: "running" },
+ * };
+ * const metrics = new AgentMetrics([nic], { version: "0.1.0", startMs: 0, windowNs: 10e9 });
+ * monitor.claim();
+ * monitor.commit(); // one sample
+ * metrics.freshness.tick(100);
+ *
+ * // No server needed: app.request answers in-process. A server passes the
+ * // client's address: serveMetrics, or
+ * // Deno.serve((req, info) => app.fetch(req, { remoteAddr: info.remoteAddr })).
+ * const app = createMetricsApp(metrics, { now: () => 200 });
+ * const scrape = await app.request("/metrics");
+ * assert.equal(scrape.headers.get("content-type"), "text/plain; version=0.0.4; charset=utf-8");
+ * assert.match(await scrape.text(), /^dpu_traceback_samples_total\{monitor="nic"\} 1$/m);
+ * assert.equal(await (await app.request("/readyz")).text(), "ready\n");
+ * // Read-only: anything but GET and HEAD is refused before any work.
+ * assert.equal((await app.request("/metrics", { method: "POST", body: "x" })).status, 405);
  * ```
  */
 export function createMetricsApp(
   metrics: AgentMetrics,
   options: MetricsAppOptions = {},
-): Hono<{ Bindings: ConnectionInfo }> {
+): MetricsApp {
   const now = options.now ?? Date.now;
   const renderer = new MetricsRenderer(metrics);
   // /metrics and /api/v1/snapshot alike: a flood of requests costs one
@@ -123,9 +194,7 @@ export function createMetricsApp(
   app.onError((error, c) => {
     options.onError?.(
       // The path is the client's: quoted, so it cannot start a log line.
-      `metrics endpoint: ${JSON.stringify(c.req.path)}: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
+      `metrics endpoint: ${JSON.stringify(c.req.path)}: ${errorMessage(error)}`,
     );
     return c.text("internal error\n", 500);
   });

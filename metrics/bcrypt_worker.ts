@@ -36,6 +36,7 @@
  */
 
 import bcrypt from "bcryptjs";
+import { errorMessage } from "../base/error_message.ts";
 
 /** One comparison asked of the worker. */
 export interface BcryptRequest {
@@ -74,7 +75,7 @@ scope.onmessage = (event) => {
     // bcryptjs errors describe the hash format, never the password.
     scope.postMessage({
       id,
-      error: error instanceof Error ? error.message : String(error),
+      error: errorMessage(error),
     });
   }
 };

@@ -12,6 +12,7 @@
 
 /** What freshness reads from a monitor: its running sample count. */
 export interface CountsSamples {
+  /** Samples delivered since start; only whether it moved matters. */
   readonly samples: number;
 }
 

@@ -10,6 +10,11 @@ import type { MiddlewareHandler } from "hono";
 
 /** What Deno.serve tells the app about the connection (Hono's `c.env`). */
 export interface ConnectionInfo {
+  /**
+   * The client's address (from Deno.serve's handler info); requests in
+   * flight are counted per client by its host. Absent for
+   * `app.request()` without a server: all such requests share one count.
+   */
   readonly remoteAddr?: Deno.Addr;
 }
 

@@ -5,8 +5,8 @@
  * @module
  */
 
-import type { Hono } from "hono";
-import type { ConnectionInfo } from "./limits.ts";
+import { errorMessage } from "../base/error_message.ts";
+import type { MetricsApp } from "./app.ts";
 
 /** What {@linkcode serveMetrics} needs. */
 export interface ServeOptions {
@@ -52,7 +52,7 @@ export function splitListen(
  * ```
  */
 export function serveMetrics(
-  app: Hono<{ Bindings: ConnectionInfo }>,
+  app: Pick<MetricsApp, "fetch">,
   options: ServeOptions,
 ): MetricsServer {
   const { hostname, port } = splitListen(options.listen);
@@ -67,9 +67,7 @@ export function serveMetrics(
       onListen: () => {},
       onError: (error) => {
         options.onError?.(
-          `metrics endpoint: ${
-            error instanceof Error ? error.message : String(error)
-          }`,
+          `metrics endpoint: ${errorMessage(error)}`,
         );
         return new Response("internal error\n", { status: 500 });
       },
@@ -77,6 +75,7 @@ export function serveMetrics(
   } catch (error) {
     throw new Error(
       `Cannot serve metrics on ${options.listen}: ${listenProblem(error)}`,
+      { cause: error },
     );
   }
   const addr = server.addr;
@@ -100,6 +99,5 @@ function listenProblem(error: unknown): string {
   if (error instanceof Deno.errors.PermissionDenied) {
     return "permission denied (ports below 1024 need root)";
   }
-  const message = error instanceof Error ? error.message : String(error);
-  return message.split("\n")[0];
+  return errorMessage(error).split("\n")[0];
 }

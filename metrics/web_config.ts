@@ -37,6 +37,7 @@ import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
 import { dirname, isAbsolute, join } from "node:path";
 import { isScalar, parseDocument } from "yaml";
 import { z } from "zod";
+import { errorMessage } from "../base/error_message.ts";
 import { isBcryptHash } from "./basic_auth.ts";
 
 /** TLS material for `Deno.serve({ cert, key })`. */
@@ -147,10 +148,37 @@ type TlsSection = NonNullable<z.infer<typeof schema>["tls_server_config"]>;
  * a TypeError; an unreadable file keeps its `Deno.errors` class.
  *
  * @example
- * ```ts ignore
- * const web = await loadWebConfig("/etc/dpu-traceback/web.yml");
- * for (const warning of web.warnings) console.error(`warning: ${warning}`);
- * Deno.serve({ port: 9477, ...web.tls }, handler);
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { loadWebConfig } from "./web_config.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(
+ *   `${dir}/web.yml`,
+ *   `basic_auth_users:
+ *   prometheus: $2y$10$X0h1gDsPszWURQaxFh.zoubFi6DXncSjhoQNJgRrnGs7EsimhC7zG
+ * http_server_config:
+ *   http2: false
+ * `,
+ * );
+ * const web = await loadWebConfig(`${dir}/web.yml`);
+ * assert.equal(web.tls, undefined); // plain HTTP
+ * assert.deepEqual([...web.basicAuthUsers.keys()], ["prometheus"]);
+ * // Accepted, but the operator is told it does nothing here.
+ * assert.deepEqual(web.warnings, [
+ *   `${dir}/web.yml: http_server_config.http2: false has no effect: Deno.serve cannot switch HTTP/2 off`,
+ * ]);
+ *
+ * // Certificate paths are relative to the file; a missing one keeps its class.
+ * await Deno.writeTextFile(
+ *   `${dir}/tls.yml`,
+ *   "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n",
+ * );
+ * await assert.rejects(loadWebConfig(`${dir}/tls.yml`), {
+ *   name: "NotFound",
+ *   message: `Cannot load web config ${dir}/tls.yml: tls_server_config.cert_file: no such file ${dir}/server.crt`,
+ * });
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export async function loadWebConfig(path: string): Promise<WebConfig> {
@@ -495,15 +523,22 @@ function checkVersion(
 
 /** A one-line I/O error of the same Deno.errors class, naming `path`. */
 function ioError(prefix: string, path: string, error: unknown): Error {
-  const problems: [new (message: string) => Error, string][] = [
+  const problems: [
+    new (message: string, options?: ErrorOptions) => Error,
+    string,
+  ][] = [
     [Deno.errors.NotFound, `no such file ${path}`],
     [Deno.errors.PermissionDenied, `permission denied reading ${path}`],
     [Deno.errors.NotCapable, `not allowed to read ${path} (--allow-read)`],
     [Deno.errors.IsADirectory, `${path} is a directory`],
   ];
   for (const [Class, problem] of problems) {
-    if (error instanceof Class) return new Class(`${prefix}: ${problem}`);
+    if (error instanceof Class) {
+      return new Class(`${prefix}: ${problem}`, { cause: error });
+    }
   }
-  const message = error instanceof Error ? error.message : String(error);
-  return new Error(`${prefix}: ${path}: ${message.split("\n")[0]}`);
+  return new Error(
+    `${prefix}: ${path}: ${errorMessage(error).split("\n")[0]}`,
+    { cause: error },
+  );
 }

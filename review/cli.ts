@@ -6,6 +6,7 @@
  */
 
 import { parseArgs } from "node:util";
+import { errorMessage } from "../base/error_message.ts";
 import { VERSION } from "../config/version.ts";
 import { LOG_DIR } from "../deploy/permissions.ts";
 import { ioReason } from "./errors.ts";
@@ -125,7 +126,7 @@ export function parseReviewArgs(args: readonly string[]): ReviewArgs {
       },
     });
   } catch (error) {
-    throw new TypeError(argsProblem(error));
+    throw new TypeError(argsProblem(error), { cause: error });
   }
   const { values, positionals } = parsed;
   if (values.json && values.csv) {
@@ -186,7 +187,7 @@ export function parseReviewArgs(args: readonly string[]): ReviewArgs {
  * on with advice about `--` that is cut off mid-quote on one line.
  */
 function argsProblem(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   const code = error instanceof Error
     ? (error as Error & { code?: string }).code
     : undefined;
@@ -254,7 +255,7 @@ async function reviewCommand(
   try {
     options = parseReviewArgs(args);
   } catch (error) {
-    io.error(usageLine(error instanceof Error ? error.message : String(error)));
+    io.error(usageLine(errorMessage(error)));
     return 2;
   }
   if (options.help) {
@@ -333,7 +334,7 @@ async function reviewCommand(
     });
   } catch (error) {
     progress?.done();
-    io.error(error instanceof Error ? error.message : String(error));
+    io.error(errorMessage(error));
     return 1;
   }
   progress?.done();
@@ -403,7 +404,7 @@ async function reviewCommand(
       : tableChunks(shown, { all, files: log.files.length });
     for (const text of chunks) await io.out(text);
   } catch (error) {
-    io.error(error instanceof Error ? error.message : String(error));
+    io.error(errorMessage(error));
     return 1;
   }
   return done;

@@ -8,6 +8,7 @@
  */
 
 import { parse as parseCsv } from "csv-parse/sync";
+import { errorMessage } from "../base/error_message.ts";
 
 /** Whether a line is a column-name row. */
 export function isColumnRow(text: string): boolean {
@@ -23,11 +24,13 @@ const CACHE_SIZE = 64;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ColumnNames } from "./columns.ts";
+ *
  * const names = new ColumnNames();
  * const a = names.parse('timestamp, "rx, port 0", ecn');
- * a; // ["timestamp", "rx, port 0", "ecn"]
- * names.parse('timestamp, "rx, port 0", ecn') === a; // true
+ * assert.deepEqual(a, ["timestamp", "rx, port 0", "ecn"]);
+ * assert.equal(names.parse('timestamp, "rx, port 0", ecn'), a); // the same array
  * ```
  */
 export class ColumnNames {
@@ -55,9 +58,8 @@ export class ColumnNames {
           [];
       } catch (error) {
         throw new SyntaxError(
-          `malformed column-name row (${
-            error instanceof Error ? error.message.split("\n")[0] : error
-          })`,
+          `malformed column-name row (${errorMessage(error).split("\n")[0]})`,
+          { cause: error },
         );
       }
     });

@@ -20,8 +20,10 @@ export const MAX_LO = 709551615;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatDecimal } from "./decimal.ts";
- * formatDecimal(9007199, 254740993); // "9007199254740993"
+ *
+ * assert.equal(formatDecimal(9007199, 254740993), "9007199254740993");
  * ```
  */
 export function formatDecimal(hi: number, lo: number): string {
@@ -46,9 +48,11 @@ export function compareDecimal(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { signedDelta } from "./decimal.ts";
+ *
  * // 4 - (2^64 - 6): the counter wrapped and rose by 10
- * signedDelta(0, 4, 18446744073, 709551610); // 10
+ * assert.equal(signedDelta(0, 4, 18446744073, 709551610), 10);
  * ```
  */
 export function signedDelta(

@@ -8,6 +8,8 @@
  * @module
  */
 
+import { errorMessage } from "../base/error_message.ts";
+
 /**
  * The file is not an events log: its first lines are something else, or
  * a line is far too long to be a row. The message names the line.
@@ -30,9 +32,12 @@ export class NotAnEventsLogError extends SyntaxError {
  * the damage were read.
  */
 export class DamagedFileError extends SyntaxError {
-  /** `message`: one line, e.g. `truncated (corrupt gzip stream ...)`. */
-  constructor(message: string) {
-    super(message);
+  /**
+   * `message`: one line, e.g. `truncated (corrupt gzip stream ...)`;
+   * `options.cause`: the decompressor's own error, when there is one.
+   */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = "DamagedFileError";
   }
 }
@@ -56,7 +61,7 @@ export function ioReason(
       : "not writable by this binary (it may write only /var/log/dpu-traceback)";
   }
   if (error instanceof Deno.errors.IsADirectory) return "is a directory";
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }
 
 /**

@@ -46,9 +46,11 @@ export interface LogName {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseLogName } from "./files.ts";
- * parseLogName("nic-events.log-20261121-1795272600.gz")?.base; // "nic-events.log"
- * parseLogName("events.log.2")?.generation; // 2
+ *
+ * assert.equal(parseLogName("nic-events.log-20261121-1795272600.gz")?.base, "nic-events.log");
+ * assert.equal(parseLogName("events.log.2")?.generation, 2);
  * ```
  */
 export function parseLogName(name: string): LogName | undefined {

@@ -40,10 +40,13 @@ const ISO =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseTimeOption } from "./filters.ts";
- * parseTimeOption("--since", "2026-11-21T14:50"); // 1795272600000
- * parseTimeOption("--since", "1795272600.5"); // 1795272600500
- * parseTimeOption("--until", "2026-11-21", true); // 1795305599999
+ *
+ * assert.equal(parseTimeOption("--since", "2026-11-21T14:50"), 1795272600000); // UTC
+ * assert.equal(parseTimeOption("--since", "1795272600.5"), 1795272600500);
+ * assert.equal(parseTimeOption("--until", "2026-11-21", true), 1795305599999);
+ * assert.throws(() => parseTimeOption("--since", "yesterday"), TypeError);
  * ```
  */
 export function parseTimeOption(

@@ -77,11 +77,14 @@ export function unquoteName(text: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { HeaderParser } from "./header.ts";
+ *
  * const p = new HeaderParser("Telemetry monitor : dpu-traceback 0.1.0");
- * p.accept('\tDevice: "03:00.0"'); // true
- * p.accept("timestamp, rx"); // false: the header is over
- * p.header().device; // "03:00.0"
+ * assert.equal(p.accept('\tDevice: "03:00.0"'), true);
+ * assert.equal(p.accept("timestamp, rx"), false); // the header is over
+ * assert.equal(p.header().version, "dpu-traceback 0.1.0");
+ * assert.equal(p.header().device, "03:00.0");
  * ```
  */
 export class HeaderParser {

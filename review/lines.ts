@@ -137,6 +137,7 @@ async function* gunzipChunks(
       `${whole ? "corrupt gzip data" : "truncated"} (${
         error.message.split("\n")[0]
       })`,
+      { cause: error },
     );
   }
 }
@@ -163,11 +164,16 @@ export interface ReadLinesOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readLines } from "./lines.ts";
+ *
  * const text = new TextEncoder().encode("a\nbc\r\nd");
  * const seen: string[] = [];
- * await readLines([text], (buf, s, e) => { seen.push(new TextDecoder().decode(buf.subarray(s, e))); });
- * seen; // ["a", "bc", "d"]
+ * const count = await readLines([text], (buf, s, e) => {
+ *   seen.push(new TextDecoder().decode(buf.subarray(s, e)));
+ * });
+ * assert.deepEqual(seen, ["a", "bc", "d"]);
+ * assert.equal(count, 3);
  * ```
  */
 export async function readLines(

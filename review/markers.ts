@@ -35,8 +35,13 @@ const GAP = /^<<Gap>> Time: ([^,]*), (Dropped samples|Lost rows): (\d+)\s*$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseEventMarker } from "./markers.ts";
- * parseEventMarker('<<Event end>> Time: 2026-11-21T14:50:01Z, Rule: "ECN > 100"')?.rule; // "ECN > 100"
+ *
+ * assert.deepEqual(
+ *   parseEventMarker('<<Event end>> Time: 2026-11-21T14:50:01Z, Rule: "ECN > 100"'),
+ *   { kind: "end", time: "2026-11-21T14:50:01Z", rule: "ECN > 100" },
+ * );
  * ```
  */
 export function parseEventMarker(text: string): EventMarker | undefined {
@@ -75,9 +80,11 @@ export function markerInstant(text: string): Instant | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { canonicalMarkerSecond } from "./markers.ts";
- * canonicalMarkerSecond("2026-11-21T14:50:00Z"); // 1795272600
- * canonicalMarkerSecond("2026-11-21 14:50"); // NaN
+ *
+ * assert.equal(canonicalMarkerSecond("2026-11-21T14:50:00Z"), 1795272600);
+ * assert.ok(Number.isNaN(canonicalMarkerSecond("2026-11-21 14:50")));
  * ```
  */
 export function canonicalMarkerSecond(text: string): number {

@@ -12,8 +12,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { printable } from "./message_text.ts";
- * printable("a\u0000\u001b[2Jb"); // "a??[2Jb"
+ *
+ * assert.equal(printable("a\u0000\u001b[2Jb"), "a??[2Jb");
  * ```
  */
 export function printable(text: string): string {
@@ -26,8 +28,10 @@ export function printable(text: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { clip } from "./message_text.ts";
- * clip("x".repeat(50)); // "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx..."
+ *
+ * assert.equal(clip("x".repeat(50)), "x".repeat(40) + "...");
  * ```
  */
 export function clip(text: string): string {

@@ -29,12 +29,17 @@ export interface Kept {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Newest } from "./newest.ts";
- * const keep = new Newest<string>(2, () => {});
+ *
+ * const evicted: string[] = [];
+ * const keep = new Newest<string>(2, (item) => evicted.push(item));
  * keep.offer(3, 0, "c");
  * keep.offer(1, 0, "a"); // kept: there is room
  * keep.offer(2, 0, "b"); // pushes "a" out
- * keep.size; // 2
+ * assert.equal(keep.offer(0, 0, "z"), undefined); // older than all: turned away
+ * assert.equal(keep.size, 2);
+ * assert.deepEqual(evicted, ["a"]);
  * ```
  */
 export class Newest<T> {

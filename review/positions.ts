@@ -20,11 +20,13 @@ export interface FilePosition {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { RowPositions } from "./positions.ts";
+ *
  * const p = new RowPositions(2);
  * p.begin(0, 10, 500); // the column-name row
  * for (let line = 11; line <= 14; line++) p.push(0, line, 500 + line);
- * p.windowStart().line; // 13: the last 2 rows
+ * assert.equal(p.windowStart().line, 13); // the last 2 rows
  * ```
  */
 export class RowPositions {

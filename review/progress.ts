@@ -34,11 +34,15 @@ function mb(bytes: number): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Progress } from "./progress.ts";
+ *
  * let screen = "";
  * const p = new Progress(100, { write: (t) => screen += t, isTerminal: () => true }, () => 0);
  * p.add(50);
- * p.done(); // screen held a bar at 50%, then was cleared
+ * assert.match(screen, /reviewing \[=+>\s+\] 50%/);
+ * p.done(); // the bar's line is cleared
+ * assert.ok(screen.endsWith("\r\x1b[2K"));
  * ```
  */
 export class Progress {

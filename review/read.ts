@@ -110,7 +110,9 @@ export async function readReview(
         const problem = fileProblem(error);
         if (problem === undefined) throw error;
         if (options.onSkip === undefined) {
-          throw new Error(`Cannot review ${path}: ${problem}`);
+          throw new Error(`Cannot review ${path}: ${problem}`, {
+            cause: error,
+          });
         }
         // A damaged file's first lines were read; their events stay.
         const read = reader.linesRead;

@@ -46,10 +46,12 @@ const scratch = new Uint32Array(2);
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { detectTimeFormat } from "./reference_time.ts";
- * detectTimeFormat(1795272600, 0); // "ns" (2026-11-21T14:50:00Z)
+ *
+ * assert.equal(detectTimeFormat(1795272600, 0), "ns"); // 2026-11-21T14:50:00Z
  * // (1795272600 << 32) | 102400000 = 7710637104507289600
- * detectTimeFormat(7710637104, 507289600); // "reference"
+ * assert.equal(detectTimeFormat(7710637104, 507289600), "reference");
  * ```
  */
 export function detectTimeFormat(hi: number, lo: number): TimeFormat {
@@ -70,10 +72,13 @@ export function detectTimeFormat(hi: number, lo: number): TimeFormat {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { clockDeltaNs } from "./reference_time.ts";
- * clockDeltaNs("ns", 1795272590, 0, 1795272600, 0); // -10000000000: stepped back
+ *
+ * // Stepped back 10 s.
+ * assert.equal(clockDeltaNs("ns", 1795272590, 0, 1795272600, 0), -10_000_000_000);
  * // counter: 4 after 2^64 - 6 is 10 ns later
- * clockDeltaNs("counter", 0, 4, 18446744073, 709551610); // 10
+ * assert.equal(clockDeltaNs("counter", 0, 4, 18446744073, 709551610), 10);
  * ```
  */
 export function clockDeltaNs(
@@ -102,10 +107,12 @@ export function isWallClock(format: TimeFormat): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { TimeDecoder } from "./reference_time.ts";
+ *
  * const t = new TimeDecoder("ns");
  * t.decode(1795272600, 102400000);
- * [t.sec, t.ns]; // [1795272600, 102400000]
+ * assert.deepEqual([t.sec, t.ns], [1795272600, 102400000]);
  * ```
  */
 export class TimeDecoder {
@@ -163,8 +170,10 @@ export class TimeDecoder {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isoTime } from "./reference_time.ts";
- * isoTime(1795272600, 102400000, 3); // "2026-11-21T14:50:00.102Z"
+ *
+ * assert.equal(isoTime(1795272600, 102400000, 3), "2026-11-21T14:50:00.102Z");
  * ```
  */
 export function isoTime(sec: number, ns: number, digits = 3): string {

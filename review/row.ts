@@ -18,10 +18,13 @@ import { clip } from "./message_text.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseRow } from "./row.ts";
+ *
  * const out = new Float64Array(4);
- * parseRow(new TextEncoder().encode("1795272600000000000, 42"), 0, 23, out); // 2
- * // out is [1795272600, 0, 0, 42]
+ * const line = new TextEncoder().encode("1795272600000000000, 42");
+ * assert.equal(parseRow(line, 0, line.length, out), 2); // fields
+ * assert.deepEqual([...out], [1795272600, 0, 0, 42]);
  * ```
  */
 export function parseRow(

@@ -46,8 +46,10 @@ export function escapeXml(text: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { niceTicks } from "./svg.ts";
- * niceTicks(0, 97, 5); // [0, 20, 40, 60, 80]
+ *
+ * assert.deepEqual(niceTicks(0, 97, 5), [0, 20, 40, 60, 80]);
  * ```
  */
 export function niceTicks(min: number, max: number, count: number): number[] {

@@ -9,6 +9,7 @@
  */
 
 import { stringify } from "csv-stringify/sync";
+import { errorMessage } from "../base/error_message.ts";
 import { quoteColumnName } from "../events/header.ts";
 import { ColumnNames, isColumnRow } from "./columns.ts";
 import { formatDecimal, signedDelta } from "./decimal.ts";
@@ -104,7 +105,9 @@ export async function writeTraceback(
     try {
       source = await openLogSource(path, f === w.startFile ? w.startOffset : 0);
     } catch (error) {
-      throw new Error(`Cannot review ${path}: ${ioReason(error)}`);
+      throw new Error(`Cannot review ${path}: ${ioReason(error)}`, {
+        cause: error,
+      });
     }
     const seeked = f === w.startFile && !source.gzip;
     // Lines are handed over synchronously; output is queued and written
@@ -237,11 +240,9 @@ export async function writeTraceback(
       await drain(out);
     } catch (error) {
       if (!(error instanceof DamagedFileError)) {
-        throw new Error(
-          `Cannot review ${path}: ${
-            error instanceof Error ? error.message : String(error)
-          }`,
-        );
+        throw new Error(`Cannot review ${path}: ${errorMessage(error)}`, {
+          cause: error,
+        });
       }
       // A compressed file cut short (the review skipped its rest): the
       // window shows what could be read.

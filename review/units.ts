@@ -16,9 +16,11 @@ export const SI: readonly string[] = ["", "k", "M", "G", "T", "P", "E", "Z"];
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatSi } from "./units.ts";
- * formatSi(1960000); // "1.96M"
- * formatSi(-0.5); // "-0.5"
+ *
+ * assert.equal(formatSi(1960000), "1.96M");
+ * assert.equal(formatSi(-0.5), "-0.5");
  * ```
  */
 export function formatSi(x: number): string {
@@ -44,10 +46,12 @@ export function formatSi(x: number): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatDuration } from "./units.ts";
- * formatDuration(4.0123); // "4.012 s"
- * formatDuration(192); // "3 m 12.0 s"
- * formatDuration(-9.7); // "-9.700 s"
+ *
+ * assert.equal(formatDuration(4.0123), "4.012 s");
+ * assert.equal(formatDuration(192), "3 m 12.0 s");
+ * assert.equal(formatDuration(-9.7), "-9.700 s");
  * ```
  */
 export function formatDuration(seconds: number): string {

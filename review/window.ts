@@ -95,11 +95,15 @@ function copyPoints(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { GrowingSeries, POINT_STRIDE } from "./window.ts";
+ *
  * const s = new GrowingSeries(8);
  * for (let i = 0; i < 1000; i++) s.add(i, i === 500 ? 1e6 : 1, 0);
  * const points = s.points();
- * points.length / POINT_STRIDE <= 8; // true, and one point's vMax is 1e6
+ * assert.ok(points.length / POINT_STRIDE <= 8);
+ * const vMax = points.filter((_, k) => k % POINT_STRIDE === 3);
+ * assert.equal(Math.max(...vMax), 1e6); // the one-row spike survives
  * ```
  */
 export class GrowingSeries {
@@ -159,10 +163,14 @@ export class GrowingSeries {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { POINT_STRIDE, RecentSeries } from "./window.ts";
+ *
  * const s = new RecentSeries(4, 100);
  * for (let i = 0; i < 1000; i++) s.add(i, i, 1);
- * s.points()[0] >= 875; // true: only the last ~100 rows remain
+ * const points = s.points();
+ * assert.equal(points.length / POINT_STRIDE, 5);
+ * assert.equal(points[0], 875); // only the last ~100 rows remain (t0 of the first point)
  * ```
  */
 export class RecentSeries {

@@ -40,9 +40,20 @@ export interface MonitorHooks {
 
 /** What a monitor is built from: see {@linkcode MonitorConfig}. */
 export interface MonitorOptions {
+  /** Monitor name, kept as {@linkcode Monitor.name} for listeners and metrics. */
   readonly name: string;
+  /**
+   * History depth in samples: how many samples in a row a rule needs to
+   * toggle (its hysteresis). The ring, which the first event start dumps
+   * to the log, holds twice this many records.
+   */
   readonly depth: number;
+  /**
+   * One entry per value column (timestamp excluded). Only the count is
+   * read: it sets the record layout, so any column descriptions will do.
+   */
   readonly columns: readonly unknown[];
+  /** Rules evaluated on every sample, in this order. */
   readonly rules: readonly RuleOptions[];
 }
 
@@ -53,21 +64,36 @@ export interface MonitorOptions {
  *
  * @example Feed one sample
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Monitor } from "./monitor.ts";
+ *
  * const lines: string[] = [];
  * const monitor = new Monitor(
- *   { name: "nic", depth: 1, columns: ["rx"], rules: [{ name: "rx > 5", column: 0, comparisonType: "gt", comparisonValue: 5n }] },
+ *   {
+ *     name: "nic",
+ *     depth: 1,
+ *     columns: ["rx"],
+ *     rules: [{ name: "rx > 5", column: 0, comparisonType: "gt", comparisonValue: 5n }],
+ *   },
  *   {
  *     columnNames: () => lines.push("names"),
- *     row: () => lines.push("row"),
- *     eventStart: () => lines.push("start"),
- *     eventEnd: () => lines.push("end"),
- *     gap: () => lines.push("gap"),
+ *     row: (words, at) => lines.push(`row ${words[at + 2]}`),
+ *     eventStart: (rule) => lines.push(`start ${rule}`),
+ *     eventEnd: (rule) => lines.push(`end ${rule}`),
+ *     gap: (dropped) => lines.push(`gap ${dropped}`),
  *   },
  * );
- * const at = monitor.claim();
- * monitor.words[at + 2] = 9;
- * monitor.commit(); // lines: names, row, start
+ * for (const rx of [3, 9, 8, 1]) {
+ *   const at = monitor.claim();
+ *   monitor.words[at + 2] = rx; // column 0, low half (timestamp left 0)
+ *   monitor.commit();
+ * }
+ * // The first activation dumps the ring (3, 9), then rows follow until the end.
+ * assert.deepEqual(lines, [
+ *   "names", "row 3", "row 9", "start 0", "row 8", "row 1", "end 0",
+ * ]);
+ * assert.equal(monitor.samples, 4);
+ * assert.equal(monitor.events, 1);
  * ```
  */
 export class Monitor implements SampleSink {

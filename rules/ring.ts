@@ -12,11 +12,18 @@
  *
  * @example Append a record and read it back
  * ```ts
+ * import assert from "node:assert/strict";
  * import { SampleRing } from "./ring.ts";
+ *
  * const ring = new SampleRing(1, 4); // one column, four records
- * const at = ring.claim();
- * ring.words[at + 2] = 42; // column 0, low half
- * ring.words[ring.offsetBack(0) + 2]; // 42
+ * for (const value of [40, 41, 42, 43, 44]) {
+ *   const at = ring.claim();
+ *   ring.words[at] = value * 1000; // timestamp, low half
+ *   ring.words[at + 2] = value; // column 0, low half
+ * }
+ * assert.equal(ring.count, 4); // full: 40 was overwritten by 44
+ * assert.equal(ring.words[ring.offsetBack(0) + 2], 44); // newest
+ * assert.equal(ring.words[ring.offsetBack(3) + 2], 41); // oldest kept
  * ```
  */
 export class SampleRing {

@@ -34,9 +34,17 @@ const KINDS: Readonly<Record<ComparisonType, number>> = {
 
 /** What a rule needs to know: see {@linkcode RuleConfig} in config/types.ts. */
 export interface RuleOptions {
+  /** Name printed in the rule's event markers. */
   readonly name: string;
+  /** Index of the value column the rule reads (0-based, timestamp excluded). */
   readonly column: number;
+  /** Which test the rule applies; see {@linkcode RuleConfig.comparisonType}. */
   readonly comparisonType: ComparisonType;
+  /**
+   * The threshold (for `gt`, `lt`), the rise over the depth (for `dt_gt`,
+   * `dt_lt`) or the step (for `inc_gt`), as an unsigned 64-bit integer:
+   * 0 <= value < 2^64, compared with wrapping u64 arithmetic.
+   */
   readonly comparisonValue: bigint;
 }
 
@@ -46,15 +54,23 @@ export interface RuleOptions {
  *
  * @example A `gt` rule with depth 2 needs two matching samples
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Rule } from "./rule.ts";
  * import { SampleRing } from "./ring.ts";
+ *
  * const ring = new SampleRing(1, 4);
- * const rule = new Rule({ name: "x > 5", column: 0, comparisonType: "gt", comparisonValue: 5n }, 2);
- * for (const v of [9, 9]) {
- *   ring.words[ring.claim() + 2] = v;
- *   rule.evaluate(ring);
- * }
- * rule.active; // true
+ * const rule = new Rule(
+ *   { name: "x > 5", column: 0, comparisonType: "gt", comparisonValue: 5n },
+ *   2,
+ * );
+ * const toggled = [9, 9, 3, 3].map((v) => {
+ *   ring.words[ring.claim() + 2] = v; // column 0, low half
+ *   return rule.evaluate(ring);
+ * });
+ * // Active after the second 9, inactive again after the second 3.
+ * assert.deepEqual(toggled, [false, true, false, true]);
+ * assert.equal(rule.active, false);
+ * assert.equal(rule.activations, 1);
  * ```
  */
 export class Rule {
@@ -66,8 +82,9 @@ export class Rule {
   readonly column: number;
   /** Hysteresis threshold H: the history depth, or 1 for inc_gt. */
   readonly threshold: number;
-  /** Low and high halves of the comparison value. */
+  /** Low 32 bits of the comparison value (kept as two u32 halves). */
   readonly valueLo: number;
+  /** High 32 bits of the comparison value. */
   readonly valueHi: number;
   readonly #kind: number;
   // Word offset of this rule's column inside a record.
