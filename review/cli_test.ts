@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type ReviewIo, runReview } from "./cli.ts";
+import type { ReviewIo } from "./review.ts";
+import { runReview } from "../cli/review.ts";
 import { FIXTURES, gzip } from "./test_util.ts";
 
 interface Captured {
@@ -63,8 +64,8 @@ Deno.test("usage errors exit 2 with one line naming the problem", async () => {
           TRY,
       ),
     ],
-    [[nic, "--bogus"], new RegExp("^unknown option '--bogus'\\." + TRY)],
-    [[nic, "-x"], new RegExp("^unknown option '-x'\\." + TRY)],
+    [[nic, "--bogus"], new RegExp("^Unknown option '--bogus'\\." + TRY)],
+    [[nic, "-x"], new RegExp("^Unknown option '-x'\\." + TRY)],
     [[nic, "--since"], new RegExp("^--since needs a value\\." + TRY)],
     [[nic, "--json=yes"], new RegExp("^--json takes no value\\." + TRY)],
     [[nic, "--html", "-", "--json"], /^--html - writes the report to stdout/],

@@ -1,20 +1,18 @@
 /**
- * `dpu-traceback review [FILE|DIR]...`: what fired, when, for how long,
+ * Reviewing events.log files: what fired, when, for how long,
  * how bad, and what the counters did just before, read from events.log.
  *
  * @module
  */
 
-import { parseArgs } from "node:util";
 import { errorMessage } from "../base/error_message.ts";
 import { VERSION } from "../config/version.ts";
-import { LOG_DIR } from "../deploy/permissions.ts";
 import { ioReason } from "./errors.ts";
 import type { EventList } from "./event.ts";
 import { filterEvents } from "./event_store.ts";
 import { csvChunks, jsonChunks } from "./export.ts";
 import { resolveInputs } from "./files.ts";
-import { type EventFilter, matchesFilter, parseTimeOption } from "./filters.ts";
+import { type EventFilter, matchesFilter } from "./filters.ts";
 import { reportChunks } from "./html.ts";
 import {
   createProgress,
@@ -22,7 +20,7 @@ import {
   type ProgressTarget,
 } from "./progress.ts";
 import { readReview, type ReviewLog } from "./read.ts";
-import { TIME_FORMATS, type TimeFormat } from "./reference_time.ts";
+import type { TimeFormat } from "./reference_time.ts";
 import { tableChunks } from "./table.ts";
 import { type TracebackFormat, writeTraceback } from "./traceback.ts";
 
@@ -47,46 +45,8 @@ export interface ReviewIo {
   ) => Promise<void>;
 }
 
-/** `review --help`. */
-export const REVIEW_USAGE = `Usage:
-  dpu-traceback review [FILE|DIR]... [options]
-
-Lists the events in events.log files: monitor, rule, start, end, duration,
-samples, the peak of the rule's column and of its rate, rows recorded.
-FILE is one log (ours or the reference application's; gzip is fine); DIR
-merges every events.log, <monitor>-events.log and their rotated files
-(.1 .. .N, logrotate's -YYYYMMDD[-EPOCH][.gz]) into one timeline.
-Default: ./events.log, else ${LOG_DIR} (the installed agent's logs).
-Times are UTC.
-
-Options:
-      --rule TEXT        only rules whose name contains TEXT (any case; repeatable)
-      --monitor NAME     only this monitor (repeatable)
-      --since TIME       only events still going at or after TIME
-      --until TIME       only events started at or before TIME
-                         TIME: ISO-8601 (2026-11-21T14:50:00Z; UTC if no zone) or Unix
-                         seconds; a date alone is its first moment for --since and its
-                         last for --until (--until 2026-11-21 keeps that whole day)
-      --event N          print event N's traceback window (N from the table)
-      --json             print JSON instead of the table (with --event: the window)
-      --csv              print CSV instead of the table (with --event: the window)
-      --html FILE        also write a self-contained HTML report with charts ("-": to stdout)
-      --timestamps auto|ns|reference|counter
-                         how the timestamp column is encoded (default auto: detected)
-  -h, --help             this text
-
-A damaged line in a log (NUL padding after a crash) is a warning, and skipped.
-With a DIR or several paths, a file that cannot be read, is damaged or is not
-an events log is skipped with a warning and the others are reviewed; a gzip
-cut short is reviewed up to the cut.
-
-Exit codes: 0 ok; 1 a file or its rest was skipped (the review of what could
-be read is printed), or a single FILE cannot be read at all or is not an
-events log; 2 usage error.
-`;
-
-/** What the command line asked for. */
-interface ReviewArgs {
+/** What to review and how to show it: `review`'s command line, parsed. */
+export interface ReviewRequest {
   readonly paths: string[];
   /** No paths were given: the default applies. */
   readonly defaultPaths: boolean;
@@ -98,115 +58,6 @@ interface ReviewArgs {
   readonly format: "table" | "json" | "csv";
   readonly html?: string;
   readonly timeFormat?: TimeFormat;
-  readonly help: boolean;
-}
-
-/**
- * Parses review's arguments (after `review`). Throws a TypeError with a
- * one-line message on a usage error.
- */
-export function parseReviewArgs(args: readonly string[]): ReviewArgs {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        rule: { type: "string", multiple: true },
-        monitor: { type: "string", multiple: true },
-        since: { type: "string" },
-        until: { type: "string" },
-        event: { type: "string" },
-        json: { type: "boolean" },
-        csv: { type: "boolean" },
-        html: { type: "string" },
-        timestamps: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (error) {
-    throw new TypeError(argsProblem(error), { cause: error });
-  }
-  const { values, positionals } = parsed;
-  if (values.json && values.csv) {
-    throw new TypeError("--json and --csv are two outputs; give one of them");
-  }
-  if (values.html === "-" && (values.json || values.csv || values.event)) {
-    throw new TypeError(
-      "--html - writes the report to stdout; it cannot share it with --json, --csv or --event",
-    );
-  }
-  let event: number | undefined;
-  if (values.event !== undefined) {
-    if (!/^[1-9][0-9]*$/.test(values.event)) {
-      throw new TypeError(
-        `--event must be an event number from the table (1, 2, ...), got "${values.event}"`,
-      );
-    }
-    event = Number(values.event);
-  }
-  let timeFormat: TimeFormat | undefined;
-  if (values.timestamps !== undefined && values.timestamps !== "auto") {
-    if (!(TIME_FORMATS as readonly string[]).includes(values.timestamps)) {
-      throw new TypeError(
-        `--timestamps must be one of auto, ${
-          TIME_FORMATS.join(", ")
-        }, got "${values.timestamps}"`,
-      );
-    }
-    timeFormat = values.timestamps as TimeFormat;
-  }
-  const sinceMs = values.since === undefined
-    ? undefined
-    : parseTimeOption("--since", values.since);
-  const untilMs = values.until === undefined
-    ? undefined
-    : parseTimeOption("--until", values.until, true);
-  if (sinceMs !== undefined && untilMs !== undefined && untilMs < sinceMs) {
-    throw new TypeError("--until is before --since");
-  }
-  if (values.html === "") throw new TypeError("--html needs a FILE");
-  return {
-    paths: positionals.length > 0 ? positionals : [DEFAULT_FILE],
-    defaultPaths: positionals.length === 0,
-    rules: values.rule ?? [],
-    monitors: values.monitor ?? [],
-    sinceMs,
-    untilMs,
-    event,
-    format: values.json ? "json" : values.csv ? "csv" : "table",
-    html: values.html,
-    timeFormat,
-    help: values.help ?? false,
-  };
-}
-
-/**
- * node:util's parseArgs problem in one line of our own: its messages run
- * on with advice about `--` that is cut off mid-quote on one line.
- */
-function argsProblem(error: unknown): string {
-  const message = errorMessage(error);
-  const code = error instanceof Error
-    ? (error as Error & { code?: string }).code
-    : undefined;
-  const option = /'(-[^' ]*)/.exec(message)?.[1];
-  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && option !== undefined) {
-    return `unknown option '${option}'`;
-  }
-  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && option !== undefined) {
-    return /argument missing/.test(message)
-      ? `${option} needs a value`
-      : `${option} takes no value`;
-  }
-  return message.split("\n")[0].split(". ")[0];
-}
-
-/** A usage error and where to look, as one line. */
-function usageLine(message: string): string {
-  const sentence = /[.!?]$/.test(message) ? message : `${message}.`;
-  return `${sentence} Try 'dpu-traceback review --help'.`;
 }
 
 /** Most warnings printed one by one; the rest are counted. */
@@ -221,47 +72,25 @@ export interface ReviewDefaults {
   readonly dir: string;
 }
 
-const DEFAULT_FILE = "events.log";
+/** The log `review` reads when no path is given, if it is there. */
+export const DEFAULT_REVIEW_FILE = "events.log";
 
 /**
- * Runs `review` with `args` (the words after `review`) and returns the exit
- * code: 0; 1 if a file was skipped or a single FILE cannot be read or is
- * not an events log; 2 on a usage error. `defaults`: where to look without
- * paths (for tests).
+ * Reviews the logs `request` names and writes what it asks for to `io`.
+ * Returns the exit code: 0; 1 if a file was skipped or a single FILE
+ * cannot be read or is not an events log; 2 when `--event N` names no
+ * event. `defaults`: where to look without paths.
  *
  * @example
  * ```ts ignore
- * const code = await runReview(["/var/log/dpu-traceback", "--rule", "ECN"], stdio());
+ * const code = await reviewLogs(parseReviewArgs(["--rule", "ECN"]), stdio(log), { file: "events.log", dir: LOG_DIR });
  * ```
  */
-export async function runReview(
-  args: readonly string[],
-  io: ReviewIo,
-  defaults: ReviewDefaults = { file: DEFAULT_FILE, dir: LOG_DIR },
-): Promise<number> {
-  try {
-    return await reviewCommand(args, io, defaults);
-  } finally {
-    await io.flush?.();
-  }
-}
-
-async function reviewCommand(
-  args: readonly string[],
+export async function reviewLogs(
+  options: ReviewRequest,
   io: ReviewIo,
   defaults: ReviewDefaults,
 ): Promise<number> {
-  let options: ReviewArgs;
-  try {
-    options = parseReviewArgs(args);
-  } catch (error) {
-    io.error(usageLine(errorMessage(error)));
-    return 2;
-  }
-  if (options.help) {
-    await io.out(REVIEW_USAGE);
-    return 0;
-  }
   let paths = options.paths;
   if (options.defaultPaths) {
     const input = await defaultInput(defaults);
@@ -452,7 +281,7 @@ async function writeChunks(
   }
 }
 
-function describeFilters(options: ReviewArgs): string[] {
+function describeFilters(options: ReviewRequest): string[] {
   const words: string[] = [];
   if (options.rules.length) {
     words.push(
