@@ -1,17 +1,27 @@
 /**
  * dpu-traceback as a library: the configuration loader, the rule engine
- * (ring, rules, monitor), the events.log writer, the sample sources and
- * the metrics endpoint (aggregation, exposition, the Hono app).
- * The CLI in main.ts is built from exactly these pieces.
+ * (ring, rules, monitor), the events.log writer, the sample sources, the
+ * metrics endpoint (aggregation, exposition, the Hono app) and the Agent
+ * that wires them. The CLI in main.ts is built from these pieces.
  *
- * @example Run the demo configuration on the simulator for one second
- * ```ts ignore
+ * @example The demo configuration on the simulator for half a second
+ * ```ts
+ * import assert from "node:assert/strict";
  * import { Agent, loadConfig } from "./mod.ts";
- * const config = await loadConfig("deploy/demo.yaml");
+ *
+ * const dir = await Deno.makeTempDir();
+ * const demo = await loadConfig("deploy/demo.yaml");
+ * const config = {
+ *   ...demo,
+ *   monitors: demo.monitors.map((m) => ({ ...m, eventLog: `${dir}/events.log` })),
+ * };
  * const agent = await Agent.open(config, { version: "my-tool 1.0" });
- * await agent.run(AbortSignal.timeout(1000));
- * await agent.close();
- * console.log(agent.tally.events);
+ * await agent.run(AbortSignal.timeout(500));
+ * assert.deepEqual(await agent.close(), []);
+ * assert.equal(agent.monitors[0].monitor.name, "nic");
+ * assert.ok(agent.monitors[0].monitor.samples > 0);
+ * assert.match(await Deno.readTextFile(`${dir}/events.log`), /^Telemetry monitor : my-tool 1\.0$/m);
+ * await Deno.remove(dir, { recursive: true });
  * ```
  *
  * @module
@@ -79,6 +89,10 @@ export { createCollector } from "./collectors/create.ts";
 export type { CollectorContext } from "./collectors/create.ts";
 export { PollStats } from "./collectors/poll_stats.ts";
 export { Agent } from "./agent/agent.ts";
+export { runAgent } from "./agent/run.ts";
+export type { RunAgentOptions } from "./agent/run.ts";
+export { Logger } from "./logging/logger.ts";
+export type { LoggerOptions, LogLevel } from "./logging/logger.ts";
 export type { AgentMonitor } from "./agent/agent.ts";
 
 export { WindowAggregator } from "./metrics/aggregate.ts";

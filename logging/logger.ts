@@ -70,6 +70,7 @@ export class Logger {
   readonly #write: (line: string) => void;
   readonly #threshold: number;
 
+  /** A logger for `options.program`, at `options.level` (default info). */
   constructor(options: LoggerOptions) {
     this.level = options.level ?? "info";
     this.journald = options.journald ?? false;
