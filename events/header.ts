@@ -13,6 +13,9 @@ import type {
   RuleConfig,
 } from "../config/types.ts";
 
+/** The words that open a header block, before the writer's version. */
+export const HEADER_PREFIX = "Telemetry monitor :";
+
 /** How the reference prints each comparison type in the header. */
 export const HEADER_TYPE_NAMES: Readonly<Record<ComparisonType, string>> = {
   inc_gt: "incremental",
@@ -98,7 +101,7 @@ export function quoteName(name: string): string {
  */
 export function formatHeader(options: HeaderOptions): string {
   const lines = [
-    `Telemetry monitor : ${options.version}`,
+    `${HEADER_PREFIX} ${options.version}`,
     "Configuration: ",
     `\tDevice: ${quoteName(options.device)}`,
     `\tSample history depth: ${options.depth}`,

@@ -22,6 +22,15 @@ import {
   writeUtcSecond,
 } from "./format.ts";
 import type { EventSink } from "../rules/event_sink.ts";
+import {
+  DROPPED_FIELD,
+  EVENT_END,
+  EVENT_START,
+  GAP,
+  LOST_FIELD,
+  RULE_FIELD,
+  TIME_FIELD,
+} from "./markers.ts";
 
 /** What an events log needs to know about its monitor. */
 export interface EventsLogOptions extends HeaderOptions {
@@ -66,16 +75,16 @@ export interface EventsLogStats {
 }
 
 const encoder = new TextEncoder();
-const START = encoder.encode("<<Event start>> Time: ");
-const END = encoder.encode("<<Event end>> Time: ");
-const GAP = encoder.encode("<<Gap>> Time: ");
-const RULE = encoder.encode(", Rule: ");
-const DROPPED = encoder.encode(", Dropped samples: ");
-const LOST = encoder.encode(", Lost rows: ");
+const START = encoder.encode(`${EVENT_START} ${TIME_FIELD}: `);
+const END = encoder.encode(`${EVENT_END} ${TIME_FIELD}: `);
+const GAP_START = encoder.encode(`${GAP} ${TIME_FIELD}: `);
+const RULE = encoder.encode(`, ${RULE_FIELD}: `);
+const DROPPED = encoder.encode(`, ${DROPPED_FIELD}: `);
+const LOST = encoder.encode(`, ${LOST_FIELD}: `);
 const COMMA = 44;
 const SPACE = 32;
 const NEWLINE = 10;
-const LOST_MARKER_BYTES = GAP.length + UTC_SECOND_LENGTH + LOST.length +
+const LOST_MARKER_BYTES = GAP_START.length + UTC_SECOND_LENGTH + LOST.length +
   MAX_U64_DIGITS + 1;
 
 /**
@@ -291,10 +300,11 @@ export class EventsLog implements EventSink {
   gap(dropped: number, unixMs: number): void {
     if (
       !this.#reserve(
-        GAP.length + UTC_SECOND_LENGTH + DROPPED.length + MAX_U64_DIGITS + 1,
+        GAP_START.length + UTC_SECOND_LENGTH + DROPPED.length + MAX_U64_DIGITS +
+          1,
       )
     ) return;
-    this.#putBytes(GAP);
+    this.#putBytes(GAP_START);
     this.#pos = writeUtcSecond(this.#chunk, this.#pos, unixMs);
     this.#putBytes(DROPPED);
     this.#pos = writeUint(this.#chunk, this.#pos, dropped);
@@ -383,7 +393,7 @@ export class EventsLog implements EventSink {
     }
     if (this.#lostRows > 0) {
       // Room is back: say in the log how many rows it could not keep.
-      this.#putBytes(GAP);
+      this.#putBytes(GAP_START);
       this.#pos = writeUtcSecond(this.#chunk, this.#pos, Date.now());
       this.#putBytes(LOST);
       this.#pos = writeUint(this.#chunk, this.#pos, this.#lostRows);

@@ -21,9 +21,16 @@ import { NotAnEventsLogError } from "./errors.ts";
 import { type EventState, firesLow } from "./event.ts";
 import type { EventStore } from "./event_store.ts";
 import type { LogFamily } from "./files.ts";
-import { HEADER_PREFIX, HeaderParser } from "./header.ts";
+import { HEADER_PREFIX } from "../events/header.ts";
+import { HeaderParser } from "./header.ts";
 import { MAX_LINE_BYTES, openLogSource, readLines } from "./lines.ts";
-import { markerInstant, parseEventMarker, parseGapMarker } from "./markers.ts";
+import {
+  isEventMarker,
+  isGapMarker,
+  markerInstant,
+  parseEventMarker,
+  parseGapMarker,
+} from "./markers.ts";
 import { clip } from "./message_text.ts";
 import {
   closeEvent,
@@ -279,7 +286,7 @@ export class FamilyReader {
         }"`,
       );
     }
-    if (text.startsWith("<<Event ")) {
+    if (isEventMarker(text)) {
       const marker = parseEventMarker(text);
       if (marker === undefined) {
         this.#bad(line, `malformed event marker "${clip(text)}"`);
@@ -288,7 +295,7 @@ export class FamilyReader {
       } else this.#eventEnd(marker.rule, marker.time, line);
       return;
     }
-    if (text.startsWith("<<Gap>>")) {
+    if (isGapMarker(text)) {
       const gap = parseGapMarker(text);
       if (gap === undefined) {
         this.#bad(line, `malformed gap marker "${clip(text)}"`);

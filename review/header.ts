@@ -7,7 +7,7 @@
  */
 
 import type { ComparisonType } from "../config/types.ts";
-import { HEADER_TYPE_NAMES } from "../events/header.ts";
+import { HEADER_PREFIX, HEADER_TYPE_NAMES } from "../events/header.ts";
 
 /** A rule type, short form. */
 export type RuleKind = ComparisonType;
@@ -53,9 +53,6 @@ export interface LogHeader {
   readonly columns: readonly HeaderColumn[];
   readonly rules: readonly HeaderRule[];
 }
-
-/** The line that opens a header block. */
-export const HEADER_PREFIX = "Telemetry monitor :";
 
 /**
  * The text of a `"..."` name with doubled quotes undone; a value without

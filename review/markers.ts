@@ -6,6 +6,15 @@
  * @module
  */
 
+import {
+  DROPPED_FIELD,
+  EVENT_END,
+  EVENT_START,
+  GAP,
+  LOST_FIELD,
+  RULE_FIELD,
+  TIME_FIELD,
+} from "../events/markers.ts";
 import type { Instant } from "./event.ts";
 import { unquoteName } from "./header.ts";
 import { isoTime } from "./reference_time.ts";
@@ -26,8 +35,31 @@ export interface GapMarker {
   readonly count: number;
 }
 
-const EVENT = /^<<Event (start|end)>> Time: ([^,]*), Rule: (.*)$/;
-const GAP = /^<<Gap>> Time: ([^,]*), (Dropped samples|Lost rows): (\d+)\s*$/;
+const EVENT = new RegExp(
+  `^(${escape(EVENT_START)}|${
+    escape(EVENT_END)
+  }) ${TIME_FIELD}: ([^,]*), ${RULE_FIELD}: (.*)$`,
+);
+const GAP_LINE = new RegExp(
+  `^${
+    escape(GAP)
+  } ${TIME_FIELD}: ([^,]*), (${DROPPED_FIELD}|${LOST_FIELD}): (\\d+)\\s*$`,
+);
+
+/** `text` matched literally inside a regular expression. */
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** Whether a line opens with an event marker (it may still be malformed). */
+export function isEventMarker(text: string): boolean {
+  return text.startsWith(EVENT_START) || text.startsWith(EVENT_END);
+}
+
+/** Whether a line opens with a gap marker (it may still be malformed). */
+export function isGapMarker(text: string): boolean {
+  return text.startsWith(GAP);
+}
 
 /**
  * Reads an `<<Event start>>` / `<<Event end>>` line; undefined if it is
@@ -48,7 +80,7 @@ export function parseEventMarker(text: string): EventMarker | undefined {
   const m = EVENT.exec(text);
   if (!m) return undefined;
   return {
-    kind: m[1] as "start" | "end",
+    kind: m[1] === EVENT_START ? "start" : "end",
     // Copies: a regex match is a slice that would keep the line alive.
     time: (" " + m[2]).slice(1),
     rule: unquoteName(m[3]),
@@ -57,10 +89,10 @@ export function parseEventMarker(text: string): EventMarker | undefined {
 
 /** Reads a `<<Gap>>` line; undefined if it is malformed. */
 export function parseGapMarker(text: string): GapMarker | undefined {
-  const m = GAP.exec(text);
+  const m = GAP_LINE.exec(text);
   if (!m) return undefined;
   return {
-    kind: m[2] === "Lost rows" ? "lost" : "dropped",
+    kind: m[2] === LOST_FIELD ? "lost" : "dropped",
     count: Number(m[3]),
   };
 }

@@ -10,12 +10,12 @@
 
 import { stringify } from "csv-stringify/sync";
 import { errorMessage } from "../base/error_message.ts";
-import { quoteColumnName } from "../events/header.ts";
+import { HEADER_PREFIX, quoteColumnName } from "../events/header.ts";
 import { ColumnNames, isColumnRow } from "./columns.ts";
 import { formatDecimal, signedDelta } from "./decimal.ts";
 import type { ReviewEvent } from "./event.ts";
 import { DamagedFileError, ioReason } from "./errors.ts";
-import { HEADER_PREFIX, HeaderParser } from "./header.ts";
+import { HeaderParser } from "./header.ts";
 import { openLogSource, readLines } from "./lines.ts";
 import {
   clockDeltaNs,

@@ -1,0 +1,28 @@
+/**
+ * The words of events.log's marker lines, which the writer (events/log.ts)
+ * prints and `review` reads back: one copy, so the two cannot drift.
+ *
+ * ```text
+ * <<Event start>> Time: 2026-11-21T14:50:00Z, Rule: "ECN > 100"
+ * <<Event end>> Time: 2026-11-21T14:50:01Z, Rule: "ECN > 100"
+ * <<Gap>> Time: 2026-11-21T14:50:00Z, Dropped samples: 12
+ * <<Gap>> Time: 2026-11-21T14:50:00Z, Lost rows: 3400
+ * ```
+ *
+ * @module
+ */
+
+/** Opens a line where a rule became active. */
+export const EVENT_START = "<<Event start>>";
+/** Opens a line where a rule became inactive. */
+export const EVENT_END = "<<Event end>>";
+/** Opens a line where samples or rows were lost during an event. */
+export const GAP = "<<Gap>>";
+/** Names the marker's wall time (UTC, to the second) after the opener. */
+export const TIME_FIELD = "Time";
+/** Names the rule, quoted as in the header, in an event marker. */
+export const RULE_FIELD = "Rule";
+/** A gap's count of samples the source lost. */
+export const DROPPED_FIELD = "Dropped samples";
+/** A gap's count of rows the agent could not write (disk full, too slow). */
+export const LOST_FIELD = "Lost rows";
