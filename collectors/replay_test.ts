@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { ColumnConfig } from "../config/types.ts";
 import type { SampleSink } from "../rules/sample_sink.ts";
 import { ReplayCollector } from "./replay.ts";
+import { tempDir } from "../tests/temp_dir.ts";
 
 const U64_MAX = "18446744073709551615";
 const TWO_53_PLUS_1 = "9007199254740993";
@@ -69,14 +70,10 @@ async function withCsv(
   text: string,
   fn: (path: string) => Promise<void>,
 ): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "replay_test_" });
-  try {
-    const path = join(dir, "capture.csv");
-    await Deno.writeTextFile(path, text);
-    await fn(path);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir("replay_test_");
+  const path = join(dir.path, "capture.csv");
+  await Deno.writeTextFile(path, text);
+  await fn(path);
 }
 
 async function replay(
@@ -286,31 +283,27 @@ Deno.test("ReplayCollector rejects an empty file", async () => {
 });
 
 Deno.test("ReplayCollector rejects a missing file or a directory", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "replay_test_" });
-  try {
-    const sink = new FakeSink(1);
-    const missing = join(dir, "nope.csv");
-    await assert.rejects(
-      new ReplayCollector({ path: missing, columns: cols("a") })
-        .run(sink, new AbortController().signal),
-      (error: Error) => {
-        assert.ok(error instanceof Deno.errors.NotFound);
-        assert.equal(error.message, `Cannot replay ${missing}: no such file`);
-        return true;
-      },
-    );
-    await assert.rejects(
-      new ReplayCollector({ path: dir, columns: cols("a") })
-        .run(sink, new AbortController().signal),
-      (error: Error) => {
-        assert.ok(error instanceof Deno.errors.IsADirectory);
-        assert.equal(error.message, `Cannot replay ${dir}: is a directory`);
-        return true;
-      },
-    );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir("replay_test_");
+  const sink = new FakeSink(1);
+  const missing = join(dir.path, "nope.csv");
+  await assert.rejects(
+    new ReplayCollector({ path: missing, columns: cols("a") })
+      .run(sink, new AbortController().signal),
+    (error: Error) => {
+      assert.ok(error instanceof Deno.errors.NotFound);
+      assert.equal(error.message, `Cannot replay ${missing}: no such file`);
+      return true;
+    },
+  );
+  await assert.rejects(
+    new ReplayCollector({ path: dir.path, columns: cols("a") })
+      .run(sink, new AbortController().signal),
+    (error: Error) => {
+      assert.ok(error instanceof Deno.errors.IsADirectory);
+      assert.equal(error.message, `Cannot replay ${dir.path}: is a directory`);
+      return true;
+    },
+  );
 });
 
 Deno.test("ReplayCollector checks its options and the sink", async () => {
@@ -354,79 +347,71 @@ async function writeLargeCsv(path: string, rows: number): Promise<void> {
 }
 
 Deno.test("ReplayCollector yields to the event loop and stops when aborted", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "replay_test_" });
-  try {
-    const path = join(dir, "capture.csv");
-    // 500 rows fit in one read, so only the replay's own yields can let
-    // the timer run before the end.
-    await writeLargeCsv(path, 500);
-    const controller = new AbortController();
-    const sink = new FakeSink(1, false);
-    sink.onCommit = () => {
-      if (sink.commits === 150) setTimeout(() => controller.abort(), 0);
-    };
-    const collector = new ReplayCollector({
-      path,
-      columns: cols("rx"),
-      yieldEvery: 100,
-    });
-    await collector.run(sink, controller.signal);
-    assert.equal(collector.rows, 200);
-    assert.equal(sink.commits, 200);
+  await using dir = await tempDir("replay_test_");
+  const path = join(dir.path, "capture.csv");
+  // 500 rows fit in one read, so only the replay's own yields can let
+  // the timer run before the end.
+  await writeLargeCsv(path, 500);
+  const controller = new AbortController();
+  const sink = new FakeSink(1, false);
+  sink.onCommit = () => {
+    if (sink.commits === 150) setTimeout(() => controller.abort(), 0);
+  };
+  const collector = new ReplayCollector({
+    path,
+    columns: cols("rx"),
+    yieldEvery: 100,
+  });
+  await collector.run(sink, controller.signal);
+  assert.equal(collector.rows, 200);
+  assert.equal(sink.commits, 200);
 
-    await writeLargeCsv(path, 50_000);
-    // Aborting from within the sink stops at once.
-    const again = new AbortController();
-    const sink2 = new FakeSink(1, false);
-    sink2.onCommit = () => {
-      if (sink2.commits === 1234) again.abort();
-    };
-    await new ReplayCollector({ path, columns: cols("rx") })
-      .run(sink2, again.signal);
-    assert.equal(sink2.commits, 1234);
+  await writeLargeCsv(path, 50_000);
+  // Aborting from within the sink stops at once.
+  const again = new AbortController();
+  const sink2 = new FakeSink(1, false);
+  sink2.onCommit = () => {
+    if (sink2.commits === 1234) again.abort();
+  };
+  await new ReplayCollector({ path, columns: cols("rx") })
+    .run(sink2, again.signal);
+  assert.equal(sink2.commits, 1234);
 
-    // An already aborted signal reads nothing.
-    const sink3 = new FakeSink(1);
-    await new ReplayCollector({ path, columns: cols("rx") })
-      .run(sink3, AbortSignal.abort());
-    assert.equal(sink3.commits, 0);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  // An already aborted signal reads nothing.
+  const sink3 = new FakeSink(1);
+  await new ReplayCollector({ path, columns: cols("rx") })
+    .run(sink3, AbortSignal.abort());
+  assert.equal(sink3.commits, 0);
 });
 
 Deno.test("ReplayCollector streams a large file without keeping rows", async () => {
   const rows = 200_000;
-  const dir = await Deno.makeTempDir({ prefix: "replay_test_" });
-  try {
-    const path = join(dir, "capture.csv");
-    await writeLargeCsv(path, rows);
-    const gc = (globalThis as { gc?: () => void }).gc;
-    const sink = new FakeSink(2, false);
-    let heapEarly = 0;
-    let heapLate = 0;
-    sink.onCommit = () => {
-      // Sampled well after start-up so the parser's steady state is in both.
-      if (sink.commits === 20_000 || sink.commits === rows) {
-        gc?.();
-        const used = Deno.memoryUsage().heapUsed;
-        if (sink.commits === 20_000) heapEarly = used;
-        else heapLate = used;
-      }
-    };
-    const collector = new ReplayCollector({ path, columns: cols("tx", "rx") });
-    await collector.run(sink, new AbortController().signal);
-    assert.equal(collector.rows, rows);
-    assert.deepEqual(sink.last, [
-      String(1_700_000_000_000_000_000n + BigInt(rows - 1) * 100_000n),
-      U64_MAX,
-      String((rows - 1) * 4096),
-    ]);
-    // Keeping 180k rows would take tens of MiB; garbage not yet collected
-    // (no --expose-gc) stays within a few.
-    const growth = heapLate - heapEarly;
-    assert.ok(growth < 8 * 1024 * 1024, `heap grew ${growth} bytes`);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir("replay_test_");
+  const path = join(dir.path, "capture.csv");
+  await writeLargeCsv(path, rows);
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const sink = new FakeSink(2, false);
+  let heapEarly = 0;
+  let heapLate = 0;
+  sink.onCommit = () => {
+    // Sampled well after start-up so the parser's steady state is in both.
+    if (sink.commits === 20_000 || sink.commits === rows) {
+      gc?.();
+      const used = Deno.memoryUsage().heapUsed;
+      if (sink.commits === 20_000) heapEarly = used;
+      else heapLate = used;
+    }
+  };
+  const collector = new ReplayCollector({ path, columns: cols("tx", "rx") });
+  await collector.run(sink, new AbortController().signal);
+  assert.equal(collector.rows, rows);
+  assert.deepEqual(sink.last, [
+    String(1_700_000_000_000_000_000n + BigInt(rows - 1) * 100_000n),
+    U64_MAX,
+    String((rows - 1) * 4096),
+  ]);
+  // Keeping 180k rows would take tens of MiB; garbage not yet collected
+  // (no --expose-gc) stays within a few.
+  const growth = heapLate - heapEarly;
+  assert.ok(growth < 8 * 1024 * 1024, `heap grew ${growth} bytes`);
 });

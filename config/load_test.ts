@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { loadConfig, parseConfig } from "./load.ts";
 import { DEFAULTS } from "./types.ts";
+import { tempDir } from "../tests/temp_dir.ts";
 
 /** The reference app's documented example, verbatim. */
 const REFERENCE_EXAMPLE = `{
@@ -1069,35 +1070,31 @@ Deno.test("parseConfig() refuses --data-ids with the agent form", () => {
 });
 
 Deno.test("loadConfig() reads files and says when one is missing", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "dpu-traceback-config-" });
-  try {
-    const rules = `${dir}/rules.json`;
-    const ids = `${dir}/ids.yaml`;
-    await Deno.writeTextFile(rules, RULES_ONLY);
-    await Deno.writeTextFile(
-      ids,
-      `- {name: port_0_rx_bytes, data_id: "0x1020000100000000"}\n`,
-    );
-    const config = await loadConfig(rules, { dataIdsFile: ids });
-    assert.equal(config.file, rules);
-    assert.equal(config.monitors[0].rules[0].column, 0);
+  await using dir = await tempDir("dpu-traceback-config-");
+  const rules = `${dir.path}/rules.json`;
+  const ids = `${dir.path}/ids.yaml`;
+  await Deno.writeTextFile(rules, RULES_ONLY);
+  await Deno.writeTextFile(
+    ids,
+    `- {name: port_0_rx_bytes, data_id: "0x1020000100000000"}\n`,
+  );
+  const config = await loadConfig(rules, { dataIdsFile: ids });
+  assert.equal(config.file, rules);
+  assert.equal(config.monitors[0].rules[0].column, 0);
 
-    await assert.rejects(
-      () => loadConfig(`${dir}/missing.yaml`),
-      (error: unknown) => {
-        assert.ok(error instanceof Deno.errors.NotFound);
-        assert.equal(
-          error.message,
-          `Cannot load config ${dir}/missing.yaml: file not found`,
-        );
-        return true;
-      },
-    );
-    await assert.rejects(
-      () => loadConfig(rules, { dataIdsFile: `${dir}/none.json` }),
-      { message: `Cannot load config ${dir}/none.json: file not found` },
-    );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await assert.rejects(
+    () => loadConfig(`${dir.path}/missing.yaml`),
+    (error: unknown) => {
+      assert.ok(error instanceof Deno.errors.NotFound);
+      assert.equal(
+        error.message,
+        `Cannot load config ${dir.path}/missing.yaml: file not found`,
+      );
+      return true;
+    },
+  );
+  await assert.rejects(
+    () => loadConfig(rules, { dataIdsFile: `${dir.path}/none.json` }),
+    { message: `Cannot load config ${dir.path}/none.json: file not found` },
+  );
 });

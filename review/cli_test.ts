@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { ReviewIo } from "./review.ts";
 import { runReview } from "../cli/review.ts";
 import { FIXTURES, gzip } from "./test_util.ts";
+import { tempDir } from "../tests/temp_dir.ts";
 
 interface Captured {
   code: number;
@@ -93,36 +94,32 @@ Deno.test("--until with a date alone keeps that whole day", async () => {
 });
 
 Deno.test("unreadable input and non-logs exit 1 with one line", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const notLog = join(dir, "events.log");
-    await Deno.writeTextFile(notLog, "hello\n");
-    for (
-      const [args, pattern] of [
-        [
-          [join(dir, "missing.log")],
-          /^Cannot review \S+missing\.log: no such file or directory$/,
-        ],
-        [[notLog], /^Cannot review \S+events\.log: line 1: not an events log/],
-        [
-          [nic, "--html", join(dir, "no", "such", "dir", "r.html")],
-          /^Cannot write \S+r\.html: no such file or directory$/,
-        ],
-      ] as [string[], RegExp][]
-    ) {
-      const r = await runReview(args, {
-        out: () => Promise.resolve(),
-        error: (m) => {
-          assert.match(m, pattern);
-          assert.ok(!m.includes("\n"));
-        },
-        warn: () => {},
-        info: () => {},
-      });
-      assert.equal(r, 1, args.join(" "));
-    }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+  await using dir = await tempDir();
+  const notLog = join(dir.path, "events.log");
+  await Deno.writeTextFile(notLog, "hello\n");
+  for (
+    const [args, pattern] of [
+      [
+        [join(dir.path, "missing.log")],
+        /^Cannot review \S+missing\.log: no such file or directory$/,
+      ],
+      [[notLog], /^Cannot review \S+events\.log: line 1: not an events log/],
+      [
+        [nic, "--html", join(dir.path, "no", "such", "dir", "r.html")],
+        /^Cannot write \S+r\.html: no such file or directory$/,
+      ],
+    ] as [string[], RegExp][]
+  ) {
+    const r = await runReview(args, {
+      out: () => Promise.resolve(),
+      error: (m) => {
+        assert.match(m, pattern);
+        assert.ok(!m.includes("\n"));
+      },
+      warn: () => {},
+      info: () => {},
+    });
+    assert.equal(r, 1, args.join(" "));
   }
 });
 
@@ -189,56 +186,48 @@ Deno.test("--event N prints that event's window; --help prints the usage", async
 });
 
 Deno.test("a directory with a damaged file: the others are reviewed, the file is named, exit 1", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    await Deno.copyFile(nic, join(dir, "nic-events.log"));
-    await Deno.writeTextFile(join(dir, "gpu-events.log"), "not a log\n");
-    const r = await review([dir, "--json"]);
-    assert.equal(r.code, 1);
-    assert.equal(JSON.parse(r.out).events.length, 3);
-    assert.deepEqual(r.warnings.filter((w) => w.startsWith("skipped")), [
-      `skipped ${
-        join(dir, "gpu-events.log")
-      }: line 1: not an events log: expected "Telemetry monitor : ..." or a "timestamp, ..." row, got "not a log"`,
-    ]);
-    // Named alone, the same file is an error and nothing is printed.
-    const alone = await review([join(dir, "gpu-events.log")]);
-    assert.equal(alone.code, 1);
-    assert.equal(alone.out, "");
-    assert.match(
-      alone.errors[0],
-      /^Cannot review \S+gpu-events\.log: line 1: not an events log/,
-    );
-    // Among several paths, a missing one is skipped too.
-    const two = await review([nic, join(dir, "missing.log")]);
-    assert.equal(two.code, 1);
-    assert.match(two.out, /3 events/);
-    assert.deepEqual(two.warnings.filter((w) => w.startsWith("skipped")), [
-      `skipped ${join(dir, "missing.log")}: no such file or directory`,
-    ]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  await Deno.copyFile(nic, join(dir.path, "nic-events.log"));
+  await Deno.writeTextFile(join(dir.path, "gpu-events.log"), "not a log\n");
+  const r = await review([dir.path, "--json"]);
+  assert.equal(r.code, 1);
+  assert.equal(JSON.parse(r.out).events.length, 3);
+  assert.deepEqual(r.warnings.filter((w) => w.startsWith("skipped")), [
+    `skipped ${
+      join(dir.path, "gpu-events.log")
+    }: line 1: not an events log: expected "Telemetry monitor : ..." or a "timestamp, ..." row, got "not a log"`,
+  ]);
+  // Named alone, the same file is an error and nothing is printed.
+  const alone = await review([join(dir.path, "gpu-events.log")]);
+  assert.equal(alone.code, 1);
+  assert.equal(alone.out, "");
+  assert.match(
+    alone.errors[0],
+    /^Cannot review \S+gpu-events\.log: line 1: not an events log/,
+  );
+  // Among several paths, a missing one is skipped too.
+  const two = await review([nic, join(dir.path, "missing.log")]);
+  assert.equal(two.code, 1);
+  assert.match(two.out, /3 events/);
+  assert.deepEqual(two.warnings.filter((w) => w.startsWith("skipped")), [
+    `skipped ${join(dir.path, "missing.log")}: no such file or directory`,
+  ]);
 });
 
 Deno.test("a single gzipped FILE cut short: what could be read is reviewed, with a warning, exit 1", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const zipped = await gzip(await Deno.readFile(nic));
-    const gz = join(dir, "nic-events.log.1.gz");
-    await Deno.writeFile(gz, zipped.subarray(0, zipped.length - 10));
-    const r = await review([gz, "--json"]);
-    assert.equal(r.code, 1);
-    assert.ok(JSON.parse(r.out).events.length > 0);
-    const skipped = r.warnings.filter((w) => w.startsWith("skipped"));
-    assert.equal(skipped.length, 1);
-    assert.match(
-      skipped[0],
-      /^skipped \S+\.gz: truncated \(corrupt gzip stream does not have a matching checksum\) after line \d+; the lines before it are reviewed$/,
-    );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  const zipped = await gzip(await Deno.readFile(nic));
+  const gz = join(dir.path, "nic-events.log.1.gz");
+  await Deno.writeFile(gz, zipped.subarray(0, zipped.length - 10));
+  const r = await review([gz, "--json"]);
+  assert.equal(r.code, 1);
+  assert.ok(JSON.parse(r.out).events.length > 0);
+  const skipped = r.warnings.filter((w) => w.startsWith("skipped"));
+  assert.equal(skipped.length, 1);
+  assert.match(
+    skipped[0],
+    /^skipped \S+\.gz: truncated \(corrupt gzip stream does not have a matching checksum\) after line \d+; the lines before it are reviewed$/,
+  );
 });
 
 Deno.test("a file named twice (alone and in its directory) is read once", async () => {
@@ -249,55 +238,51 @@ Deno.test("a file named twice (alone and in its directory) is read once", async 
 });
 
 Deno.test("no paths: ./events.log, else the log directory, saying which", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    await Deno.copyFile(nic, join(dir, "nic-events.log"));
-    const io = (c: Captured): ReviewIo => ({
-      out: (t) => {
-        c.out += t;
-        return Promise.resolve();
-      },
-      error: (m) => c.errors.push(m),
-      warn: (m) => c.warnings.push(m),
-      info: (m) => c.infos.push(m),
-    });
-    const fresh = (): Captured => ({
-      code: 0,
-      out: "",
-      errors: [],
-      warnings: [],
-      infos: [],
-      files: new Map(),
-    });
-    const fallback = fresh();
-    fallback.code = await runReview([], io(fallback), {
-      file: join(dir, "events.log"),
-      dir,
-    });
-    assert.equal(fallback.code, 0);
-    assert.deepEqual(fallback.infos, [
-      `no ${join(dir, "events.log")} here: reviewing ${dir}`,
-    ]);
-    assert.match(fallback.out, /3 events/);
-    // With the file there, it is read and nothing is said.
-    const here = fresh();
-    here.code = await runReview([], io(here), { file: ref, dir });
-    assert.deepEqual([here.code, here.infos], [0, []]);
-    assert.match(here.out, /2 events/);
-    // Neither: one line.
-    const none = fresh();
-    none.code = await runReview([], io(none), {
-      file: join(dir, "events.log"),
-      dir: join(dir, "nope"),
-    });
-    assert.equal(none.code, 1);
-    assert.match(
-      none.errors[0],
-      /^Cannot review \S+events\.log: no such file or directory, and no \S+nope either; name a FILE or DIR$/,
-    );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  await Deno.copyFile(nic, join(dir.path, "nic-events.log"));
+  const io = (c: Captured): ReviewIo => ({
+    out: (t) => {
+      c.out += t;
+      return Promise.resolve();
+    },
+    error: (m) => c.errors.push(m),
+    warn: (m) => c.warnings.push(m),
+    info: (m) => c.infos.push(m),
+  });
+  const fresh = (): Captured => ({
+    code: 0,
+    out: "",
+    errors: [],
+    warnings: [],
+    infos: [],
+    files: new Map(),
+  });
+  const fallback = fresh();
+  fallback.code = await runReview([], io(fallback), {
+    file: join(dir.path, "events.log"),
+    dir: dir.path,
+  });
+  assert.equal(fallback.code, 0);
+  assert.deepEqual(fallback.infos, [
+    `no ${join(dir.path, "events.log")} here: reviewing ${dir.path}`,
+  ]);
+  assert.match(fallback.out, /3 events/);
+  // With the file there, it is read and nothing is said.
+  const here = fresh();
+  here.code = await runReview([], io(here), { file: ref, dir: dir.path });
+  assert.deepEqual([here.code, here.infos], [0, []]);
+  assert.match(here.out, /2 events/);
+  // Neither: one line.
+  const none = fresh();
+  none.code = await runReview([], io(none), {
+    file: join(dir.path, "events.log"),
+    dir: join(dir.path, "nope"),
+  });
+  assert.equal(none.code, 1);
+  assert.match(
+    none.errors[0],
+    /^Cannot review \S+events\.log: no such file or directory, and no \S+nope either; name a FILE or DIR$/,
+  );
 });
 
 Deno.test("--html FILE the binary may not write: the reason, and how to write it anyway", async () => {

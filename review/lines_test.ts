@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { DamagedFileError, NotAnEventsLogError } from "./errors.ts";
 import { openLogSource, readLines } from "./lines.ts";
 import { gzip } from "./test_util.ts";
+import { tempDir } from "../tests/temp_dir.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -92,77 +93,69 @@ Deno.test("readLines skips an over-long line when told, and goes on with the nex
 });
 
 Deno.test('a gzipped file cut short is DamagedFileError "truncated", after the lines before the cut', async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const text = Array.from({ length: 5000 }, (_, i) => `line ${i}`).join("\n");
-    const zipped = await gzip(text);
-    const cut = join(dir, "cut.gz");
-    await Deno.writeFile(cut, zipped.subarray(0, zipped.length - 3000));
-    const source = await openLogSource(cut);
-    let lines = 0;
-    await assert.rejects(
-      readLines(source.chunks, () => {
-        lines++;
-      }),
-      (error: Error) => {
-        assert.ok(error instanceof DamagedFileError);
-        assert.match(error.message, /^truncated \(corrupt gzip stream/);
-        return true;
-      },
-    );
-    source.close();
-    assert.ok(lines > 0, "the lines before the cut were read");
-    // A whole file with a flipped bit in its checksum is corrupt, not cut.
-    const flipped = zipped.slice();
-    flipped[flipped.length - 6] ^= 0xff;
-    const bad = join(dir, "bad.gz");
-    await Deno.writeFile(bad, flipped);
-    const b = await openLogSource(bad);
-    await assert.rejects(
-      readLines(b.chunks, () => {}),
-      /^DamagedFileError: corrupt gzip data \(/,
-    );
-    b.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  const text = Array.from({ length: 5000 }, (_, i) => `line ${i}`).join("\n");
+  const zipped = await gzip(text);
+  const cut = join(dir.path, "cut.gz");
+  await Deno.writeFile(cut, zipped.subarray(0, zipped.length - 3000));
+  const source = await openLogSource(cut);
+  let lines = 0;
+  await assert.rejects(
+    readLines(source.chunks, () => {
+      lines++;
+    }),
+    (error: Error) => {
+      assert.ok(error instanceof DamagedFileError);
+      assert.match(error.message, /^truncated \(corrupt gzip stream/);
+      return true;
+    },
+  );
+  source.close();
+  assert.ok(lines > 0, "the lines before the cut were read");
+  // A whole file with a flipped bit in its checksum is corrupt, not cut.
+  const flipped = zipped.slice();
+  flipped[flipped.length - 6] ^= 0xff;
+  const bad = join(dir.path, "bad.gz");
+  await Deno.writeFile(bad, flipped);
+  const b = await openLogSource(bad);
+  await assert.rejects(
+    readLines(b.chunks, () => {}),
+    /^DamagedFileError: corrupt gzip data \(/,
+  );
+  b.close();
 });
 
 Deno.test("openLogSource reads plain files from an offset and gzip files whole", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const text = "first\nsecond\nthird\n".repeat(20000);
-    const plain = join(dir, "events.log");
-    await Deno.writeTextFile(plain, text);
-    const gz = join(dir, "events.log-20261121.gz");
-    const zipped = await gzip(text);
-    await Deno.writeFile(gz, zipped);
+  await using dir = await tempDir();
+  const text = "first\nsecond\nthird\n".repeat(20000);
+  const plain = join(dir.path, "events.log");
+  await Deno.writeTextFile(plain, text);
+  const gz = join(dir.path, "events.log-20261121.gz");
+  const zipped = await gzip(text);
+  await Deno.writeFile(gz, zipped);
 
-    let read = 0;
-    const a = await openLogSource(plain, 6, (n) => read += n);
-    const lines: string[] = [];
-    await readLines(a.chunks, (buf, s, e) => {
-      lines.push(dec.decode(buf.subarray(s, e)));
-    });
-    a.close();
-    assert.equal(a.gzip, false);
-    assert.equal(lines[0], "second");
-    assert.equal(lines.length, 60000 - 1);
-    assert.equal(read, text.length);
+  let read = 0;
+  const a = await openLogSource(plain, 6, (n) => read += n);
+  const lines: string[] = [];
+  await readLines(a.chunks, (buf, s, e) => {
+    lines.push(dec.decode(buf.subarray(s, e)));
+  });
+  a.close();
+  assert.equal(a.gzip, false);
+  assert.equal(lines[0], "second");
+  assert.equal(lines.length, 60000 - 1);
+  assert.equal(read, text.length);
 
-    read = 0;
-    const b = await openLogSource(gz, 6, (n) => read += n);
-    let count = 0;
-    let first = "";
-    await readLines(b.chunks, (buf, s, e) => {
-      if (count++ === 0) first = dec.decode(buf.subarray(s, e));
-    });
-    b.close();
-    assert.equal(b.gzip, true);
-    assert.equal(first, "first"); // compressed: always from the start
-    assert.equal(count, 60000);
-    assert.equal(read, zipped.byteLength);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  read = 0;
+  const b = await openLogSource(gz, 6, (n) => read += n);
+  let count = 0;
+  let first = "";
+  await readLines(b.chunks, (buf, s, e) => {
+    if (count++ === 0) first = dec.decode(buf.subarray(s, e));
+  });
+  b.close();
+  assert.equal(b.gzip, true);
+  assert.equal(first, "first"); // compressed: always from the start
+  assert.equal(count, 60000);
+  assert.equal(read, zipped.byteLength);
 });

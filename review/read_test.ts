@@ -9,6 +9,7 @@ import { type ReadOptions, readReview } from "./read.ts";
 import { durationCell } from "./table.ts";
 import { EVERY_EVENT } from "./test_util.ts";
 import { POINT_STRIDE } from "./window.ts";
+import { tempDir } from "../tests/temp_dir.ts";
 
 const FIXTURES = fileURLToPath(
   new URL("../tests/fixtures/review/", import.meta.url),
@@ -263,56 +264,52 @@ Deno.test("a monitor's rotated files are read in order and an event may span the
 });
 
 Deno.test("a log from our writer reads back: quoted names, u64 extremes, markers", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const path = join(dir, "events.log");
-    const log = await EventsLog.open({
-      path,
-      version: "dpu-traceback test",
-      device: "03:00.0",
-      depth: 1,
-      samplePeriodNs: 100000,
-      columns: [
-        { name: "a, b", dataId: "0x1020000100000000" },
-        { name: ' "x" ', dataId: "0x1020000100000001" },
-      ],
-      rules: [{
-        name: 'hot "one"',
-        column: 1,
-        comparisonType: "gt",
-        comparisonValue: 5n,
-      }],
-    });
-    const words = new Uint32Array(6);
-    const record = (ns: bigint, a: bigint, b: bigint) => {
-      for (const [k, v] of [ns, a, b].entries()) {
-        words[2 * k] = Number(v & 0xffffffffn);
-        words[2 * k + 1] = Number(v >> 32n);
-      }
-      log.row(words, 0);
-    };
-    const t = 1795272600000000000n;
-    log.columnNames();
-    record(t, 1n, 0n);
-    record(t + 100000n, 2n, 18446744073709551615n);
-    log.eventStart(0, 1795272600000);
-    record(t + 200000n, 3n, 18446744073709551614n);
-    log.eventEnd(0, 1795272600000);
-    await log.close();
+  await using dir = await tempDir();
+  const path = join(dir.path, "events.log");
+  const log = await EventsLog.open({
+    path,
+    version: "dpu-traceback test",
+    device: "03:00.0",
+    depth: 1,
+    samplePeriodNs: 100000,
+    columns: [
+      { name: "a, b", dataId: "0x1020000100000000" },
+      { name: ' "x" ', dataId: "0x1020000100000001" },
+    ],
+    rules: [{
+      name: 'hot "one"',
+      column: 1,
+      comparisonType: "gt",
+      comparisonValue: 5n,
+    }],
+  });
+  const words = new Uint32Array(6);
+  const record = (ns: bigint, a: bigint, b: bigint) => {
+    for (const [k, v] of [ns, a, b].entries()) {
+      words[2 * k] = Number(v & 0xffffffffn);
+      words[2 * k + 1] = Number(v >> 32n);
+    }
+    log.row(words, 0);
+  };
+  const t = 1795272600000000000n;
+  log.columnNames();
+  record(t, 1n, 0n);
+  record(t + 100000n, 2n, 18446744073709551615n);
+  log.eventStart(0, 1795272600000);
+  record(t + 200000n, 3n, 18446744073709551614n);
+  log.eventEnd(0, 1795272600000);
+  await log.close();
 
-    const { events, notes } = await review([path]);
-    assert.deepEqual(notes, []);
-    assert.equal(events.length, 1);
-    const e = events[0];
-    assert.equal(e.monitor, "03:00.0"); // events.log: named by its device
-    assert.equal(e.rule, 'hot "one"');
-    assert.equal(e.column, ' "x" ');
-    assert.equal(e.peak, "18446744073709551615");
-    assert.equal(e.peakRate, -10000); // fell by 1 in 100 us
-    assert.deepEqual([e.start?.ns, e.end?.ns], [100000, 200000]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  const { events, notes } = await review([path]);
+  assert.deepEqual(notes, []);
+  assert.equal(events.length, 1);
+  const e = events[0];
+  assert.equal(e.monitor, "03:00.0"); // events.log: named by its device
+  assert.equal(e.rule, 'hot "one"');
+  assert.equal(e.column, ' "x" ');
+  assert.equal(e.peak, "18446744073709551615");
+  assert.equal(e.peakRate, -10000); // fell by 1 in 100 us
+  assert.deepEqual([e.start?.ns, e.end?.ns], [100000, 200000]);
 });
 
 Deno.test("charts: bounded points per event and a cap on how many events get one", async () => {
@@ -371,16 +368,12 @@ Deno.test("the chart budget goes to the newest shown events across monitors, aft
 });
 
 async function reviewText(text: string | Uint8Array, name = "events.log") {
-  const dir = await Deno.makeTempDir();
-  try {
-    const path = join(dir, name);
-    if (typeof text === "string") await Deno.writeTextFile(path, text);
-    else await Deno.writeFile(path, text);
-    const result = await review([path]);
-    return { ...result, path };
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  const path = join(dir.path, name);
+  if (typeof text === "string") await Deno.writeTextFile(path, text);
+  else await Deno.writeFile(path, text);
+  const result = await review([path]);
+  return { ...result, path };
 }
 
 const HEADER = (await Deno.readTextFile(join(FIXTURES, "nic-events.log")))

@@ -5,6 +5,7 @@ import { FIXTURES, gzip, readFixtures } from "./test_util.ts";
 import { writeTraceback } from "./traceback.ts";
 import { resolveInputs } from "./files.ts";
 import { readReview } from "./read.ts";
+import { tempDir } from "../tests/temp_dir.ts";
 
 async function capture(
   fn: (write: (t: string) => Promise<void>) => Promise<void>,
@@ -115,20 +116,16 @@ Deno.test("--event of an event cut by a restart stops at the next dump; across a
 });
 
 Deno.test("--event reads a gzipped log from its start and prints the same window", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const plain = join(FIXTURES, "reference-events.log");
-    const gz = join(dir, "reference-events.log.1.gz");
-    await Deno.writeFile(gz, await gzip(await Deno.readFile(plain)));
-    const a = (await readFixtures(["reference-events.log"])).events[1];
-    const b = (await readReview(await resolveInputs([gz]))).events.at(1)!;
-    const textA = await capture((w) => writeTraceback(a, 2, "csv", w));
-    const textB = await capture((w) => writeTraceback(b, 2, "csv", w));
-    assert.equal(textB, textA);
-    assert.equal(parse(textA).length, 1 + 4 + 3);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  const plain = join(FIXTURES, "reference-events.log");
+  const gz = join(dir.path, "reference-events.log.1.gz");
+  await Deno.writeFile(gz, await gzip(await Deno.readFile(plain)));
+  const a = (await readFixtures(["reference-events.log"])).events[1];
+  const b = (await readReview(await resolveInputs([gz]))).events.at(1)!;
+  const textA = await capture((w) => writeTraceback(a, 2, "csv", w));
+  const textB = await capture((w) => writeTraceback(b, 2, "csv", w));
+  assert.equal(textB, textA);
+  assert.equal(parse(textA).length, 1 + 4 + 3);
 });
 
 Deno.test("--event ends a header block where the reader does: a quoted column-name row after it starts a new dump", async () => {
@@ -157,44 +154,40 @@ Deno.test("--event ends a header block where the reader does: a quoted column-na
     "1795272800000600000, 7000, 600",
     '<<Event end>> Time: 2026-11-21T14:53:20Z, Rule: "ECN > 100 per 2 samples"',
   ];
-  const dir = await Deno.makeTempDir();
-  try {
-    // The same log twice, the second dump's column-name row plain and quoted.
-    const windows: string[] = [];
-    for (
-      const row of [
-        "timestamp, port_0_rx_bytes, port_0_rx_ecn_packets",
-        '"timestamp", "port_0_rx_bytes", "port_0_rx_ecn_packets"',
-      ]
-    ) {
-      const path = join(dir, "events.log");
-      await Deno.writeTextFile(
-        path,
-        [...header, ...ended, ...header, row, ...second, ""].join("\n"),
-      );
-      const { events } = await readReview(await resolveInputs([path]));
-      const [first, last] = [...events];
-      assert.equal(last.window.startLine, 2 * header.length + ended.length + 1);
-      // A window from the first dump to the second event's end: it crosses
-      // the restart's header block and the second dump.
-      const e = {
-        ...last,
-        window: {
-          ...last.window,
-          startLine: first.window.startLine,
-          startOffset: first.window.startOffset,
-        },
-      };
-      windows.push(await capture((w) => writeTraceback(e, 2, "csv", w)));
-    }
-    assert.equal(windows[1], windows[0]);
-    const rows = parse(windows[1]) as string[][];
-    const firstOfSecond = rows.findIndex((r) => r[4] === "0");
-    assert.ok(firstOfSecond > 0);
-    // Rates start afresh with the new dump: none across the restart.
-    assert.equal(rows[firstOfSecond][2], "");
-    assert.equal(rows[firstOfSecond + 1][2], "50000");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+  await using dir = await tempDir();
+  // The same log twice, the second dump's column-name row plain and quoted.
+  const windows: string[] = [];
+  for (
+    const row of [
+      "timestamp, port_0_rx_bytes, port_0_rx_ecn_packets",
+      '"timestamp", "port_0_rx_bytes", "port_0_rx_ecn_packets"',
+    ]
+  ) {
+    const path = join(dir.path, "events.log");
+    await Deno.writeTextFile(
+      path,
+      [...header, ...ended, ...header, row, ...second, ""].join("\n"),
+    );
+    const { events } = await readReview(await resolveInputs([path]));
+    const [first, last] = [...events];
+    assert.equal(last.window.startLine, 2 * header.length + ended.length + 1);
+    // A window from the first dump to the second event's end: it crosses
+    // the restart's header block and the second dump.
+    const e = {
+      ...last,
+      window: {
+        ...last.window,
+        startLine: first.window.startLine,
+        startOffset: first.window.startOffset,
+      },
+    };
+    windows.push(await capture((w) => writeTraceback(e, 2, "csv", w)));
   }
+  assert.equal(windows[1], windows[0]);
+  const rows = parse(windows[1]) as string[][];
+  const firstOfSecond = rows.findIndex((r) => r[4] === "0");
+  assert.ok(firstOfSecond > 0);
+  // Rates start afresh with the new dump: none across the restart.
+  assert.equal(rows[firstOfSecond][2], "");
+  assert.equal(rows[firstOfSecond + 1][2], "50000");
 });

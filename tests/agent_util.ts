@@ -5,7 +5,7 @@
  * @module
  */
 
-import { spawnCli } from "./cli_util.ts";
+import { spawnMain } from "./cli_util.ts";
 
 /** A started agent and how to talk to it. */
 export interface StartedAgent {
@@ -41,7 +41,7 @@ export async function startedAgent(
     authorization?: string;
   } = {},
 ): Promise<StartedAgent> {
-  const child = spawnCli(args, options.env);
+  const child = spawnMain(args, { env: options.env });
   const stderrChunks: string[] = [];
   const decoder = new TextDecoder();
   const reader = child.stderr.getReader();

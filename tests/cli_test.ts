@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { errorLines, ROOT, runCli, spawnCli } from "./cli_util.ts";
+import { errorLines, runMain, spawnMain } from "./cli_util.ts";
+import { tempDir } from "./temp_dir.ts";
 
 const REFERENCE_RULES = {
   diag_sample_period_ns: 100000,
@@ -19,15 +20,6 @@ const REFERENCE_RULES = {
   ],
 };
 
-async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir();
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
 /** One line on stderr, no stack trace. */
 function assertOneLineError(stderr: string, pattern: RegExp): void {
   const lines = errorLines(stderr);
@@ -36,7 +28,7 @@ function assertOneLineError(stderr: string, pattern: RegExp): void {
 }
 
 Deno.test("--help and --version exit 0", async () => {
-  const help = await runCli(["--help"]);
+  const help = await runMain(["--help"]);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /Usage:/);
   assert.match(
@@ -46,63 +38,65 @@ Deno.test("--help and --version exit 0", async () => {
 });
 
 Deno.test("--version names the agent, Deno, and the DOCA and NVML libraries found", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    // As installed: a versioned file behind the soname link.
-    await Deno.mkdir(join(dir, "doca"));
-    await Deno.mkdir(join(dir, "nvml"));
-    await Deno.writeTextFile(
-      join(dir, "doca", "libdoca_common.so.3.1.0105"),
-      "",
-    );
-    await Deno.symlink(
-      "libdoca_common.so.3.1.0105",
-      join(dir, "doca", "libdoca_common.so.3"),
-    );
-    await Deno.writeTextFile(
-      join(dir, "nvml", "libnvidia-ml.so.550.54.14"),
-      "",
-    );
-    await Deno.symlink(
-      "libnvidia-ml.so.550.54.14",
-      join(dir, "nvml", "libnvidia-ml.so.1"),
-    );
-    const found = await runCli(["--version"], {
-      env: { DOCA_LIB_DIR: join(dir, "doca"), NVML_LIB_DIR: join(dir, "nvml") },
-    });
-    assert.equal(found.code, 0);
-    const lines = found.stdout.trimEnd().split("\n");
-    assert.match(lines[0], /^dpu-traceback \d+\.\d+\.\d+$/);
-    assert.match(lines[1], /^deno: 2\.9\.6 \(v8 \S+, \S+\)$/);
-    assert.equal(
-      lines[2],
-      `doca: 3.1.0105 (${join(dir, "doca", "libdoca_common.so.3.1.0105")})`,
-    );
-    assert.equal(
-      lines[3],
-      `nvml: 550.54.14 (${join(dir, "nvml", "libnvidia-ml.so.550.54.14")})`,
-    );
-    // Nothing where it looks: says so, and where it looked.
-    const missing = await runCli(["--version"], {
-      env: { DOCA_LIB_DIR: join(dir, "none"), NVML_LIB_DIR: join(dir, "none") },
-    });
-    assert.equal(missing.code, 0);
-    const [, , doca, nvml] = missing.stdout.trimEnd().split("\n");
-    assert.match(
-      doca,
-      new RegExp(
-        `^doca: (not found \\(looked in ${join(dir, "none")}, |\\S+ \\()`,
-      ),
-    );
-    assert.match(
-      nvml,
-      new RegExp(
-        `^nvml: (not found \\(looked in ${join(dir, "none")}, |\\S+ \\()`,
-      ),
-    );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  // As installed: a versioned file behind the soname link.
+  await Deno.mkdir(join(dir.path, "doca"));
+  await Deno.mkdir(join(dir.path, "nvml"));
+  await Deno.writeTextFile(
+    join(dir.path, "doca", "libdoca_common.so.3.1.0105"),
+    "",
+  );
+  await Deno.symlink(
+    "libdoca_common.so.3.1.0105",
+    join(dir.path, "doca", "libdoca_common.so.3"),
+  );
+  await Deno.writeTextFile(
+    join(dir.path, "nvml", "libnvidia-ml.so.550.54.14"),
+    "",
+  );
+  await Deno.symlink(
+    "libnvidia-ml.so.550.54.14",
+    join(dir.path, "nvml", "libnvidia-ml.so.1"),
+  );
+  const found = await runMain(["--version"], {
+    env: {
+      DOCA_LIB_DIR: join(dir.path, "doca"),
+      NVML_LIB_DIR: join(dir.path, "nvml"),
+    },
+  });
+  assert.equal(found.code, 0);
+  const lines = found.stdout.trimEnd().split("\n");
+  assert.match(lines[0], /^dpu-traceback \d+\.\d+\.\d+$/);
+  assert.match(lines[1], /^deno: 2\.9\.6 \(v8 \S+, \S+\)$/);
+  assert.equal(
+    lines[2],
+    `doca: 3.1.0105 (${join(dir.path, "doca", "libdoca_common.so.3.1.0105")})`,
+  );
+  assert.equal(
+    lines[3],
+    `nvml: 550.54.14 (${join(dir.path, "nvml", "libnvidia-ml.so.550.54.14")})`,
+  );
+  // Nothing where it looks: says so, and where it looked.
+  const missing = await runMain(["--version"], {
+    env: {
+      DOCA_LIB_DIR: join(dir.path, "none"),
+      NVML_LIB_DIR: join(dir.path, "none"),
+    },
+  });
+  assert.equal(missing.code, 0);
+  const [, , doca, nvml] = missing.stdout.trimEnd().split("\n");
+  assert.match(
+    doca,
+    new RegExp(
+      `^doca: (not found \\(looked in ${join(dir.path, "none")}, |\\S+ \\()`,
+    ),
+  );
+  assert.match(
+    nvml,
+    new RegExp(
+      `^nvml: (not found \\(looked in ${join(dir.path, "none")}, |\\S+ \\()`,
+    ),
+  );
 });
 
 Deno.test("usage errors exit 2 with one line and a hint", async () => {
@@ -125,7 +119,7 @@ Deno.test("usage errors exit 2 with one line and a hint", async () => {
       [["check-config"], /check-config needs a FILE/],
     ] as const
   ) {
-    const result = await runCli(args);
+    const result = await runMain(args);
     assert.equal(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
     assertOneLineError(result.stderr, pattern);
     assert.match(result.stderr, /Try 'dpu-traceback --help'\./);
@@ -133,217 +127,219 @@ Deno.test("usage errors exit 2 with one line and a hint", async () => {
 });
 
 Deno.test("a bad config exits 2 naming the file, the field and the value", async () => {
-  await withTempDir(async (dir) => {
-    const file = join(dir, "rules.json");
-    const bad = structuredClone(REFERENCE_RULES) as Record<string, unknown>;
-    (bad.rules as Record<string, unknown>[])[0].comparison_type = "gte";
-    await Deno.writeTextFile(file, JSON.stringify(bad));
-    for (
-      const args of [["--rules", file, "--source", "sim"], [
-        "check-config",
-        file,
-      ]]
-    ) {
-      const result = await runCli(args);
-      assert.equal(result.code, 2);
-      assertOneLineError(
-        result.stderr,
-        /Cannot load config .*rules\.json: rules\[0\]\.comparison_type .*"gte"/,
-      );
-    }
-    const missing = await runCli([
-      "-c",
-      join(dir, "nope.yaml"),
-      "--source",
-      "sim",
-    ]);
-    assert.equal(missing.code, 2);
-    assertOneLineError(missing.stderr, /nope\.yaml/);
-  });
+  await using dir = await tempDir();
+  const file = join(dir.path, "rules.json");
+  const bad = structuredClone(REFERENCE_RULES) as Record<string, unknown>;
+  (bad.rules as Record<string, unknown>[])[0].comparison_type = "gte";
+  await Deno.writeTextFile(file, JSON.stringify(bad));
+  for (
+    const args of [["--rules", file, "--source", "sim"], [
+      "check-config",
+      file,
+    ]]
+  ) {
+    const result = await runMain(args);
+    assert.equal(result.code, 2);
+    assertOneLineError(
+      result.stderr,
+      /Cannot load config .*rules\.json: rules\[0\]\.comparison_type .*"gte"/,
+    );
+  }
+  const missing = await runMain([
+    "-c",
+    join(dir.path, "nope.yaml"),
+    "--source",
+    "sim",
+  ]);
+  assert.equal(missing.code, 2);
+  assertOneLineError(missing.stderr, /nope\.yaml/);
 });
 
 Deno.test("check-config summarizes a valid config", async () => {
-  const result = await runCli(["check-config", "deploy/demo.yaml"]);
+  const result = await runMain(["check-config", "deploy/demo.yaml"]);
   assert.equal(result.code, 0, result.stderr);
   assert.match(result.stdout, /nic/);
   assert.match(result.stdout, /dt_gt/);
 });
 
 Deno.test("doca needs a device (exit 2) and its libraries (exit 1, saying where it looked)", async () => {
-  await withTempDir(async (dir) => {
-    const file = join(dir, "rules.json");
-    await Deno.writeTextFile(file, JSON.stringify(REFERENCE_RULES));
-    const noDevice = await runCli(["--rules", file]);
-    assert.equal(noDevice.code, 2);
-    assertOneLineError(noDevice.stderr, /use -d DEVICE/);
-    const log = join(dir, "events.log");
-    const doca = await runCli([
-      "-d",
-      "03:00.0",
-      "--rules",
-      file,
-      "--event-log",
-      log,
-      "--doca-lib-dir",
-      join(dir, "no-doca-here"),
-    ], { env: { DOCA_LIB_DIR: join(dir, "nor-here") } });
-    assert.equal(doca.code, 1);
-    assertOneLineError(
-      doca.stderr,
-      /libdoca_common not found \(looked in .*no-doca-here, .*nor-here, \/opt\/mellanox\/doca\/lib\/.*-linux-gnu, \/opt\/mellanox\/doca\/lib64\).*--source sim/,
-    );
-    // A source that cannot start must not leave a header behind.
-    await assert.rejects(() => Deno.stat(log), Deno.errors.NotFound);
-  });
+  await using dir = await tempDir();
+  const file = join(dir.path, "rules.json");
+  await Deno.writeTextFile(file, JSON.stringify(REFERENCE_RULES));
+  const noDevice = await runMain(["--rules", file]);
+  assert.equal(noDevice.code, 2);
+  assertOneLineError(noDevice.stderr, /use -d DEVICE/);
+  const log = join(dir.path, "events.log");
+  const doca = await runMain([
+    "-d",
+    "03:00.0",
+    "--rules",
+    file,
+    "--event-log",
+    log,
+    "--doca-lib-dir",
+    join(dir.path, "no-doca-here"),
+  ], { env: { DOCA_LIB_DIR: join(dir.path, "nor-here") } });
+  assert.equal(doca.code, 1);
+  assertOneLineError(
+    doca.stderr,
+    /libdoca_common not found \(looked in .*no-doca-here, .*nor-here, \/opt\/mellanox\/doca\/lib\/.*-linux-gnu, \/opt\/mellanox\/doca\/lib64\).*--source sim/,
+  );
+  // A source that cannot start must not leave a header behind.
+  await assert.rejects(() => Deno.stat(log), Deno.errors.NotFound);
 });
 
 Deno.test("replay needs an existing capture (exit 2)", async () => {
-  await withTempDir(async (dir) => {
-    const file = join(dir, "rules.json");
-    await Deno.writeTextFile(file, JSON.stringify(REFERENCE_RULES));
-    const none = await runCli(["--rules", file, "--source", "replay"]);
-    assert.equal(none.code, 2);
-    assertOneLineError(none.stderr, /use --input FILE/);
-    const missing = await runCli([
-      "--rules",
-      file,
-      "--source",
-      "replay",
-      "--input",
-      join(dir, "x.csv"),
-    ]);
-    assert.equal(missing.code, 2);
-    assertOneLineError(missing.stderr, /Cannot replay .*x\.csv: no such file/);
-  });
+  await using dir = await tempDir();
+  const file = join(dir.path, "rules.json");
+  await Deno.writeTextFile(file, JSON.stringify(REFERENCE_RULES));
+  const none = await runMain(["--rules", file, "--source", "replay"]);
+  assert.equal(none.code, 2);
+  assertOneLineError(none.stderr, /use --input FILE/);
+  const missing = await runMain([
+    "--rules",
+    file,
+    "--source",
+    "replay",
+    "--input",
+    join(dir.path, "x.csv"),
+  ]);
+  assert.equal(missing.code, 2);
+  assertOneLineError(missing.stderr, /Cannot replay .*x\.csv: no such file/);
 });
 
 Deno.test("a replay that hits a bad line exits 1 and keeps the rows already logged", async () => {
-  await withTempDir(async (dir) => {
-    const file = join(dir, "rules.json");
-    await Deno.writeTextFile(file, JSON.stringify(REFERENCE_RULES));
-    const rows = ["timestamp,port_0_rx_bytes,port_0_rx_ecn"];
-    for (let i = 0; i < 20; i++) rows.push(`${1000 + i},${i * 100},${i}`);
-    rows.push("1020,12x,20");
-    await Deno.writeTextFile(join(dir, "in.csv"), rows.join("\n") + "\n");
-    const log = join(dir, "events.log");
-    const result = await runCli([
-      "--rules",
-      file,
-      "--source",
-      "replay",
-      "--input",
-      join(dir, "in.csv"),
-      "--event-log",
-      log,
-      "-q",
-    ]);
-    assert.equal(result.code, 1);
-    assertOneLineError(
-      result.stderr,
-      /in\.csv: line 22.*port_0_rx_bytes.*"12x"/,
-    );
-    const text = await Deno.readTextFile(log);
-    // ECN rises by 1 per sample, so the dt_gt rule fires once 5 records exist
-    // and every later row is logged up to the bad line.
-    assert.match(
-      text,
-      /<<Event start>> Time: .*Rule: "ECN marks"\n1005, 500, 5\n/,
-    );
-    assert.ok(text.endsWith("1019, 1900, 19\n"), text.slice(-80));
-  });
+  await using dir = await tempDir();
+  const file = join(dir.path, "rules.json");
+  await Deno.writeTextFile(file, JSON.stringify(REFERENCE_RULES));
+  const rows = ["timestamp,port_0_rx_bytes,port_0_rx_ecn"];
+  for (let i = 0; i < 20; i++) rows.push(`${1000 + i},${i * 100},${i}`);
+  rows.push("1020,12x,20");
+  await Deno.writeTextFile(join(dir.path, "in.csv"), rows.join("\n") + "\n");
+  const log = join(dir.path, "events.log");
+  const result = await runMain([
+    "--rules",
+    file,
+    "--source",
+    "replay",
+    "--input",
+    join(dir.path, "in.csv"),
+    "--event-log",
+    log,
+    "-q",
+  ]);
+  assert.equal(result.code, 1);
+  assertOneLineError(
+    result.stderr,
+    /in\.csv: line 22.*port_0_rx_bytes.*"12x"/,
+  );
+  const text = await Deno.readTextFile(log);
+  // ECN rises by 1 per sample, so the dt_gt rule fires once 5 records exist
+  // and every later row is logged up to the bad line.
+  assert.match(
+    text,
+    /<<Event start>> Time: .*Rule: "ECN marks"\n1005, 500, 5\n/,
+  );
+  assert.ok(text.endsWith("1019, 1900, 19\n"), text.slice(-80));
 });
 
 Deno.test("SIGTERM stops a running agent cleanly with exit 0 and a complete log", async () => {
-  await withTempDir(async (dir) => {
-    const log = join(dir, "events.log");
-    const child = spawnCli([
-      "-c",
-      "deploy/demo.yaml",
-      "--source",
-      "sim",
-      "--event-log",
-      log,
-      "-q",
-    ]);
-    // Wait until the agent has written its header, then let it sample a bit.
-    for (let i = 0; i < 200; i++) {
-      const size = await Deno.stat(log).then((s) => s.size, () => 0);
-      if (size > 0) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    await new Promise((r) => setTimeout(r, 500));
-    child.kill("SIGTERM");
-    const out = await child.output();
-    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-    const text = await Deno.readTextFile(log);
-    assert.match(text, /^Telemetry monitor : dpu-traceback /);
-    assert.ok(text.endsWith("\n"));
-  });
+  await using dir = await tempDir();
+  const log = join(dir.path, "events.log");
+  const child = spawnMain([
+    "-c",
+    "deploy/demo.yaml",
+    "--source",
+    "sim",
+    "--event-log",
+    log,
+    "-q",
+  ]);
+  // Wait until the agent has written its header, then let it sample a bit.
+  for (let i = 0; i < 200; i++) {
+    const size = await Deno.stat(log).then((s) => s.size, () => 0);
+    if (size > 0) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await new Promise((r) => setTimeout(r, 500));
+  child.kill("SIGTERM");
+  const out = await child.output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  const text = await Deno.readTextFile(log);
+  assert.match(text, /^Telemetry monitor : dpu-traceback /);
+  assert.ok(text.endsWith("\n"));
 });
 
 Deno.test("the demo's closing table lists events and the log path", async () => {
-  await withTempDir(async (dir) => {
-    const log = join(dir, "demo.log");
-    const result = await runCli([
-      "demo",
-      "--duration",
-      "3",
-      "--event-log",
-      log,
-    ]);
-    assert.equal(result.code, 0, result.stderr);
-    assert.match(
-      result.stdout,
-      /MONITOR +RULE +START \(UTC\) +DURATION +SAMPLES|No events recorded\./,
-    );
-    assert.match(
-      result.stdout,
-      new RegExp(`events log ${log.replaceAll("/", "\\/")}`),
-    );
-  });
+  await using dir = await tempDir();
+  const log = join(dir.path, "demo.log");
+  const result = await runMain([
+    "demo",
+    "--duration",
+    "3",
+    "--event-log",
+    log,
+  ]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(
+    result.stdout,
+    /MONITOR +RULE +START \(UTC\) +DURATION +SAMPLES|No events recorded\./,
+  );
+  assert.match(
+    result.stdout,
+    new RegExp(`events log ${log.replaceAll("/", "\\/")}`),
+  );
 });
 
 Deno.test("under journald (JOURNAL_STREAM is stderr) lines carry syslog priorities", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const out = `${dir}/stderr`;
-    // The agent's stderr is a file whose device and inode JOURNAL_STREAM
-    // names, as systemd sets it up for a service.
-    const journald = async (args: string) => {
-      const script =
-        `exec 2>"$OUT"; JOURNAL_STREAM=$(stat -L -c '%d:%i' "$OUT") ` +
-        `exec "$DENO" run -A main.ts ${args}`;
-      const result = await new Deno.Command("sh", {
-        args: ["-c", script],
-        cwd: ROOT,
-        env: { OUT: out, DENO: Deno.execPath() },
-        stdout: "null",
-      }).output();
-      return {
-        code: result.code,
-        lines: errorLines(await Deno.readTextFile(out)),
-      };
-    };
-    const bad = await journald("demo --seed nope");
-    assert.equal(bad.code, 2);
-    assert.deepEqual(bad.lines.length, 1);
-    assert.match(bad.lines[0], /^<3>--seed /);
-    const ok = await journald(
-      `demo -q --duration 1 --listen 127.0.0.1:0 --event-log ${dir}/e.log --log-level debug`,
-    );
-    assert.equal(ok.code, 0);
-    const raw = await Deno.readTextFile(out);
-    assert.match(raw, /^<6>metrics on http:\/\/127\.0\.0\.1:\d+\/$/m);
-    assert.match(raw, /^<7>monitor nic: source sim, seed 7$/m);
-    for (const line of raw.trimEnd().split("\n")) {
-      assert.match(line, /^<[3467]>/);
-    }
-    // Inherited by something that writes elsewhere: plain lines.
-    const plain = await runCli(["demo", "--seed", "nope"], {
-      env: { JOURNAL_STREAM: "1:2" },
+  await using dir = await tempDir();
+  const out = `${dir.path}/stderr`;
+  // The agent's stderr is a file whose device and inode JOURNAL_STREAM
+  // names, as systemd sets it up for a service.
+  const journald = async (args: readonly string[]) => {
+    const result = await runMain(args, {
+      via: [
+        "sh",
+        "-c",
+        `exec 2>"$OUT"; JOURNAL_STREAM=$(stat -L -c '%d:%i' "$OUT") exec "$@"`,
+        "sh",
+      ],
+      testDefaults: false,
+      noColor: false,
+      env: { OUT: out },
+      stdout: "null",
     });
-    assert.match(plain.stderr, /^dpu-traceback: --seed /);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+    return {
+      code: result.code,
+      lines: errorLines(await Deno.readTextFile(out)),
+    };
+  };
+  const bad = await journald(["demo", "--seed", "nope"]);
+  assert.equal(bad.code, 2);
+  assert.deepEqual(bad.lines.length, 1);
+  assert.match(bad.lines[0], /^<3>--seed /);
+  const ok = await journald([
+    "demo",
+    "-q",
+    "--duration",
+    "1",
+    "--listen",
+    "127.0.0.1:0",
+    "--event-log",
+    `${dir.path}/e.log`,
+    "--log-level",
+    "debug",
+  ]);
+  assert.equal(ok.code, 0);
+  const raw = await Deno.readTextFile(out);
+  assert.match(raw, /^<6>metrics on http:\/\/127\.0\.0\.1:\d+\/$/m);
+  assert.match(raw, /^<7>monitor nic: source sim, seed 7$/m);
+  for (const line of raw.trimEnd().split("\n")) {
+    assert.match(line, /^<[3467]>/);
   }
+  // Inherited by something that writes elsewhere: plain lines.
+  const plain = await runMain(["demo", "--seed", "nope"], {
+    env: { JOURNAL_STREAM: "1:2" },
+  });
+  assert.match(plain.stderr, /^dpu-traceback: --seed /);
 });

@@ -14,7 +14,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ROOT } from "./cli_util.ts";
+import { runMain } from "./cli_util.ts";
 import {
   DEPLOY,
   environmentFile,
@@ -30,19 +30,11 @@ import {
   tool,
   unitSettings,
 } from "./deploy_util.ts";
+import { tempDir } from "./temp_dir.ts";
 
 const UNIT = await Deno.readTextFile(join(DEPLOY, "dpu-traceback.service"));
 const SERVICE = unitSettings(UNIT, "Service");
 const DEFAULTS = await Deno.readTextFile(join(DEPLOY, "default"));
-
-async function withTmp(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "deploy_test_" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 function one(key: string): string {
   const values = SERVICE.get(key) ?? [];
@@ -57,64 +49,61 @@ Deno.test("systemd-analyze verify passes the installed unit with no output", asy
   // the unit is checked byte for byte as install.sh installed it, and its
   // ExecStart= must name the path install.sh put the binary at.
   const analyze = tool("systemd-analyze", "systemd");
-  await withTmp(async (tmp) => {
-    const root = await installedRoot(tmp);
-    const r = await run(analyze, [
-      "verify",
-      `--root=${root}`,
-      join(root, PATHS.unit),
-    ]);
-    assert.equal(
-      `${r.stdout}${r.stderr}`.trim(),
-      "",
-      "systemd-analyze verify printed warnings",
-    );
-    assert.equal(r.code, 0);
-  });
+  await using tmp = await tempDir("deploy_test_");
+  const root = await installedRoot(tmp.path);
+  const r = await run(analyze, [
+    "verify",
+    `--root=${root}`,
+    join(root, PATHS.unit),
+  ]);
+  assert.equal(
+    `${r.stdout}${r.stderr}`.trim(),
+    "",
+    "systemd-analyze verify printed warnings",
+  );
+  assert.equal(r.code, 0);
 });
 
 Deno.test("systemd-analyze verify, as used here, catches a broken unit", async () => {
   // The test above is worth something only if verify complains here.
   const analyze = tool("systemd-analyze", "systemd");
-  await withTmp(async (tmp) => {
-    const root = await installedRoot(tmp);
-    const unit = join(root, PATHS.unit);
-    await Deno.writeTextFile(
-      unit,
-      UNIT.replace(/^RestartSec=/m, "RestartSecs="),
-    );
-    const typo = await run(analyze, ["verify", `--root=${root}`, unit]);
-    assert.match(typo.stderr, /Unknown key 'RestartSecs'/);
+  await using tmp = await tempDir("deploy_test_");
+  const root = await installedRoot(tmp.path);
+  const unit = join(root, PATHS.unit);
+  await Deno.writeTextFile(
+    unit,
+    UNIT.replace(/^RestartSec=/m, "RestartSecs="),
+  );
+  const typo = await run(analyze, ["verify", `--root=${root}`, unit]);
+  assert.match(typo.stderr, /Unknown key 'RestartSecs'/);
 
-    await Deno.writeTextFile(unit, UNIT);
-    await Deno.remove(join(root, PATHS.bin));
-    const missing = await run(analyze, ["verify", `--root=${root}`, unit]);
-    assert.notEqual(missing.code, 0);
-    assert.match(missing.stderr, /dpu-traceback is not executable/);
-  });
+  await Deno.writeTextFile(unit, UNIT);
+  await Deno.remove(join(root, PATHS.bin));
+  const missing = await run(analyze, ["verify", `--root=${root}`, unit]);
+  assert.notEqual(missing.code, 0);
+  assert.match(missing.stderr, /dpu-traceback is not executable/);
 });
 
 Deno.test("systemd-analyze security rates the unit's exposure 3.0 or less", async () => {
   const analyze = tool("systemd-analyze", "systemd");
-  await withTmp(async (tmp) => {
-    const root = await installedRoot(tmp);
-    const r = await run(analyze, [
-      "security",
-      "--offline=true",
-      `--root=${root}`,
-      join(root, PATHS.unit),
-    ]);
-    assert.equal(r.code, 0, r.stderr);
-    const m =
-      /Overall exposure level for dpu-traceback\.service: (\d+\.\d+) (\S+)/
-        .exec(r.stdout);
-    assert.ok(m, `no overall exposure in:\n${r.stdout}`);
-    const exposed = r.stdout.split("\n").filter((l) => l.startsWith("✗"));
-    assert.ok(
-      Number(m[1]) <= 3.0,
-      `exposure ${m[1]} (${m[2]}) is over 3.0:\n${exposed.join("\n")}`,
-    );
-  });
+  await using tmp = await tempDir("deploy_test_");
+  const root = await installedRoot(tmp.path);
+  const r = await run(analyze, [
+    "security",
+    "--offline=true",
+    `--root=${root}`,
+    join(root, PATHS.unit),
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const m =
+    /Overall exposure level for dpu-traceback\.service: (\d+\.\d+) (\S+)/
+      .exec(r.stdout);
+  assert.ok(m, `no overall exposure in:\n${r.stdout}`);
+  const exposed = r.stdout.split("\n").filter((l) => l.startsWith("✗"));
+  assert.ok(
+    Number(m[1]) <= 3.0,
+    `exposure ${m[1]} (${m[2]}) is over 3.0:\n${exposed.join("\n")}`,
+  );
 });
 
 Deno.test("the unit keeps what the agent needs while hardened", () => {
@@ -178,262 +167,260 @@ Deno.test("deploy/default sets every variable ExecStart uses, to install.sh's pa
 });
 
 Deno.test("the unit's command line runs the agent; a bad config exits 2, which the unit does not restart", async () => {
-  await withTmp(async (tmp) => {
-    const config = join(tmp, "config.yaml");
-    await Deno.writeTextFile(
-      config,
-      [
-        'listen: "off"',
-        "monitors:",
-        "  - name: nic",
-        "    source: sim",
-        `    event_log: ${join(tmp, "events.log")}`,
-        "    columns:",
-        '      - { name: port_0_rx_bytes, data_id: "0x1020000100000000" }',
-        "    rules: []",
-        "",
-      ].join("\n"),
-    );
-    const unitArgs = (env: Record<string, string>) => {
-      const argv = expandExec(one("ExecStart"), {
-        ...environmentFile(DEFAULTS),
-        ...env,
-      });
-      assert.equal(argv[0], `/${PATHS.bin}`);
-      return ["run", "-A", "main.ts", ...argv.slice(1)];
-    };
-    const ok = await run(
-      Deno.execPath(),
-      unitArgs({
-        DPU_TRACEBACK_CONFIG: config,
-        DPU_TRACEBACK_OPTS: "--duration 0.3",
-      }),
-      { cwd: ROOT },
-    );
-    assert.equal(ok.code, 0, ok.stderr);
-    assert.equal(ok.stdout, "", "-q: nothing on stdout");
+  await using tmp = await tempDir("deploy_test_");
+  const config = join(tmp.path, "config.yaml");
+  await Deno.writeTextFile(
+    config,
+    [
+      'listen: "off"',
+      "monitors:",
+      "  - name: nic",
+      "    source: sim",
+      `    event_log: ${join(tmp.path, "events.log")}`,
+      "    columns:",
+      '      - { name: port_0_rx_bytes, data_id: "0x1020000100000000" }',
+      "    rules: []",
+      "",
+    ].join("\n"),
+  );
+  const unitArgs = (env: Record<string, string>) => {
+    const argv = expandExec(one("ExecStart"), {
+      ...environmentFile(DEFAULTS),
+      ...env,
+    });
+    assert.equal(argv[0], `/${PATHS.bin}`);
+    return argv.slice(1);
+  };
+  // As the unit runs it: no test defaults added, the environment as is.
+  const asUnit = { testDefaults: false, noColor: false };
+  const ok = await runMain(
+    unitArgs({
+      DPU_TRACEBACK_CONFIG: config,
+      DPU_TRACEBACK_OPTS: "--duration 0.3",
+    }),
+    asUnit,
+  );
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.equal(ok.stdout, "", "-q: nothing on stdout");
 
-    const bad = await run(
-      Deno.execPath(),
-      unitArgs({ DPU_TRACEBACK_CONFIG: join(tmp, "missing.yaml") }),
-      { cwd: ROOT },
-    );
-    assert.equal(bad.code, 2, bad.stderr);
-    assert.ok(one("RestartPreventExitStatus").split(/\s+/).includes("2"));
-  });
+  const bad = await runMain(
+    unitArgs({ DPU_TRACEBACK_CONFIG: join(tmp.path, "missing.yaml") }),
+    asUnit,
+  );
+  assert.equal(bad.code, 2, bad.stderr);
+  assert.ok(one("RestartPreventExitStatus").split(/\s+/).includes("2"));
 });
 
 // --- install.sh ----------------------------------------------------------------
 
 Deno.test("install.sh --root installs every file with its mode", async () => {
-  await withTmp(async (tmp) => {
-    const root = join(tmp, "root");
-    await Deno.mkdir(root);
-    const binary = await fakeBinary(tmp);
-    const r = await installSh(["--root", root, binary]);
-    assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stderr, "");
-    assert.match(r.stdout, /systemctl enable --now dpu-traceback/);
+  await using tmp = await tempDir("deploy_test_");
+  const root = join(tmp.path, "root");
+  await Deno.mkdir(root);
+  const binary = await fakeBinary(tmp.path);
+  const r = await installSh(["--root", root, binary]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stderr, "");
+  assert.match(r.stdout, /systemctl enable --now dpu-traceback/);
 
-    const expected: [string, number, string | null][] = [
-      [PATHS.bin, 0o755, binary],
-      [PATHS.unit, 0o644, join(DEPLOY, "dpu-traceback.service")],
-      [PATHS.logrotate, 0o644, join(DEPLOY, "dpu-traceback.logrotate")],
-      [PATHS.config, 0o644, join(DEPLOY, "example-config.yaml")],
-      [PATHS.defaults, 0o644, join(DEPLOY, "default")],
-      [PATHS.confDir, 0o750, null],
-      [PATHS.logDir, 0o750, null],
-    ];
-    for (const [path, mode, source] of expected) {
-      const full = join(root, path);
+  const expected: [string, number, string | null][] = [
+    [PATHS.bin, 0o755, binary],
+    [PATHS.unit, 0o644, join(DEPLOY, "dpu-traceback.service")],
+    [PATHS.logrotate, 0o644, join(DEPLOY, "dpu-traceback.logrotate")],
+    [PATHS.config, 0o644, join(DEPLOY, "example-config.yaml")],
+    [PATHS.defaults, 0o644, join(DEPLOY, "default")],
+    [PATHS.confDir, 0o750, null],
+    [PATHS.logDir, 0o750, null],
+  ];
+  for (const [path, mode, source] of expected) {
+    const full = join(root, path);
+    assert.equal(
+      (await modeOf(full)).toString(8),
+      mode.toString(8),
+      `mode of ${path}`,
+    );
+    if (source !== null) {
       assert.equal(
-        (await modeOf(full)).toString(8),
-        mode.toString(8),
-        `mode of ${path}`,
+        await Deno.readTextFile(full),
+        await Deno.readTextFile(source),
+        `content of ${path}`,
       );
-      if (source !== null) {
-        assert.equal(
-          await Deno.readTextFile(full),
-          await Deno.readTextFile(source),
-          `content of ${path}`,
-        );
-      }
     }
-  });
+  }
 });
 
 Deno.test("install.sh run twice changes nothing the second time", async () => {
-  await withTmp(async (tmp) => {
-    const root = join(tmp, "root");
-    await Deno.mkdir(root);
-    const binary = await fakeBinary(tmp);
-    assert.equal((await installSh(["--root", root, binary])).code, 0);
-    const before = await snapshot(root);
-    const again = await installSh(["--root", root, binary]);
-    assert.equal(again.code, 0, again.stderr);
-    assert.match(again.stdout, /nothing to change/);
-    // Same paths, modes, inodes, mtimes and contents: nothing was rewritten.
-    assert.deepEqual(await snapshot(root), before);
-  });
+  await using tmp = await tempDir("deploy_test_");
+  const root = join(tmp.path, "root");
+  await Deno.mkdir(root);
+  const binary = await fakeBinary(tmp.path);
+  assert.equal((await installSh(["--root", root, binary])).code, 0);
+  const before = await snapshot(root);
+  const again = await installSh(["--root", root, binary]);
+  assert.equal(again.code, 0, again.stderr);
+  assert.match(again.stdout, /nothing to change/);
+  // Same paths, modes, inodes, mtimes and contents: nothing was rewritten.
+  assert.deepEqual(await snapshot(root), before);
 });
 
 Deno.test("install.sh keeps an existing config, puts the new one beside it, and upgrades the binary", async () => {
-  await withTmp(async (tmp) => {
-    const root = join(tmp, "root");
-    await Deno.mkdir(root);
-    assert.equal(
-      (await installSh(["--root", root, await fakeBinary(tmp)])).code,
-      0,
-    );
-    const mine = "# the operator's\nmonitors: []\n";
-    await Deno.writeTextFile(join(root, PATHS.config), mine);
-    await Deno.writeTextFile(
-      join(root, PATHS.defaults),
-      "DPU_TRACEBACK_OPTS=-d mlx5_0\n",
-    );
+  await using tmp = await tempDir("deploy_test_");
+  const root = join(tmp.path, "root");
+  await Deno.mkdir(root);
+  assert.equal(
+    (await installSh(["--root", root, await fakeBinary(tmp.path)])).code,
+    0,
+  );
+  const mine = "# the operator's\nmonitors: []\n";
+  await Deno.writeTextFile(join(root, PATHS.config), mine);
+  await Deno.writeTextFile(
+    join(root, PATHS.defaults),
+    "DPU_TRACEBACK_OPTS=-d mlx5_0\n",
+  );
 
-    const newer = join(tmp, "newer");
-    await Deno.mkdir(newer);
-    const r = await installSh([
-      "--root",
-      root,
-      await fakeBinary(newer, "0.2.0"),
-    ]);
-    assert.equal(r.code, 0, r.stderr);
-    assert.equal(await Deno.readTextFile(join(root, PATHS.config)), mine);
-    assert.equal(
-      await Deno.readTextFile(join(root, `${PATHS.config}.dist`)),
-      await Deno.readTextFile(join(DEPLOY, "example-config.yaml")),
-    );
-    assert.equal(
-      await Deno.readTextFile(join(root, PATHS.defaults)),
-      "DPU_TRACEBACK_OPTS=-d mlx5_0\n",
-    );
-    assert.equal(
-      await Deno.readTextFile(join(root, `${PATHS.defaults}.dist`)),
-      DEFAULTS,
-    );
-    assert.match(r.stdout, /kept .*config\.yaml .*config\.yaml\.dist/);
-    assert.match(
-      await Deno.readTextFile(join(root, PATHS.bin)),
-      /dpu-traceback 0\.2\.0/,
-    );
-    // An upgrade of a configured system does not repeat the first steps.
-    assert.doesNotMatch(r.stdout, /enable --now/);
+  const newer = join(tmp.path, "newer");
+  await Deno.mkdir(newer);
+  const r = await installSh([
+    "--root",
+    root,
+    await fakeBinary(newer, "0.2.0"),
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(await Deno.readTextFile(join(root, PATHS.config)), mine);
+  assert.equal(
+    await Deno.readTextFile(join(root, `${PATHS.config}.dist`)),
+    await Deno.readTextFile(join(DEPLOY, "example-config.yaml")),
+  );
+  assert.equal(
+    await Deno.readTextFile(join(root, PATHS.defaults)),
+    "DPU_TRACEBACK_OPTS=-d mlx5_0\n",
+  );
+  assert.equal(
+    await Deno.readTextFile(join(root, `${PATHS.defaults}.dist`)),
+    DEFAULTS,
+  );
+  assert.match(r.stdout, /kept .*config\.yaml .*config\.yaml\.dist/);
+  assert.match(
+    await Deno.readTextFile(join(root, PATHS.bin)),
+    /dpu-traceback 0\.2\.0/,
+  );
+  // An upgrade of a configured system does not repeat the first steps.
+  assert.doesNotMatch(r.stdout, /enable --now/);
 
-    const before = await snapshot(root);
-    const again = await installSh([
-      "--root",
-      root,
-      join(newer, "dpu-traceback"),
-    ]);
-    assert.equal(again.code, 0, again.stderr);
-    assert.deepEqual(await snapshot(root), before);
-  });
+  const before = await snapshot(root);
+  const again = await installSh([
+    "--root",
+    root,
+    join(newer, "dpu-traceback"),
+  ]);
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual(await snapshot(root), before);
 });
 
 Deno.test("install.sh --uninstall keeps config and logs; --purge removes them", async () => {
-  await withTmp(async (tmp) => {
-    const root = join(tmp, "root");
-    await Deno.mkdir(root);
-    assert.equal(
-      (await installSh(["--root", root, await fakeBinary(tmp)])).code,
-      0,
-    );
-    // What `systemctl enable` and a running agent leave behind.
-    const wants = join(root, "etc/systemd/system/multi-user.target.wants");
-    await Deno.mkdir(wants);
-    await Deno.symlink(`/${PATHS.unit}`, join(wants, "dpu-traceback.service"));
-    await Deno.writeTextFile(join(root, PATHS.logDir, "nic-events.log"), "x\n");
-    await Deno.mkdir(join(root, `${PATHS.unit}.d`));
-    await Deno.writeTextFile(
-      join(root, `${PATHS.unit}.d/override.conf`),
-      "[Service]\n",
-    );
+  await using tmp = await tempDir("deploy_test_");
+  const root = join(tmp.path, "root");
+  await Deno.mkdir(root);
+  assert.equal(
+    (await installSh(["--root", root, await fakeBinary(tmp.path)])).code,
+    0,
+  );
+  // What `systemctl enable` and a running agent leave behind.
+  const wants = join(root, "etc/systemd/system/multi-user.target.wants");
+  await Deno.mkdir(wants);
+  await Deno.symlink(`/${PATHS.unit}`, join(wants, "dpu-traceback.service"));
+  await Deno.writeTextFile(join(root, PATHS.logDir, "nic-events.log"), "x\n");
+  await Deno.mkdir(join(root, `${PATHS.unit}.d`));
+  await Deno.writeTextFile(
+    join(root, `${PATHS.unit}.d/override.conf`),
+    "[Service]\n",
+  );
 
-    const r = await installSh(["--root", root, "--uninstall"]);
-    assert.equal(r.code, 0, r.stderr);
-    for (
-      const gone of [
-        PATHS.bin,
-        PATHS.unit,
-        PATHS.logrotate,
-        "etc/systemd/system/multi-user.target.wants/dpu-traceback.service",
-      ]
-    ) {
-      assert.ok(!(await exists(join(root, gone))), `${gone} should be gone`);
-    }
-    for (
-      const kept of [
-        PATHS.config,
-        PATHS.defaults,
-        `${PATHS.logDir}/nic-events.log`,
-        `${PATHS.unit}.d/override.conf`,
-      ]
-    ) {
-      assert.ok(await exists(join(root, kept)), `${kept} should be kept`);
-    }
-    // Again: nothing left to remove, still fine.
-    assert.equal((await installSh(["--root", root, "--uninstall"])).code, 0);
+  const r = await installSh(["--root", root, "--uninstall"]);
+  assert.equal(r.code, 0, r.stderr);
+  for (
+    const gone of [
+      PATHS.bin,
+      PATHS.unit,
+      PATHS.logrotate,
+      "etc/systemd/system/multi-user.target.wants/dpu-traceback.service",
+    ]
+  ) {
+    assert.ok(!(await exists(join(root, gone))), `${gone} should be gone`);
+  }
+  for (
+    const kept of [
+      PATHS.config,
+      PATHS.defaults,
+      `${PATHS.logDir}/nic-events.log`,
+      `${PATHS.unit}.d/override.conf`,
+    ]
+  ) {
+    assert.ok(await exists(join(root, kept)), `${kept} should be kept`);
+  }
+  // Again: nothing left to remove, still fine.
+  assert.equal((await installSh(["--root", root, "--uninstall"])).code, 0);
 
-    const purged = await installSh(["--root", root, "--uninstall", "--purge"]);
-    assert.equal(purged.code, 0, purged.stderr);
-    for (
-      const gone of [
-        PATHS.confDir,
-        PATHS.defaults,
-        PATHS.logDir,
-        `${PATHS.unit}.d`,
-      ]
-    ) {
-      assert.ok(!(await exists(join(root, gone))), `${gone} should be gone`);
-    }
-  });
+  const purged = await installSh(["--root", root, "--uninstall", "--purge"]);
+  assert.equal(purged.code, 0, purged.stderr);
+  for (
+    const gone of [
+      PATHS.confDir,
+      PATHS.defaults,
+      PATHS.logDir,
+      `${PATHS.unit}.d`,
+    ]
+  ) {
+    assert.ok(!(await exists(join(root, gone))), `${gone} should be gone`);
+  }
 });
 
 Deno.test("install.sh: usage errors exit 2 with one line, other failures 1", async () => {
-  await withTmp(async (tmp) => {
-    const help = await installSh(["--help"]);
-    assert.equal(help.code, 0);
-    assert.match(help.stdout, /--uninstall/);
-    assert.match(help.stdout, /--purge/);
-    assert.match(help.stdout, /--root DIR/);
+  await using tmp = await tempDir("deploy_test_");
+  const help = await installSh(["--help"]);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /--uninstall/);
+  assert.match(help.stdout, /--purge/);
+  assert.match(help.stdout, /--root DIR/);
 
-    for (
-      const args of [
-        ["--bogus"],
-        ["--purge"],
-        ["--root"],
-        ["--root", join(tmp, "nowhere")],
-        ["--root", tmp, "a", "b"],
-        ["--root", tmp, "--uninstall", "a"],
-      ]
-    ) {
-      const r = await installSh(args);
-      assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
-      assert.equal(r.stderr.trimEnd().split("\n").length, 1, r.stderr);
-      assert.match(r.stderr, /^install\.sh: .*\(try --help\)\n$/);
-    }
+  for (
+    const args of [
+      ["--bogus"],
+      ["--purge"],
+      ["--root"],
+      ["--root", join(tmp.path, "nowhere")],
+      ["--root", tmp.path, "a", "b"],
+      ["--root", tmp.path, "--uninstall", "a"],
+    ]
+  ) {
+    const r = await installSh(args);
+    assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.equal(r.stderr.trimEnd().split("\n").length, 1, r.stderr);
+    assert.match(r.stderr, /^install\.sh: .*\(try --help\)\n$/);
+  }
 
-    const missing = await installSh(["--root", tmp, join(tmp, "no-binary")]);
-    assert.equal(missing.code, 1);
-    assert.match(missing.stderr, /^install\.sh: error: no binary at .*\n$/);
+  const missing = await installSh([
+    "--root",
+    tmp.path,
+    join(tmp.path, "no-binary"),
+  ]);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /^install\.sh: error: no binary at .*\n$/);
 
-    // A binary that does not run here: under --root (maybe another
-    // machine's tree) only a warning.
-    const foreign = join(tmp, "foreign");
-    await Deno.mkdir(foreign);
-    await Deno.writeTextFile(
-      join(foreign, "dpu-traceback"),
-      "#!/bin/sh\nexit 1\n",
-    );
-    await Deno.chmod(join(foreign, "dpu-traceback"), 0o755);
-    const warned = await installSh([
-      "--root",
-      tmp,
-      join(foreign, "dpu-traceback"),
-    ]);
-    assert.equal(warned.code, 0, warned.stderr);
-    assert.match(warned.stderr, /warning: .*--version failed/);
-  });
+  // A binary that does not run here: under --root (maybe another
+  // machine's tree) only a warning.
+  const foreign = join(tmp.path, "foreign");
+  await Deno.mkdir(foreign);
+  await Deno.writeTextFile(
+    join(foreign, "dpu-traceback"),
+    "#!/bin/sh\nexit 1\n",
+  );
+  await Deno.chmod(join(foreign, "dpu-traceback"), 0o755);
+  const warned = await installSh([
+    "--root",
+    tmp.path,
+    join(foreign, "dpu-traceback"),
+  ]);
+  assert.equal(warned.code, 0, warned.stderr);
+  assert.match(warned.stderr, /warning: .*--version failed/);
 });

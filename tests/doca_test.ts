@@ -7,12 +7,13 @@ import { EventsLog } from "../events/log.ts";
 import { Monitor } from "../rules/monitor.ts";
 import { formatU64 } from "../base/u64.ts";
 import { startedAgent } from "./agent_util.ts";
-import { errorLines, runCli, spawnCli } from "./cli_util.ts";
+import { errorLines, runMain, spawnMain } from "./cli_util.ts";
 import {
   buildDocaSim,
   simCounterValue,
   simValueBase,
 } from "./fixtures/libdoca_sim/build.ts";
+import { tempDir } from "./temp_dir.ts";
 
 const PERIOD = 100_000;
 const RX_BYTES = 0x1020000100000000n;
@@ -55,15 +56,14 @@ async function withSim(
   fn: (simDir: string, dir: string) => Promise<void>,
 ): Promise<void> {
   const sim = await buildDocaSim();
-  const dir = await Deno.makeTempDir();
   try {
+    await using dir = await tempDir();
     await Deno.writeTextFile(
-      join(dir, "rules.json"),
+      join(dir.path, "rules.json"),
       JSON.stringify(REFERENCE),
     );
-    await fn(sim.dir, dir);
+    await fn(sim.dir, dir.path);
   } finally {
-    await Deno.remove(dir, { recursive: true });
     await sim.cleanup();
   }
 }
@@ -104,7 +104,7 @@ function agentArgs(dir: string, ...extra: string[]): string[] {
 Deno.test("every identifier form selects the simulated device", async () => {
   await withSim(async (simDir, dir) => {
     for (const device of ["03:00.0", "0000:03:00.0", "mlx5_0", "p0s0"]) {
-      const result = await runCli(
+      const result = await runMain(
         agentArgs(dir, "-d", device, "--duration", "0.3"),
         {
           env: { DOCA_LIB_DIR: simDir },
@@ -112,7 +112,7 @@ Deno.test("every identifier form selects the simulated device", async () => {
       );
       assert.equal(result.code, 0, `${device}: ${result.stderr}`);
     }
-    const unknown = await runCli(
+    const unknown = await runMain(
       agentArgs(dir, "-d", "04:00.0", "--duration", "0.3"),
       {
         env: { DOCA_LIB_DIR: simDir },
@@ -166,7 +166,7 @@ Deno.test("each device fault ends with one clear line and exit 1", async () => {
     for (const [env, pattern] of cases) {
       const calls = join(dir, "calls.log");
       await Deno.remove(calls).catch(() => {});
-      const result = await runCli(
+      const result = await runMain(
         agentArgs(dir, "-d", "03:00.0", "--duration", "1"),
         {
           env: { DOCA_LIB_DIR: simDir, DOCA_SIM_LOG: calls, ...env },
@@ -183,7 +183,7 @@ Deno.test("each device fault ends with one clear line and exit 1", async () => {
         JSON.stringify(env),
       );
     }
-    const forced = await runCli(
+    const forced = await runMain(
       agentArgs(dir, "-d", "03:00.0", "--duration", "0.3", "--force-ownership"),
       {
         env: { DOCA_LIB_DIR: simDir, DOCA_SIM_FAULT_CREATE: "IN_USE" },
@@ -195,7 +195,7 @@ Deno.test("each device fault ends with one clear line and exit 1", async () => {
 
 Deno.test("transient query errors are retried and a rounded period is reported", async () => {
   await withSim(async (simDir, dir) => {
-    const result = await runCli(
+    const result = await runMain(
       agentArgs(dir, "-d", "03:00.0", "--duration", "0.5"),
       {
         env: {
@@ -226,9 +226,8 @@ Deno.test("transient query errors are retried and a rounded period is reported",
 Deno.test("shutdown stops, destroys, closes the device, in that order, and leaks nothing (SIGTERM too)", async () => {
   await withSim(async (simDir, dir) => {
     const log = join(dir, "calls.log");
-    const child = spawnCli(agentArgs(dir, "-d", "03:00.0"), {
-      DOCA_LIB_DIR: simDir,
-      DOCA_SIM_LOG: log,
+    const child = spawnMain(agentArgs(dir, "-d", "03:00.0"), {
+      env: { DOCA_LIB_DIR: simDir, DOCA_SIM_LOG: log },
     });
     for (let i = 0; i < 100; i++) {
       const text = await Deno.readTextFile(log).catch(() => "");

@@ -9,47 +9,44 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startedAgent } from "./agent_util.ts";
+import { tempDir } from "./temp_dir.ts";
 
 Deno.test("SIGHUP after a rename starts a new events log and loses nothing", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dir = await tempDir();
+  const path = join(dir.path, "events.log");
+  const agent = await startedAgent([
+    "demo",
+    "-q",
+    "--duration",
+    "60",
+    "--event-log",
+    path,
+  ]);
+  let stopped;
   try {
-    const path = join(dir, "events.log");
-    const agent = await startedAgent([
-      "demo",
-      "-q",
-      "--duration",
-      "60",
-      "--event-log",
-      path,
-    ]);
-    let stopped;
-    try {
-      await agent.waitReady();
-      await Deno.rename(path, `${path}.1`);
-      agent.signal("SIGHUP");
-      // The new file appears with its own header block.
-      const end = Date.now() + 10_000;
-      let text = "";
-      while (Date.now() < end) {
-        text = await Deno.readTextFile(path).catch(() => "");
-        if (text.startsWith("Telemetry monitor : ")) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      assert.match(text, /^Telemetry monitor : dpu-traceback /);
-      // Still sampling afterwards.
-      const before = await agent.samples();
-      await new Promise((r) => setTimeout(r, 300));
-      assert.ok((await agent.samples()) > before);
-    } finally {
-      stopped = await agent.stop();
+    await agent.waitReady();
+    await Deno.rename(path, `${path}.1`);
+    agent.signal("SIGHUP");
+    // The new file appears with its own header block.
+    const end = Date.now() + 10_000;
+    let text = "";
+    while (Date.now() < end) {
+      text = await Deno.readTextFile(path).catch(() => "");
+      if (text.startsWith("Telemetry monitor : ")) break;
+      await new Promise((r) => setTimeout(r, 50));
     }
-    assert.equal(stopped.code, 0, stopped.stderr);
-    assert.match(stopped.stderr, /SIGHUP: reopening the events logs/);
-    const old = await Deno.readTextFile(`${path}.1`);
-    assert.equal(old.split("Telemetry monitor : ").length - 1, 1);
+    assert.match(text, /^Telemetry monitor : dpu-traceback /);
+    // Still sampling afterwards.
+    const before = await agent.samples();
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok((await agent.samples()) > before);
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    stopped = await agent.stop();
   }
+  assert.equal(stopped.code, 0, stopped.stderr);
+  assert.match(stopped.stderr, /SIGHUP: reopening the events logs/);
+  const old = await Deno.readTextFile(`${path}.1`);
+  assert.equal(old.split("Telemetry monitor : ").length - 1, 1);
 });
 
 Deno.test({

@@ -6,8 +6,9 @@
  */
 
 import assert from "node:assert/strict";
-import { errorLines, runCli, spawnCli } from "./cli_util.ts";
+import { errorLines, runMain, spawnMain } from "./cli_util.ts";
 import { startedAgent } from "./agent_util.ts";
+import { tempDir } from "./temp_dir.ts";
 
 Deno.test("a running agent serves rates, bursts, rules and health over HTTP", async () => {
   const agent = await startedAgent([
@@ -89,7 +90,7 @@ Deno.test("a running agent serves rates, bursts, rules and health over HTTP", as
 Deno.test("--listen off serves nothing; a port in use is one line and exit 1", async () => {
   const blocker = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   try {
-    const child = spawnCli([
+    const child = spawnMain([
       "demo",
       "-q",
       "--duration",
@@ -109,37 +110,33 @@ Deno.test("--listen off serves nothing; a port in use is one line and exit 1", a
   } finally {
     blocker.close();
   }
-  const off = spawnCli(["demo", "-q", "--duration", "1", "--listen", "off"]);
+  const off = spawnMain(["demo", "-q", "--duration", "1", "--listen", "off"]);
   const out = await off.output();
   assert.equal(out.code, 0);
   assert.ok(!new TextDecoder().decode(out.stderr).includes("metrics on"));
 });
 
 Deno.test("a web config that cannot be used is a configuration error: one line, exit 2", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+  await using dir = await tempDir();
+  await Deno.writeTextFile(
+    `${dir.path}/web.yml`,
+    "tls_server_config:\n  cert_file: missing.crt\n  key_file: missing.key\n",
+  );
+  for (
+    const args of [
+      ["demo", "-q", "--web-config-file", `${dir.path}/web.yml`],
+      ["check-config", `${dir.path}/c.yaml`],
+    ]
+  ) {
     await Deno.writeTextFile(
-      `${dir}/web.yml`,
-      "tls_server_config:\n  cert_file: missing.crt\n  key_file: missing.key\n",
+      `${dir.path}/c.yaml`,
+      `web_config_file: ${dir.path}/web.yml\nmonitors: [{name: nic, source: sim, columns: [{name: a, data_id: "0x1"}]}]\n`,
     );
-    for (
-      const args of [
-        ["demo", "-q", "--web-config-file", `${dir}/web.yml`],
-        ["check-config", `${dir}/c.yaml`],
-      ]
-    ) {
-      await Deno.writeTextFile(
-        `${dir}/c.yaml`,
-        `web_config_file: ${dir}/web.yml\nmonitors: [{name: nic, source: sim, columns: [{name: a, data_id: "0x1"}]}]\n`,
-      );
-      const result = await runCli(args);
-      assert.equal(result.code, 2, result.stderr);
-      assert.equal(result.stdout, "");
-      assert.deepEqual(errorLines(result.stderr), [
-        `dpu-traceback: Cannot load web config ${dir}/web.yml: tls_server_config.cert_file: no such file ${dir}/missing.crt`,
-      ]);
-    }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+    const result = await runMain(args);
+    assert.equal(result.code, 2, result.stderr);
+    assert.equal(result.stdout, "");
+    assert.deepEqual(errorLines(result.stderr), [
+      `dpu-traceback: Cannot load web config ${dir.path}/web.yml: tls_server_config.cert_file: no such file ${dir.path}/missing.crt`,
+    ]);
   }
 });

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { buildDocaSim } from "./fixtures/libdoca_sim/build.ts";
 import { buildNvmlSim } from "./fixtures/libnvml_sim/build.ts";
 import { type StartedAgent, startedAgent } from "./agent_util.ts";
-import { errorLines, runCli } from "./cli_util.ts";
+import { errorLines, runMain } from "./cli_util.ts";
+import { tempDir } from "./temp_dir.ts";
 
 /** A simulated NIC (10 kHz, polled every 10 ms) and a fast GPU monitor. */
 function config(dir: string, gpuPeriodMs: number): string {
@@ -36,11 +37,10 @@ async function withSims(
   fn: (nvmlDir: string, dir: string) => Promise<void>,
 ): Promise<void> {
   const sim = await buildNvmlSim();
-  const dir = await Deno.makeTempDir();
   try {
-    await fn(sim.dir, dir);
+    await using dir = await tempDir();
+    await fn(sim.dir, dir.path);
   } finally {
-    await Deno.remove(dir, { recursive: true });
     await sim.cleanup();
   }
 }
@@ -241,7 +241,7 @@ Deno.test("a lost GPU is marked down and the other GPU and the NIC go on", async
 Deno.test("no usable NVML is one info line; the NIC monitor runs and the exit is clean", async () => {
   await withSims(async (nvmlDir, dir) => {
     await Deno.writeTextFile(join(dir, "agent.yaml"), config(dir, 50));
-    const result = await runCli(
+    const result = await runMain(
       ["-c", join(dir, "agent.yaml"), "--duration", "0.5"],
       { env: { NVML_LIB_DIR: nvmlDir, NVML_SIM_INIT_RETURN: "9" } },
     );
@@ -337,7 +337,7 @@ Deno.test("a NIC monitor on DOCA brings the GPU monitor with it (gpu: auto), Xid
       }),
     );
     try {
-      const result = await runCli(
+      const result = await runMain(
         [
           "-d",
           "03:00.0",
@@ -382,7 +382,7 @@ Deno.test("a config with only a GPU monitor and no usable NVML exits 1 saying so
         join(dir, "g.log")
       } }\n`,
     );
-    const result = await runCli(["-c", file, "--duration", "1"], {
+    const result = await runMain(["-c", file, "--duration", "1"], {
       env: { NVML_LIB_DIR: nvmlDir, NVML_SIM_INIT_RETURN: "9" },
     });
     assert.equal(result.code, 1);

@@ -34,8 +34,17 @@ import {
   LOG_DIR,
   PERMISSION_FLAGS,
 } from "../deploy/permissions.ts";
-import { errorLines, ROOT } from "./cli_util.ts";
+import {
+  errorLines,
+  type MainOptions,
+  type MainResult,
+  ROOT,
+  runMain,
+  spawnMain,
+} from "./cli_util.ts";
 import { buildDocaSim } from "./fixtures/libdoca_sim/build.ts";
+import { exists } from "./deploy_util.ts";
+import { tempDir } from "./temp_dir.ts";
 
 /**
  * The `--include`d files and the local modules they import: the binary
@@ -100,47 +109,26 @@ interface RunOptions {
   readonly cwd?: string;
 }
 
-/** Deno's arguments: `run <the binary's flags> main.ts <args>`. */
-function denoArgs(args: readonly string[], logDir: string): string[] {
-  return [
-    "run",
-    "--config",
-    join(ROOT, "deno.json"),
-    ...agentFlags(logDir),
-    join(ROOT, "main.ts"),
-    ...args,
-  ];
-}
-
-/** The agent run by `deno run` with the binary's permissions, not started. */
-function agentCommand(
-  args: readonly string[],
-  options: RunOptions,
-  stdio: "piped" | "null" = "piped",
-): Deno.Command {
-  return new Deno.Command(Deno.execPath(), {
-    args: denoArgs(args, options.logDir),
-    cwd: options.cwd ?? ROOT,
+/**
+ * The agent run by `deno run --config deno.json <the binary's flags>
+ * main.ts`, with only the environment {@linkcode agentEnv} leaves.
+ */
+function agentOptions(options: RunOptions): MainOptions {
+  return {
+    flags: ["--config", join(ROOT, "deno.json"), ...agentFlags(options.logDir)],
+    testDefaults: false,
     clearEnv: true,
     env: agentEnv(options.env),
-    stdin: "null",
-    stdout: stdio,
-    stderr: "piped",
-  });
+    cwd: options.cwd,
+  };
 }
 
 /** Runs the agent to the end: exit code and output. */
-async function runAgent(
+function runAgent(
   args: readonly string[],
   options: RunOptions,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await agentCommand(args, options).output();
-  const decoder = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: decoder.decode(out.stdout),
-    stderr: decoder.decode(out.stderr),
-  };
+): Promise<MainResult> {
+  return runMain(args, agentOptions(options));
 }
 
 /** One error line and no stack trace. */
@@ -159,24 +147,10 @@ function escapeRegExp(text: string): string {
 async function withLogDir(
   fn: (root: string, logDir: string) => Promise<void>,
 ): Promise<void> {
-  const root = await Deno.makeTempDir({ prefix: "dpu_traceback_perm_" });
-  try {
-    const logDir = join(root, "log");
-    await Deno.mkdir(logDir);
-    await fn(root, logDir);
-  } finally {
-    await Deno.remove(root, { recursive: true });
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
+  await using root = await tempDir("dpu_traceback_perm_");
+  const logDir = join(root.path, "log");
+  await Deno.mkdir(logDir);
+  await fn(root.path, logDir);
 }
 
 /** A sim monitor whose one rule is always active: events from the start. */
@@ -241,11 +215,10 @@ event_log_keep: 1000
 `,
       ),
     );
-    const child = agentCommand(
-      ["run", "-q", "-c", config, "--duration", "2"],
-      { logDir },
-      "null",
-    ).spawn();
+    const child = spawnMain(["run", "-q", "-c", config, "--duration", "2"], {
+      ...agentOptions({ logDir }),
+      stdout: "null",
+    });
     const reader = child.stderr.pipeThrough(new TextDecoderStream())
       .getReader();
     let stderr = "";
@@ -437,24 +410,14 @@ Deno.test("with exactly the binary's permissions --version, the demo and journal
     const stderrFile = join(root, "stderr");
     await Deno.writeTextFile(stderrFile, "");
     const { dev, ino } = await Deno.stat(stderrFile);
-    const out = await new Deno.Command("sh", {
-      args: [
-        "-c",
-        'exec "$@" 2>>"$STDERR_FILE"',
-        "sh",
-        Deno.execPath(),
-        ...denoArgs(["--no-such-option"], logDir),
-      ],
-      clearEnv: true,
-      env: agentEnv({
-        JOURNAL_STREAM: `${dev}:${ino}`,
-        STDERR_FILE: stderrFile,
+    const out = await runMain(["--no-such-option"], {
+      ...agentOptions({
+        logDir,
+        env: { JOURNAL_STREAM: `${dev}:${ino}`, STDERR_FILE: stderrFile },
       }),
-      cwd: ROOT,
-      stdin: "null",
+      via: ["sh", "-c", 'exec "$@" 2>>"$STDERR_FILE"', "sh"],
       stdout: "null",
-      stderr: "piped",
-    }).output();
+    });
     assert.equal(out.code, 2);
     assert.match(
       await Deno.readTextFile(stderrFile),

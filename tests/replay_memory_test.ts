@@ -8,6 +8,7 @@ import type {
 } from "../config/types.ts";
 import { EventsLog } from "../events/log.ts";
 import { Monitor } from "../rules/monitor.ts";
+import { tempDir } from "./temp_dir.ts";
 
 const SAMPLES = 1_000_000;
 const COLUMNS = 16;
@@ -87,42 +88,38 @@ Deno.test({
     "replaying 1,000,000 samples x 16 data IDs x 16 rules leaves the heap within 2 MB",
   ignore: gc === undefined,
   async fn() {
-    const dir = await Deno.makeTempDir();
-    try {
-      const capture = join(dir, "capture.csv");
-      await writeCapture(capture);
-      const log = await EventsLog.open({
-        path: join(dir, "events.log"),
-        version: "memory test",
-        device: "replay",
-        depth: DEPTH,
-        samplePeriodNs: 100000,
-        columns,
-        rules,
-      });
-      const monitor = new Monitor(
-        { name: "nic", depth: DEPTH, columns, rules },
-        log,
-      );
-      const replay = new ReplayCollector({ path: capture, columns });
-      gc!();
-      const before = Deno.memoryUsage().heapUsed;
-      await replay.run(monitor, new AbortController().signal);
-      gc!();
-      const after = Deno.memoryUsage().heapUsed;
-      await log.close();
-      assert.equal(monitor.samples, SAMPLES);
-      assert.ok(
-        monitor.events >= 8,
-        `the capture fires rules (${monitor.events} events)`,
-      );
-      assert.equal(log.stats.droppedRows, 0);
-      assert.ok(
-        Math.abs(after - before) < 2 * 1024 * 1024,
-        `heap before ${before} B, after ${after} B (${monitor.events} events)`,
-      );
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+    await using dir = await tempDir();
+    const capture = join(dir.path, "capture.csv");
+    await writeCapture(capture);
+    const log = await EventsLog.open({
+      path: join(dir.path, "events.log"),
+      version: "memory test",
+      device: "replay",
+      depth: DEPTH,
+      samplePeriodNs: 100000,
+      columns,
+      rules,
+    });
+    const monitor = new Monitor(
+      { name: "nic", depth: DEPTH, columns, rules },
+      log,
+    );
+    const replay = new ReplayCollector({ path: capture, columns });
+    gc!();
+    const before = Deno.memoryUsage().heapUsed;
+    await replay.run(monitor, new AbortController().signal);
+    gc!();
+    const after = Deno.memoryUsage().heapUsed;
+    await log.close();
+    assert.equal(monitor.samples, SAMPLES);
+    assert.ok(
+      monitor.events >= 8,
+      `the capture fires rules (${monitor.events} events)`,
+    );
+    assert.equal(log.stats.droppedRows, 0);
+    assert.ok(
+      Math.abs(after - before) < 2 * 1024 * 1024,
+      `heap before ${before} B, after ${after} B (${monitor.events} events)`,
+    );
   },
 });

@@ -1,16 +1,16 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { LOG_DIR, PERMISSION_FLAGS } from "../deploy/permissions.ts";
-import { ROOT, runCli } from "./cli_util.ts";
+import { mainCommand, runMain } from "./cli_util.ts";
 import { gzip } from "../review/test_util.ts";
 import {
   copyNicRotation,
-  review,
   REVIEW_FIXTURES as FIXTURES,
   runWithPeakRss,
   writeBigLog,
   writeFlappingLog,
 } from "./review_util.ts";
+import { tempDir } from "./temp_dir.ts";
 
 /** `from` gzip-compressed to `to`, as logrotate leaves it. */
 async function gzipFile(from: string, to: string): Promise<void> {
@@ -18,149 +18,142 @@ async function gzipFile(from: string, to: string): Promise<void> {
 }
 
 Deno.test("review DIR merges every monitor's logs, rotated and compressed, into one timeline", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    // events.log: the reference app's log (named by its header's device);
-    // gpu: compressed by logrotate (dateext); nic: two agent rotations,
-    // the oldest ending inside an event that the restart in the next cuts.
-    await Deno.copyFile(
-      join(FIXTURES, "reference-events.log"),
-      join(dir, "events.log"),
-    );
-    await gzipFile(
-      join(FIXTURES, "gpu-events.log"),
-      join(dir, "gpu-events.log-20261121-1795272700.gz"),
-    );
-    await copyNicRotation(dir);
-    await Deno.copyFile(
-      join(FIXTURES, "rotated", "nic-events.log"),
-      join(dir, "nic-events.log"),
-    );
-    await Deno.writeTextFile(join(dir, "README"), "not a log");
+  await using dir = await tempDir();
+  // events.log: the reference app's log (named by its header's device);
+  // gpu: compressed by logrotate (dateext); nic: two agent rotations,
+  // the oldest ending inside an event that the restart in the next cuts.
+  await Deno.copyFile(
+    join(FIXTURES, "reference-events.log"),
+    join(dir.path, "events.log"),
+  );
+  await gzipFile(
+    join(FIXTURES, "gpu-events.log"),
+    join(dir.path, "gpu-events.log-20261121-1795272700.gz"),
+  );
+  await copyNicRotation(dir.path);
+  await Deno.copyFile(
+    join(FIXTURES, "rotated", "nic-events.log"),
+    join(dir.path, "nic-events.log"),
+  );
+  await Deno.writeTextFile(join(dir.path, "README"), "not a log");
 
-    const r = await review([dir, "--json"]);
-    assert.equal(r.code, 0, r.stderr);
-    const doc = JSON.parse(r.stdout);
-    assert.deepEqual(
-      doc.events.map((
-        e: Record<string, unknown>,
-      ) => [e.id, e.monitor, e.rule, e.start, e.state]),
+  const r = await runMain(["review", dir.path, "--json"]);
+  assert.equal(r.code, 0, r.stderr);
+  const doc = JSON.parse(r.stdout);
+  assert.deepEqual(
+    doc.events.map((
+      e: Record<string, unknown>,
+    ) => [e.id, e.monitor, e.rule, e.start, e.state]),
+    [
       [
-        [
-          1,
-          "03:00.0",
-          "ECN > 100 per 2 samples",
-          "2026-11-21T14:50:01.000000Z",
-          "ended",
-        ],
-        [
-          2,
-          "03:00.0",
-          "Rx < 1000 per 2 samples",
-          "2026-11-21T14:50:01.000400Z",
-          "ended",
-        ],
-        [3, "gpu", "GPU hot > 85 C", "2026-11-21T14:50:50.300000Z", "ended"],
-        [
-          4,
-          "nic",
-          "ECN > 100 per 2 samples",
-          "2026-11-21T14:51:40.000300Z",
-          "ended",
-        ],
-        [
-          5,
-          "nic",
-          "ECN > 100 per 2 samples",
-          "2026-11-21T14:51:40.001500Z",
-          "interrupted",
-        ],
-        // Open at the end of nic-events.log.2; the next file restarts.
-        [
-          6,
-          "nic",
-          "ECN > 100 per 2 samples",
-          "2026-11-21T14:53:20.000300Z",
-          "interrupted",
-        ],
-        // Started in nic-events.log.1, ended in nic-events.log.
-        [
-          7,
-          "nic",
-          "ECN > 100 per 2 samples",
-          "2026-11-21T14:55:00.000300Z",
-          "ended",
-        ],
+        1,
+        "03:00.0",
+        "ECN > 100 per 2 samples",
+        "2026-11-21T14:50:01.000000Z",
+        "ended",
       ],
-    );
-    assert.equal(doc.events[6].file, join(dir, "nic-events.log.1"));
-    assert.deepEqual(
-      doc.files.map((
-        f: { path: string; gzip: boolean },
-      ) => [f.path.slice(dir.length + 1), f.gzip]),
       [
-        ["events.log", false],
-        ["gpu-events.log-20261121-1795272700.gz", true],
-        ["nic-events.log.2", false],
-        ["nic-events.log.1", false],
-        ["nic-events.log", false],
+        2,
+        "03:00.0",
+        "Rx < 1000 per 2 samples",
+        "2026-11-21T14:50:01.000400Z",
+        "ended",
       ],
-    );
-    // The truncated last line of nic-events.log.2 is a warning, not an error.
-    assert.match(
-      r.stderr,
-      /^dpu-traceback: warning: \S+nic-events\.log\.2: line 77: the file ends in the middle of a line; ignored$/m,
-    );
+      [3, "gpu", "GPU hot > 85 C", "2026-11-21T14:50:50.300000Z", "ended"],
+      [
+        4,
+        "nic",
+        "ECN > 100 per 2 samples",
+        "2026-11-21T14:51:40.000300Z",
+        "ended",
+      ],
+      [
+        5,
+        "nic",
+        "ECN > 100 per 2 samples",
+        "2026-11-21T14:51:40.001500Z",
+        "interrupted",
+      ],
+      // Open at the end of nic-events.log.2; the next file restarts.
+      [
+        6,
+        "nic",
+        "ECN > 100 per 2 samples",
+        "2026-11-21T14:53:20.000300Z",
+        "interrupted",
+      ],
+      // Started in nic-events.log.1, ended in nic-events.log.
+      [
+        7,
+        "nic",
+        "ECN > 100 per 2 samples",
+        "2026-11-21T14:55:00.000300Z",
+        "ended",
+      ],
+    ],
+  );
+  assert.equal(doc.events[6].file, join(dir.path, "nic-events.log.1"));
+  assert.deepEqual(
+    doc.files.map((
+      f: { path: string; gzip: boolean },
+    ) => [f.path.slice(dir.path.length + 1), f.gzip]),
+    [
+      ["events.log", false],
+      ["gpu-events.log-20261121-1795272700.gz", true],
+      ["nic-events.log.2", false],
+      ["nic-events.log.1", false],
+      ["nic-events.log", false],
+    ],
+  );
+  // The truncated last line of nic-events.log.2 is a warning, not an error.
+  assert.match(
+    r.stderr,
+    /^dpu-traceback: warning: \S+nic-events\.log\.2: line 77: the file ends in the middle of a line; ignored$/m,
+  );
 
-    // --event N across the rotation: rows from both files.
-    const w = await review([dir, "--event", "7", "--csv"]);
-    assert.equal(w.code, 0, w.stderr);
-    assert.deepEqual(
-      w.stdout.trim().split("\n").slice(1).map((l) => l.split(",").at(-1)),
-      ["0", "10", "20", "200", "300", "310", "320"],
-    );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  // --event N across the rotation: rows from both files.
+  const w = await runMain(["review", dir.path, "--event", "7", "--csv"]);
+  assert.equal(w.code, 0, w.stderr);
+  assert.deepEqual(
+    w.stdout.trim().split("\n").slice(1).map((l) => l.split(",").at(-1)),
+    ["0", "10", "20", "200", "300", "310", "320"],
+  );
 });
 
 Deno.test("review: one-line errors and exit codes, through main.ts", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    await Deno.writeTextFile(join(dir, "capture.json"), '{"rules": []}\n');
-    const notLog = await review([join(dir, "capture.json")]);
-    assert.equal(notLog.code, 1);
-    assert.equal(
-      notLog.stderr,
-      `dpu-traceback: Cannot review ${
-        join(dir, "capture.json")
-      }: line 1: not an events log: expected "Telemetry monitor : ..." or a "timestamp, ..." row, got "{"rules": []}"\n`,
-    );
-    const missing = await review([join(dir, "nope.log")]);
-    assert.equal(missing.code, 1);
-    assert.match(
-      missing.stderr,
-      /^dpu-traceback: Cannot review \S+nope\.log: no such file or directory\n$/,
-    );
-    const usage = await review([
-      join(FIXTURES, "gpu-events.log"),
-      "--until",
-      "noon",
-    ]);
-    assert.equal(usage.code, 2);
-    assert.match(
-      usage.stderr,
-      /^dpu-traceback: --until must be an ISO-8601 time .* Try 'dpu-traceback review --help'\.\n$/,
-    );
-    const ok = await review([join(FIXTURES, "gpu-events.log")]);
-    assert.equal(ok.code, 0);
-    assert.match(ok.stdout, /^# {2}MONITOR {2}RULE {12}START \(UTC\)/);
-    assert.equal(ok.stderr, "");
-    const help = await runCli(["--help"]);
-    assert.match(help.stdout, /dpu-traceback review \[FILE\|DIR\] \[options\]/);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  await Deno.writeTextFile(join(dir.path, "capture.json"), '{"rules": []}\n');
+  const notLog = await runMain(["review", join(dir.path, "capture.json")]);
+  assert.equal(notLog.code, 1);
+  assert.equal(
+    notLog.stderr,
+    `dpu-traceback: Cannot review ${
+      join(dir.path, "capture.json")
+    }: line 1: not an events log: expected "Telemetry monitor : ..." or a "timestamp, ..." row, got "{"rules": []}"\n`,
+  );
+  const missing = await runMain(["review", join(dir.path, "nope.log")]);
+  assert.equal(missing.code, 1);
+  assert.match(
+    missing.stderr,
+    /^dpu-traceback: Cannot review \S+nope\.log: no such file or directory\n$/,
+  );
+  const usage = await runMain([
+    "review",
+    join(FIXTURES, "gpu-events.log"),
+    "--until",
+    "noon",
+  ]);
+  assert.equal(usage.code, 2);
+  assert.match(
+    usage.stderr,
+    /^dpu-traceback: --until must be an ISO-8601 time .* Try 'dpu-traceback review --help'\.\n$/,
+  );
+  const ok = await runMain(["review", join(FIXTURES, "gpu-events.log")]);
+  assert.equal(ok.code, 0);
+  assert.match(ok.stdout, /^# {2}MONITOR {2}RULE {12}START \(UTC\)/);
+  assert.equal(ok.stderr, "");
+  const help = await runMain(["--help"]);
+  assert.match(help.stdout, /dpu-traceback review \[FILE\|DIR\] \[options\]/);
 });
 
 const RSS_LIMIT = 200 * 1024 * 1024;
@@ -170,85 +163,69 @@ Deno.test({
     "a 1 GB events.log is reviewed (table data, JSON and HTML) with peak RSS under 200 MB",
   ignore: Deno.build.os !== "linux",
   async fn() {
-    const dir = await Deno.makeTempDir();
-    try {
-      const path = join(dir, "events.log");
-      const log = await writeBigLog(path, 1_000_000_000);
-      assert.ok(log.bytes >= 1_000_000_000);
-      const started = performance.now();
-      const { output, peakRssBytes } = await runWithPeakRss(
-        new Deno.Command(Deno.execPath(), {
-          args: [
-            "run",
-            "-A",
-            "main.ts",
-            "review",
-            path,
-            "--json",
-            "--html",
-            join(dir, "report.html"),
-          ],
-          cwd: ROOT,
-          stdin: "null",
-          stdout: "piped",
-          stderr: "piped",
-        }),
-      );
-      const seconds = (performance.now() - started) / 1000;
-      const stderr = new TextDecoder().decode(output.stderr);
-      assert.equal(output.code, 0, stderr);
-      console.log(
-        `reviewed ${(log.bytes / 1e9).toFixed(2)} GB in ${
-          seconds.toFixed(1)
-        } s, peak RSS ${(peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
-      );
-      assert.ok(peakRssBytes > 0, "the child's /proc status was read");
-      assert.ok(peakRssBytes < RSS_LIMIT, `peak RSS ${peakRssBytes} B`);
+    await using dir = await tempDir();
+    const path = join(dir.path, "events.log");
+    const log = await writeBigLog(path, 1_000_000_000);
+    assert.ok(log.bytes >= 1_000_000_000);
+    const started = performance.now();
+    const { output, peakRssBytes } = await runWithPeakRss(
+      mainCommand(
+        ["review", path, "--json", "--html", join(dir.path, "report.html")],
+        { noColor: false },
+      ),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const stderr = new TextDecoder().decode(output.stderr);
+    assert.equal(output.code, 0, stderr);
+    console.log(
+      `reviewed ${(log.bytes / 1e9).toFixed(2)} GB in ${
+        seconds.toFixed(1)
+      } s, peak RSS ${(peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
+    );
+    assert.ok(peakRssBytes > 0, "the child's /proc status was read");
+    assert.ok(peakRssBytes < RSS_LIMIT, `peak RSS ${peakRssBytes} B`);
 
-      // And it read the log right: two events per segment, in order.
-      const events = JSON.parse(new TextDecoder().decode(output.stdout)).events;
-      assert.equal(events.length, 2 * log.segments);
-      for (const k of [0, Math.floor(log.segments / 2), log.segments - 1]) {
-        const burst = events[2 * k];
-        assert.deepEqual(
-          [
-            burst.rule,
-            burst.state,
-            burst.start_ns,
-            burst.end_ns,
-            burst.rows,
-            burst.samples,
-            burst.dropped_samples,
-            burst.peak,
-            burst.peak_rate_per_s,
-          ],
-          [
-            "counter_0 burst",
-            "ended",
-            String(log.startNs(k)),
-            String(log.endNs(k)),
-            log.eventRows,
-            log.eventRows + log.dropped,
-            log.dropped,
-            String(log.peak(k)),
-            log.peakRate,
-          ],
-          `segment ${k}`,
-        );
-        const latency = events[2 * k + 1];
-        assert.deepEqual([latency.rule, latency.peak], [
-          "latency > 5 us",
-          String(log.latencyPeak(k)),
-        ]);
-      }
-      const page = await Deno.readTextFile(join(dir, "report.html"));
-      assert.equal(
-        (page.match(/<svg class="chart"/g) ?? []).length,
-        events.length,
+    // And it read the log right: two events per segment, in order.
+    const events = JSON.parse(new TextDecoder().decode(output.stdout)).events;
+    assert.equal(events.length, 2 * log.segments);
+    for (const k of [0, Math.floor(log.segments / 2), log.segments - 1]) {
+      const burst = events[2 * k];
+      assert.deepEqual(
+        [
+          burst.rule,
+          burst.state,
+          burst.start_ns,
+          burst.end_ns,
+          burst.rows,
+          burst.samples,
+          burst.dropped_samples,
+          burst.peak,
+          burst.peak_rate_per_s,
+        ],
+        [
+          "counter_0 burst",
+          "ended",
+          String(log.startNs(k)),
+          String(log.endNs(k)),
+          log.eventRows,
+          log.eventRows + log.dropped,
+          log.dropped,
+          String(log.peak(k)),
+          log.peakRate,
+        ],
+        `segment ${k}`,
       );
-    } finally {
-      await Deno.remove(dir, { recursive: true });
+      const latency = events[2 * k + 1];
+      assert.deepEqual([latency.rule, latency.peak], [
+        "latency > 5 us",
+        String(log.latencyPeak(k)),
+      ]);
     }
+    const page = await Deno.readTextFile(join(dir.path, "report.html"));
+    assert.equal(
+      (page.match(/<svg class="chart"/g) ?? []).length,
+      events.length,
+    );
   },
 });
 
@@ -257,195 +234,169 @@ Deno.test({
     "a flapping rule's 200,000 short events are reviewed (JSON and table) with peak RSS under 200 MB",
   ignore: Deno.build.os !== "linux",
   async fn() {
-    const dir = await Deno.makeTempDir();
-    try {
-      const path = join(dir, "events.log");
-      const log = await writeFlappingLog(path, 200_000);
-      // The two forms: `--json`, and the table (no flag: the default).
-      const forms = [["json", ["--json"]], ["table", []]] as const;
-      for (const [form, flags] of forms) {
-        const started = performance.now();
-        const { output, peakRssBytes } = await runWithPeakRss(
-          new Deno.Command(Deno.execPath(), {
-            args: [
-              "run",
-              "-A",
-              "main.ts",
-              "review",
-              path,
-              ...flags,
-            ],
-            cwd: ROOT,
-            stdin: "null",
-            stdout: "piped",
-            stderr: "piped",
-          }),
-        );
-        const seconds = (performance.now() - started) / 1000;
-        const stderr = new TextDecoder().decode(output.stderr);
-        assert.equal(output.code, 0, stderr);
-        assert.equal(stderr, "");
-        console.log(
-          `${form}: ${log.events} events (${
-            (log.bytes / 1e6).toFixed(0)
-          } MB) in ${seconds.toFixed(1)} s, peak RSS ${
-            (peakRssBytes / 2 ** 20).toFixed(0)
-          } MiB`,
-        );
-        assert.ok(peakRssBytes > 0, "the child's /proc status was read");
-        assert.ok(peakRssBytes < RSS_LIMIT, `peak RSS ${peakRssBytes} B`);
-        const text = new TextDecoder().decode(output.stdout);
-        if (form === "json") {
-          const events = JSON.parse(text).events;
-          assert.equal(events.length, log.events);
-          for (const k of [0, 123_456, log.events - 1]) {
-            assert.deepEqual(
-              [events[k].id, events[k].start_ns, events[k].end_ns],
-              [k + 1, String(log.startNs(k)), String(log.endNs(k))],
-            );
-          }
-        } else {
-          const lines = text.trimEnd().split("\n");
-          assert.equal(lines.length, 1 + log.events + 2);
-          assert.match(lines[lines.length - 1], /^200000 events; 1 file read/);
-          assert.match(lines[log.events], /^200000 {2}03:00\.0 {2}ECN flaps /);
+    await using dir = await tempDir();
+    const path = join(dir.path, "events.log");
+    const log = await writeFlappingLog(path, 200_000);
+    // The two forms: `--json`, and the table (no flag: the default).
+    const forms = [["json", ["--json"]], ["table", []]] as const;
+    for (const [form, flags] of forms) {
+      const started = performance.now();
+      const { output, peakRssBytes } = await runWithPeakRss(
+        mainCommand(["review", path, ...flags], { noColor: false }),
+      );
+      const seconds = (performance.now() - started) / 1000;
+      const stderr = new TextDecoder().decode(output.stderr);
+      assert.equal(output.code, 0, stderr);
+      assert.equal(stderr, "");
+      console.log(
+        `${form}: ${log.events} events (${
+          (log.bytes / 1e6).toFixed(0)
+        } MB) in ${seconds.toFixed(1)} s, peak RSS ${
+          (peakRssBytes / 2 ** 20).toFixed(0)
+        } MiB`,
+      );
+      assert.ok(peakRssBytes > 0, "the child's /proc status was read");
+      assert.ok(peakRssBytes < RSS_LIMIT, `peak RSS ${peakRssBytes} B`);
+      const text = new TextDecoder().decode(output.stdout);
+      if (form === "json") {
+        const events = JSON.parse(text).events;
+        assert.equal(events.length, log.events);
+        for (const k of [0, 123_456, log.events - 1]) {
+          assert.deepEqual(
+            [events[k].id, events[k].start_ns, events[k].end_ns],
+            [k + 1, String(log.startNs(k)), String(log.endNs(k))],
+          );
         }
+      } else {
+        const lines = text.trimEnd().split("\n");
+        assert.equal(lines.length, 1 + log.events + 2);
+        assert.match(lines[lines.length - 1], /^200000 events; 1 file read/);
+        assert.match(lines[log.events], /^200000 {2}03:00\.0 {2}ECN flaps /);
       }
-    } finally {
-      await Deno.remove(dir, { recursive: true });
     }
   },
 });
 
 Deno.test("review DIR goes on past a truncated gzip, an unreadable file and NUL padding, names them, and exits 1", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    // nic's three files (oldest .2), the middle one unreadable; the live
-    // one padded with NULs after a crash, then the restart's rows.
-    await copyNicRotation(dir);
-    const live = await Deno.readTextFile(
-      join(FIXTURES, "rotated", "nic-events.log"),
-    );
-    const lines = live.split("\n");
-    await Deno.writeTextFile(
-      join(dir, "nic-events.log"),
-      [...lines.slice(0, 26), "\u0000".repeat(4096), ...lines.slice(26)]
-        .join("\n"),
-    );
-    // gpu's log compressed by logrotate, and cut short.
-    const gz = join(dir, "gpu-events.log-20261121.gz");
-    await gzipFile(join(FIXTURES, "gpu-events.log"), gz);
-    const zipped = await Deno.readFile(gz);
-    await Deno.writeFile(gz, zipped.subarray(0, zipped.length - 10));
+  await using dir = await tempDir();
+  // nic's three files (oldest .2), the middle one unreadable; the live
+  // one padded with NULs after a crash, then the restart's rows.
+  await copyNicRotation(dir.path);
+  const live = await Deno.readTextFile(
+    join(FIXTURES, "rotated", "nic-events.log"),
+  );
+  const lines = live.split("\n");
+  await Deno.writeTextFile(
+    join(dir.path, "nic-events.log"),
+    [...lines.slice(0, 26), "\u0000".repeat(4096), ...lines.slice(26)]
+      .join("\n"),
+  );
+  // gpu's log compressed by logrotate, and cut short.
+  const gz = join(dir.path, "gpu-events.log-20261121.gz");
+  await gzipFile(join(FIXTURES, "gpu-events.log"), gz);
+  const zipped = await Deno.readFile(gz);
+  await Deno.writeFile(gz, zipped.subarray(0, zipped.length - 10));
 
-    const r = await review([dir, "--json"], [
-      "-A",
-      `--deny-read=${join(dir, "nic-events.log.1")}`,
-    ]);
-    assert.equal(r.code, 1, r.stderr);
-    const warnings = r.stderr.trimEnd().split("\n");
-    assert.ok(
-      warnings.includes(
-        `dpu-traceback: warning: skipped ${gz}: truncated (corrupt gzip stream does not have a matching checksum)`,
-      ) ||
-        warnings.some((w) =>
-          w.startsWith(`dpu-traceback: warning: skipped ${gz}: truncated (`) &&
-          w.includes("; the lines before it are reviewed")
-        ),
-      r.stderr,
-    );
-    assert.ok(
+  const r = await runMain(["review", dir.path, "--json"], {
+    flags: ["-A", `--deny-read=${join(dir.path, "nic-events.log.1")}`],
+  });
+  assert.equal(r.code, 1, r.stderr);
+  const warnings = r.stderr.trimEnd().split("\n");
+  assert.ok(
+    warnings.includes(
+      `dpu-traceback: warning: skipped ${gz}: truncated (corrupt gzip stream does not have a matching checksum)`,
+    ) ||
       warnings.some((w) =>
-        w.startsWith(
-          `dpu-traceback: warning: skipped ${
-            join(dir, "nic-events.log.1")
-          }: not readable`,
-        )
+        w.startsWith(`dpu-traceback: warning: skipped ${gz}: truncated (`) &&
+        w.includes("; the lines before it are reviewed")
       ),
-      r.stderr,
-    );
-    assert.ok(
-      warnings.includes(
-        `dpu-traceback: warning: ${
-          join(dir, "nic-events.log")
-        }: line 27: not an events log line: "${"?".repeat(40)}..."; skipped`,
-      ),
-      r.stderr,
-    );
-    // deno-lint-ignore no-control-regex
-    assert.ok(!/[\x00-\x08]/.test(r.stderr), "no raw control bytes");
-    // The review itself: nic's files in rotation order; the events of
-    // nic-events.log.2, the last still open when the file after it was
-    // skipped, and the end whose start was in the skipped file.
-    const doc = JSON.parse(r.stdout);
-    assert.deepEqual(
-      doc.files.map((f: { path: string }) => f.path.slice(dir.length + 1)),
-      ["nic-events.log.2", "nic-events.log"],
-    );
-    const states = (monitor: string) =>
-      doc.events.filter((e: { monitor: string }) => e.monitor === monitor)
-        .map((e: Record<string, unknown>) => [e.state, e.start_known]);
-    assert.deepEqual(states("nic"), [
-      ["ended", true],
-      ["interrupted", true],
-      ["open", true],
-      ["ended", false],
-    ]);
-    // What the cut gzip held before the cut: its event, whole.
-    assert.deepEqual(states("gpu"), [["ended", true]]);
-    // The event left open by the skip: its window ends with its file.
-    const open = doc.events.find((e: { state: string }) => e.state === "open");
-    const w = await review([dir, "--event", String(open.id)], [
-      "-A",
-      `--deny-read=${join(dir, "nic-events.log.1")}`,
-    ]);
-    assert.equal(w.code, 1, w.stderr);
-    assert.match(
-      w.stdout,
-      /\n {2}window {4}\S+nic-events\.log\.2 line 69 to the end of what could be read of \S+nic-events\.log\.2: 4 rows before the start, 2 during\n/,
-    );
-    assert.equal(
-      w.stdout.split("\n").filter((l) => /^\d{4}-/.test(l)).length,
-      4 + 2,
-    );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+    r.stderr,
+  );
+  assert.ok(
+    warnings.some((w) =>
+      w.startsWith(
+        `dpu-traceback: warning: skipped ${
+          join(dir.path, "nic-events.log.1")
+        }: not readable`,
+      )
+    ),
+    r.stderr,
+  );
+  assert.ok(
+    warnings.includes(
+      `dpu-traceback: warning: ${
+        join(dir.path, "nic-events.log")
+      }: line 27: not an events log line: "${"?".repeat(40)}..."; skipped`,
+    ),
+    r.stderr,
+  );
+  // deno-lint-ignore no-control-regex
+  assert.ok(!/[\x00-\x08]/.test(r.stderr), "no raw control bytes");
+  // The review itself: nic's files in rotation order; the events of
+  // nic-events.log.2, the last still open when the file after it was
+  // skipped, and the end whose start was in the skipped file.
+  const doc = JSON.parse(r.stdout);
+  assert.deepEqual(
+    doc.files.map((f: { path: string }) => f.path.slice(dir.path.length + 1)),
+    ["nic-events.log.2", "nic-events.log"],
+  );
+  const states = (monitor: string) =>
+    doc.events.filter((e: { monitor: string }) => e.monitor === monitor)
+      .map((e: Record<string, unknown>) => [e.state, e.start_known]);
+  assert.deepEqual(states("nic"), [
+    ["ended", true],
+    ["interrupted", true],
+    ["open", true],
+    ["ended", false],
+  ]);
+  // What the cut gzip held before the cut: its event, whole.
+  assert.deepEqual(states("gpu"), [["ended", true]]);
+  // The event left open by the skip: its window ends with its file.
+  const open = doc.events.find((e: { state: string }) => e.state === "open");
+  const w = await runMain(["review", dir.path, "--event", String(open.id)], {
+    flags: ["-A", `--deny-read=${join(dir.path, "nic-events.log.1")}`],
+  });
+  assert.equal(w.code, 1, w.stderr);
+  assert.match(
+    w.stdout,
+    /\n {2}window {4}\S+nic-events\.log\.2 line 69 to the end of what could be read of \S+nic-events\.log\.2: 4 rows before the start, 2 during\n/,
+  );
+  assert.equal(
+    w.stdout.split("\n").filter((l) => /^\d{4}-/.test(l)).length,
+    4 + 2,
+  );
 });
 
 Deno.test("with the installed binary's permissions: no ./events.log falls back to the log directory; --html FILE says how to write it", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const none = await review([], PERMISSION_FLAGS, dir);
-    assert.equal(none.code, 1);
-    assert.equal(
-      none.stderr,
-      `dpu-traceback: Cannot review events.log: no such file or directory, and no ${LOG_DIR} either; name a FILE or DIR\n`,
-    );
-    // The binary may also read the fixtures here; it still writes only
-    // its log directory.
-    const flags = PERMISSION_FLAGS.map((f) =>
-      f.startsWith("--allow-read=") ? `${f},${FIXTURES}` : f
-    );
-    const report = join(dir, "r.html");
-    const html = await review(
-      [join(FIXTURES, "gpu-events.log"), "--html", report],
-      flags,
-      dir,
-    );
-    assert.equal(html.code, 1);
-    assert.equal(
-      html.stderr,
-      `dpu-traceback: Cannot write ${report}: not writable by this binary (it may write only ${LOG_DIR}); write the report through stdout instead: --html - > ${report}\n`,
-    );
-    const piped = await review(
-      [join(FIXTURES, "gpu-events.log"), "--html", "-"],
-      flags,
-      dir,
-    );
-    assert.equal(piped.code, 0, piped.stderr);
-    assert.ok(piped.stdout.startsWith("<!doctype html>"));
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  const none = await runMain(["review"], {
+    flags: PERMISSION_FLAGS,
+    cwd: dir.path,
+  });
+  assert.equal(none.code, 1);
+  assert.equal(
+    none.stderr,
+    `dpu-traceback: Cannot review events.log: no such file or directory, and no ${LOG_DIR} either; name a FILE or DIR\n`,
+  );
+  // The binary may also read the fixtures here; it still writes only
+  // its log directory.
+  const flags = PERMISSION_FLAGS.map((f) =>
+    f.startsWith("--allow-read=") ? `${f},${FIXTURES}` : f
+  );
+  const report = join(dir.path, "r.html");
+  const html = await runMain(
+    ["review", join(FIXTURES, "gpu-events.log"), "--html", report],
+    { flags, cwd: dir.path },
+  );
+  assert.equal(html.code, 1);
+  assert.equal(
+    html.stderr,
+    `dpu-traceback: Cannot write ${report}: not writable by this binary (it may write only ${LOG_DIR}); write the report through stdout instead: --html - > ${report}\n`,
+  );
+  const piped = await runMain(
+    ["review", join(FIXTURES, "gpu-events.log"), "--html", "-"],
+    { flags, cwd: dir.path },
+  );
+  assert.equal(piped.code, 0, piped.stderr);
+  assert.ok(piped.stdout.startsWith("<!doctype html>"));
 });

@@ -1,6 +1,6 @@
 /**
- * Helpers for the review's CLI tests: the `review` command run as an
- * operator runs it, the fixtures laid out as a log directory, a big
+ * Helpers for the review's CLI tests (which run `review` through
+ * tests/cli_util.ts): the fixtures laid out as a log directory, a big
  * synthetic events.log written as a stream, the peak RSS of a child
  * process, a PNG decoder for screenshots, and a headless Chromium.
  *
@@ -19,36 +19,6 @@ export const REVIEW_FIXTURES: string = join(
   "fixtures",
   "review",
 );
-
-/** What {@linkcode review} gives back. */
-export interface ReviewRun {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/**
- * `dpu-traceback review ...` as an operator runs it (no endpoint flags),
- * with all permissions or the given ones, from `cwd`.
- */
-export async function review(
-  args: readonly string[],
-  permissions: readonly string[] = ["-A"],
-  cwd: string = ROOT,
-): Promise<ReviewRun> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...permissions, join(ROOT, "main.ts"), "review", ...args],
-    cwd,
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: decoder.decode(out.stdout),
-    stderr: decoder.decode(out.stderr),
-  };
-}
 
 /**
  * The NIC monitor's two older files in `dir` as two agent rotations left

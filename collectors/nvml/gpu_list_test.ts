@@ -6,6 +6,7 @@ import {
 } from "../../tests/fixtures/libnvml_sim/build.ts";
 import { NvmlPoller } from "./poller.ts";
 import { open, withSim } from "./poller_test_util.ts";
+import { tempDir } from "../../tests/temp_dir.ts";
 
 Deno.test("NvmlPoller lists every GPU with its identity and the driver version", async () => {
   await withSim({ NVML_SIM_GPUS: "3" }, ({ dir }) => {
@@ -81,17 +82,13 @@ Deno.test("NvmlPoller.open: no library, no driver and no GPU are info, not error
 });
 
 Deno.test("NvmlPoller: a file that is not a usable library is a warning naming it", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    await Deno.writeTextFile(`${dir}/libnvidia-ml.so.1`, "not an ELF file");
-    const opened = NvmlPoller.open([dir]);
-    assert.equal(opened.poller, undefined);
-    assert.equal(opened.result.ok === false && opened.result.level, "warning");
-    assert.match(
-      opened.result.ok === false ? opened.result.reason : "",
-      new RegExp(`^Cannot load ${dir}/libnvidia-ml\\.so\\.1: `),
-    );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  await Deno.writeTextFile(`${dir.path}/libnvidia-ml.so.1`, "not an ELF file");
+  const opened = NvmlPoller.open([dir.path]);
+  assert.equal(opened.poller, undefined);
+  assert.equal(opened.result.ok === false && opened.result.level, "warning");
+  assert.match(
+    opened.result.ok === false ? opened.result.reason : "",
+    new RegExp(`^Cannot load ${dir.path}/libnvidia-ml\\.so\\.1: `),
+  );
 });

@@ -14,6 +14,7 @@
 import assert from "node:assert/strict";
 import bcrypt from "bcryptjs";
 import { type StartedAgent, startedAgent } from "../agent_util.ts";
+import { tempDir } from "../temp_dir.ts";
 
 const NEEDS = "install it with: apt-get install prometheus openssl";
 
@@ -79,29 +80,35 @@ async function eventually(
 }
 
 Deno.test("promtool accepts /metrics, and a real Prometheus scrapes it plainly and over TLS with basic auth", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "dpu-traceback-e2e-" });
+  await using dir = await tempDir("dpu-traceback-e2e-");
   const agents: StartedAgent[] = [];
   let prometheus: Deno.ChildProcess | undefined;
   try {
     // A test CA, and a certificate it signs for 127.0.0.1 (TLS clients
     // refuse a CA certificate used as the server's own).
-    const cert = `${dir}/agent.crt`;
-    const key = `${dir}/agent.key`;
-    const caCert = `${dir}/ca.crt`;
+    const cert = `${dir.path}/agent.crt`;
+    const key = `${dir.path}/agent.key`;
+    const caCert = `${dir.path}/ca.crt`;
     const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
     for (
       const args of [
         ["req", "-x509", ...ec, "-nodes", "-days", "1", "-subj", "/CN=e2e CA"]
-          .concat(["-keyout", `${dir}/ca.key`, "-out", caCert]),
+          .concat(["-keyout", `${dir.path}/ca.key`, "-out", caCert]),
         ["req", ...ec, "-nodes", "-subj", "/CN=127.0.0.1"]
-          .concat(["-keyout", key, "-out", `${dir}/agent.csr`]),
-        ["x509", "-req", "-in", `${dir}/agent.csr`, "-CA", caCert]
-          .concat(["-CAkey", `${dir}/ca.key`, "-CAcreateserial", "-days", "1"])
-          .concat(["-extfile", `${dir}/ext.cnf`, "-out", cert]),
+          .concat(["-keyout", key, "-out", `${dir.path}/agent.csr`]),
+        ["x509", "-req", "-in", `${dir.path}/agent.csr`, "-CA", caCert]
+          .concat([
+            "-CAkey",
+            `${dir.path}/ca.key`,
+            "-CAcreateserial",
+            "-days",
+            "1",
+          ])
+          .concat(["-extfile", `${dir.path}/ext.cnf`, "-out", cert]),
       ]
     ) {
       await Deno.writeTextFile(
-        `${dir}/ext.cnf`,
+        `${dir.path}/ext.cnf`,
         "basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1\n",
       );
       const made = await tool("openssl", args);
@@ -109,7 +116,7 @@ Deno.test("promtool accepts /metrics, and a real Prometheus scrapes it plainly a
     }
     const password = "scrape: s3cret";
     await Deno.writeTextFile(
-      `${dir}/web.yml`,
+      `${dir.path}/web.yml`,
       `tls_server_config:
   cert_file: agent.crt
   key_file: agent.key
@@ -122,7 +129,7 @@ basic_auth_users:
     const plain = await startedAgent([
       ...common,
       "--event-log",
-      `${dir}/a.log`,
+      `${dir.path}/a.log`,
     ]);
     agents.push(plain);
     const ca = await Deno.readTextFile(caCert);
@@ -130,9 +137,9 @@ basic_auth_users:
       [
         ...common,
         "--event-log",
-        `${dir}/b.log`,
+        `${dir.path}/b.log`,
         "--web-config-file",
-        `${dir}/web.yml`,
+        `${dir.path}/web.yml`,
       ],
       {
         client: Deno.createHttpClient({ caCerts: [ca] }),
@@ -160,7 +167,7 @@ basic_auth_users:
     const port = freePort();
     const hostOf = (url: string) => new URL(url).host;
     await Deno.writeTextFile(
-      `${dir}/prometheus.yml`,
+      `${dir.path}/prometheus.yml`,
       `global:
   scrape_interval: 1s
   scrape_timeout: 900ms
@@ -180,8 +187,8 @@ scrape_configs:
     try {
       prometheus = new Deno.Command("prometheus", {
         args: [
-          `--config.file=${dir}/prometheus.yml`,
-          `--storage.tsdb.path=${dir}/tsdb`,
+          `--config.file=${dir.path}/prometheus.yml`,
+          `--storage.tsdb.path=${dir.path}/tsdb`,
           `--web.listen-address=127.0.0.1:${port}`,
           "--log.level=warn",
         ],
@@ -265,6 +272,5 @@ scrape_configs:
       const { code, stderr } = await agent.stop();
       assert.equal(code, 0, stderr);
     }
-    await Deno.remove(dir, { recursive: true });
   }
 });
