@@ -16,6 +16,21 @@ import { INCLUDES } from "../deploy/permissions.ts";
 
 const ROOT_URL = new URL("../", import.meta.url);
 
+/** Everything under the CLI: what the CLI and the public API may use. */
+const BELOW_CLI = [
+  "base",
+  "logging",
+  "deploy",
+  "config",
+  "ffi",
+  "rules",
+  "events",
+  "collectors",
+  "review",
+  "metrics",
+  "agent",
+];
+
 /**
  * Who may import whom, lowest layer first. `base` is what every layer may
  * use (exact u64 arithmetic, errorMessage); the device-facing layers sit
@@ -41,33 +56,9 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "collectors",
     "metrics",
   ],
-  "cli": [
-    "base",
-    "logging",
-    "deploy",
-    "config",
-    "ffi",
-    "rules",
-    "events",
-    "collectors",
-    "review",
-    "metrics",
-    "agent",
-  ],
+  "cli": BELOW_CLI,
   "main.ts": ["cli", "base", "logging"],
-  "mod.ts": [
-    "base",
-    "logging",
-    "deploy",
-    "config",
-    "ffi",
-    "rules",
-    "events",
-    "collectors",
-    "review",
-    "metrics",
-    "agent",
-  ],
+  "mod.ts": BELOW_CLI,
 };
 
 /** One import: the importing module and the imported one, root-relative. */
