@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { ReviewIo } from "./review.ts";
-import { runReview } from "../cli/review.ts";
-import { FIXTURES, gzip } from "./test_util.ts";
+import type { ReviewIo } from "../review/review.ts";
+import { runReview } from "./review.ts";
+import { FIXTURES, gzip } from "../review/test_util.ts";
 import { tempDir } from "../tests/temp_dir.ts";
 
 interface Captured {
