@@ -5,6 +5,7 @@
  * @module
  */
 
+import { errorMessage } from "../base/error_message.ts";
 import type { AgentConfig, MonitorConfig } from "../config/types.ts";
 import { EventsLog } from "../events/log.ts";
 import { EventTally } from "./tally.ts";
@@ -44,7 +45,10 @@ export interface AgentMonitor extends ServedMonitor {
  *   `${dir}/rules.json`,
  * );
  * const agent = await Agent.open(
- *   { ...config, monitors: config.monitors.map((m) => ({ ...m, source: "sim" as const })) },
+ *   {
+ *     ...config,
+ *     monitors: config.monitors.map((m) => ({ ...m, source: "sim" as const, eventLog: `${dir}/events.log` })),
+ *   },
  *   { version: "example 1.0" },
  * );
  * try {
@@ -206,9 +210,7 @@ export class Agent {
           m.status.state = "ended";
         } catch (error) {
           m.status.state = "failed";
-          m.status.error = error instanceof Error
-            ? error.message
-            : String(error);
+          m.status.error = errorMessage(error);
           if (m.collector.independent) {
             // A GPU monitor's failure is its own; the NIC goes on.
             this.#warn?.(

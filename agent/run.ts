@@ -42,6 +42,11 @@ export interface RunAgentOptions {
  * false when the agent could not start, a source failed or a log could not
  * be finished, each said on `log`.
  *
+ * It acts for the whole process, as the CLI's run command: it listens for
+ * SIGINT, SIGTERM and SIGHUP while it runs (removing its listeners when it
+ * returns), may end the process on a second signal, and once the endpoint
+ * is listening revokes the `net` permission for the rest of the process.
+ *
  * @example
  * ```ts ignore
  * const ok = await runAgent(config, { log, generator: "dpu-traceback 0.1.0", version: "0.1.0", durationS: 20, quiet: false });

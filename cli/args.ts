@@ -46,7 +46,7 @@ export type Command =
     readonly dataIdsFile?: string;
   }
   | { readonly kind: "run"; readonly options: RunOptions }
-  /** `review`: its arguments, parsed by review/cli.ts. */
+  /** `review`: its arguments, parsed by cli/review_args.ts. */
   | { readonly kind: "review"; readonly args: readonly string[] }
   | {
     readonly kind: "demo";

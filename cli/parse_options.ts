@@ -59,14 +59,21 @@ export function parseOptions<const T extends ParseArgsOptionsConfig>(
 function argsProblem(error: unknown): string {
   const message = errorMessage(error);
   const code = (error as { code?: unknown } | null)?.code;
-  const option = /'(-[^' ]*)/.exec(message)?.[1];
+  // node quotes the option as typed ('--bogus'), with its value
+  // ('--rules <value>') or with both names ('-q, --quiet'): the long one.
+  const option = /'([^']*)'/.exec(message)?.[1]
+    .split(/[\s,]+/)
+    .filter((word) => word.startsWith("-"))
+    .at(-1);
   if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && option !== undefined) {
     return `Unknown option '${option}'`;
   }
   if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && option !== undefined) {
-    return /argument missing/.test(message)
-      ? `${option} needs a value`
-      : `${option} takes no value`;
+    // "does not take an argument" for a flag given a value; "argument
+    // missing" or "is ambiguous" (the next word is an option) otherwise.
+    return /does not take an argument/.test(message)
+      ? `${option} takes no value`
+      : `${option} needs a value`;
   }
   return message.split("\n")[0].split(". ")[0];
 }

@@ -268,7 +268,7 @@ function monitorColumns(
  * A GPU monitor's columns, one per (GPU pattern, reading): `gpu*.*` and
  * `gpu0.*` become one column per reading, so a rule names exactly one
  * (`gpu*.temperature`). The GPUs themselves are known only once NVML is
- * open; collectors/gpu_monitor.ts expands the patterns then.
+ * open; collectors/nvml/gpu_monitor.ts expands the patterns then.
  */
 function gpuMonitorColumns(
   m: MonitorDocument,

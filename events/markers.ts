@@ -12,10 +12,15 @@
  * @module
  */
 
+/**
+ * What both event markers open with. A reader takes any line that starts
+ * with it for an event marker, so a damaged one is reported as such.
+ */
+export const EVENT_MARKER = "<<Event ";
 /** Opens a line where a rule became active. */
-export const EVENT_START = "<<Event start>>";
+export const EVENT_START = `${EVENT_MARKER}start>>`;
 /** Opens a line where a rule became inactive. */
-export const EVENT_END = "<<Event end>>";
+export const EVENT_END = `${EVENT_MARKER}end>>`;
 /** Opens a line where samples or rows were lost during an event. */
 export const GAP = "<<Gap>>";
 /** Names the marker's wall time (UTC, to the second) after the opener. */

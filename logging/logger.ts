@@ -107,7 +107,14 @@ export class Logger {
   failed(error: unknown): void {
     this.error(errorMessage(error));
     if (PRIORITY.debug > this.#threshold) return;
-    for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    // A cause chain may loop back on itself; each error is told once.
+    const told = new Set<unknown>();
+    for (
+      let e: unknown = error;
+      e instanceof Error && !told.has(e);
+      e = e.cause
+    ) {
+      told.add(e);
       for (const line of (e.stack ?? `${e.name}: ${e.message}`).split("\n")) {
         this.debug(e === error ? line : `caused by: ${line}`);
       }

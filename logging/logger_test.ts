@@ -84,3 +84,17 @@ Deno.test("failed() writes the message, and the stack with its causes only at de
     .failed("a string");
   assert.deepEqual(thrown, ["p: a string"]);
 });
+
+Deno.test("failed() tells each error of a looping cause chain once", () => {
+  const a = new Error("a");
+  const b = new Error("b", { cause: a });
+  (a as { cause?: unknown }).cause = b;
+  const lines: string[] = [];
+  new Logger({ program: "p", level: "debug", write: (l) => lines.push(l) })
+    .failed(a);
+  assert.equal(lines.filter((l) => l === "p: debug: Error: a").length, 1);
+  assert.equal(
+    lines.filter((l) => l === "p: debug: caused by: Error: b").length,
+    1,
+  );
+});

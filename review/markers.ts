@@ -9,6 +9,7 @@
 import {
   DROPPED_FIELD,
   EVENT_END,
+  EVENT_MARKER,
   EVENT_START,
   GAP,
   LOST_FIELD,
@@ -51,9 +52,9 @@ function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** Whether a line opens with an event marker (it may still be malformed). */
+/** Whether a line opens like an event marker (it may still be malformed). */
 export function isEventMarker(text: string): boolean {
-  return text.startsWith(EVENT_START) || text.startsWith(EVENT_END);
+  return text.startsWith(EVENT_MARKER);
 }
 
 /** Whether a line opens with a gap marker (it may still be malformed). */

@@ -126,6 +126,76 @@ Deno.test("usage errors exit 2 with one line and a hint", async () => {
   }
 });
 
+Deno.test("every command's option errors read the same: one sentence of ours, then the hint", async () => {
+  for (
+    const [args, line] of [
+      [["--bogus"], "Unknown option '--bogus'. Try 'dpu-traceback --help'."],
+      [["--rules"], "--rules needs a value. Try 'dpu-traceback --help'."],
+      [
+        ["--quiet=yes", "--rules", "r.json"],
+        "--quiet takes no value. Try 'dpu-traceback --help'.",
+      ],
+      [
+        ["--rules", "--quiet"],
+        "--rules needs a value. Try 'dpu-traceback --help'.",
+      ],
+      [
+        ["run", "--rules", "r.json", "extra"],
+        "unexpected argument \"extra\". Try 'dpu-traceback --help'.",
+      ],
+      [
+        ["review", "--bogus"],
+        "Unknown option '--bogus'. Try 'dpu-traceback review --help'.",
+      ],
+    ] as const
+  ) {
+    // As typed: the test defaults (--listen, --gpu) would follow --rules.
+    const result = await runMain(args, { testDefaults: false });
+    assert.equal(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
+    assert.equal(result.stderr, `dpu-traceback: ${line}\n`);
+  }
+});
+
+Deno.test("--log-level debug follows an error with its stack and its cause's", async () => {
+  await using dir = await tempDir();
+  const missing = join(dir.path, "missing.csv");
+  const args = [
+    "--rules",
+    "deploy/example-rules.json",
+    "--source",
+    "replay",
+    "--input",
+    missing,
+  ];
+  const quiet = await runMain(args);
+  assert.equal(quiet.code, 2);
+  assert.equal(
+    quiet.stderr,
+    `dpu-traceback: Cannot replay ${missing}: no such file\n`,
+  );
+  const loud = await runMain([...args, "--log-level", "debug"]);
+  assert.equal(loud.code, 2);
+  const lines = loud.stderr.trimEnd().split("\n");
+  assert.equal(
+    lines[0],
+    `dpu-traceback: Cannot replay ${missing}: no such file`,
+  );
+  assert.equal(
+    lines[1],
+    `dpu-traceback: debug: UsageError: Cannot replay ${missing}: no such file`,
+  );
+  assert.ok(
+    lines.some((l) => /^dpu-traceback: debug: +at /.test(l)),
+    loud.stderr,
+  );
+  assert.ok(
+    lines.some((l) =>
+      l.startsWith("dpu-traceback: debug: caused by: NotFound: ")
+    ),
+    loud.stderr,
+  );
+});
+
 Deno.test("a bad config exits 2 naming the file, the field and the value", async () => {
   await using dir = await tempDir();
   const file = join(dir.path, "rules.json");

@@ -44,8 +44,8 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   "ffi": ["base"],
   "rules": ["base", "config"],
   "events": ["base", "config", "rules"],
-  "collectors": ["base", "logging", "config", "ffi", "rules"],
-  "review": ["base", "config", "events", "deploy"],
+  "collectors": ["base", "config", "ffi", "rules"],
+  "review": ["base", "config", "events"],
   "metrics": ["base", "config", "rules", "events", "collectors"],
   "agent": [
     "base",

@@ -56,7 +56,6 @@ export function nvmlLibraryDirs(
   return dirs;
 }
 
-/** Options of {@linkcode NvmlCollector.open}. */
 /** What {@linkcode NvmlCollector.open} needs. */
 export interface NvmlCollectorOptions {
   /** The GPU monitor as configured (pattern columns). */
