@@ -107,8 +107,12 @@ export const COMPILE_TASKS: Readonly<
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { compileCommand } from "./permissions.ts";
- * compileCommand("compile:arm64").includes("--target aarch64-unknown-linux-gnu"); // true
+ *
+ * const command = compileCommand("compile:arm64");
+ * assert.ok(command.startsWith("deno compile --no-prompt --allow-read="));
+ * assert.ok(command.includes("--target aarch64-unknown-linux-gnu"));
  * ```
  */
 export function compileCommand(name: string): string {

@@ -40,9 +40,12 @@ const STALL_MS = 10_000;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { nvmlLibraryDirs } from "./collector.ts";
- * nvmlLibraryDirs("/opt/nv", "").includes("/usr/lib64"); // true
- * nvmlLibraryDirs("/opt/nv", "")[0]; // "/opt/nv"
+ *
+ * const dirs = nvmlLibraryDirs("/opt/nv", "/srv/nvml");
+ * assert.deepEqual(dirs.slice(0, 2), ["/opt/nv", "/srv/nvml"]);
+ * assert.ok(dirs.includes("/usr/lib64"));
  * ```
  */
 export function nvmlLibraryDirs(

@@ -38,7 +38,9 @@ export interface ExpandedGpuMonitor {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { expandGpuMonitor } from "./gpu_monitor.ts";
+ *
  * const config = {
  *   name: "gpu", source: "nvml" as const, samplePeriodNs: 1e9, depth: 60,
  *   eventLog: "gpu-events.log", seed: 1,
@@ -46,8 +48,11 @@ export interface ExpandedGpuMonitor {
  *   rules: [{ name: "hot", column: 0, comparisonType: "gt" as const, comparisonValue: 85n }],
  * };
  * const expanded = expandGpuMonitor(config, [0, 1]);
- * expanded.config.columns.map((c) => c.name); // ["gpu0.temperature", "gpu1.temperature"]
- * expanded.config.rules.map((r) => r.name); // ["hot [gpu0]", "hot [gpu1]"]
+ * assert.deepEqual(
+ *   expanded.config.columns.map((c) => c.name),
+ *   ["gpu0.temperature", "gpu1.temperature"],
+ * );
+ * assert.deepEqual(expanded.config.rules.map((r) => r.name), ["hot [gpu0]", "hot [gpu1]"]);
  * ```
  */
 export function expandGpuMonitor(
