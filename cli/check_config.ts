@@ -5,13 +5,12 @@
  * @module
  */
 
-import { errorMessage } from "../base/error_message.ts";
 import { describeConfig } from "../config/describe.ts";
 import { loadConfig } from "../config/load.ts";
 import { withAutoGpuMonitor } from "../config/normalize.ts";
 import type { Logger } from "../logging/logger.ts";
 import { loadWebConfig, type WebConfig } from "../metrics/web_config.ts";
-import { EXIT_OK, UsageError } from "./usage_error.ts";
+import { asUsageError, EXIT_OK } from "./usage_error.ts";
 
 /**
  * Prints the summary of `configFile` and returns 0. Throws a
@@ -40,7 +39,7 @@ export async function checkConfig(
       : await loadWebConfig(config.webConfigFile);
     summary = describeConfig(withAutoGpuMonitor(config));
   } catch (error) {
-    throw new UsageError(errorMessage(error), { cause: error });
+    throw asUsageError(error);
   }
   console.log(summary);
   if (web !== undefined) {

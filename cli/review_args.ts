@@ -5,13 +5,12 @@
  * @module
  */
 
-import { errorMessage } from "../base/error_message.ts";
 import { LOG_DIR } from "../deploy/permissions.ts";
 import { parseTimeOption } from "../review/filters.ts";
 import { TIME_FORMATS, type TimeFormat } from "../review/reference_time.ts";
 import { DEFAULT_REVIEW_FILE, type ReviewRequest } from "../review/review.ts";
 import { parseOptions } from "./parse_options.ts";
-import { UsageError } from "./usage_error.ts";
+import { asUsageError, UsageError } from "./usage_error.ts";
 
 /** `review --help`. */
 export const REVIEW_USAGE = `Usage:
@@ -130,6 +129,6 @@ function timeOption(option: string, value: string, end = false): number {
   try {
     return parseTimeOption(option, value, end);
   } catch (error) {
-    throw new UsageError(errorMessage(error), { cause: error });
+    throw asUsageError(error);
   }
 }

@@ -7,7 +7,6 @@
 
 import { fileURLToPath } from "node:url";
 import { runAgent } from "../agent/run.ts";
-import { errorMessage } from "../base/error_message.ts";
 import { loadConfig } from "../config/load.ts";
 import { withAutoGpuMonitor } from "../config/normalize.ts";
 import type { AgentConfig } from "../config/types.ts";
@@ -17,7 +16,12 @@ import type { Logger } from "../logging/logger.ts";
 import { loadWebConfig, type WebConfig } from "../metrics/web_config.ts";
 import type { DemoOptions, RunOptions } from "./args.ts";
 import { applyRunOptions } from "./overrides.ts";
-import { EXIT_FAILURE, EXIT_OK, UsageError } from "./usage_error.ts";
+import {
+  asUsageError,
+  EXIT_FAILURE,
+  EXIT_OK,
+  UsageError,
+} from "./usage_error.ts";
 
 /** The configuration `demo` runs unless `--rules` names another. */
 const DEMO_CONFIG = fileURLToPath(
@@ -94,8 +98,7 @@ async function prepare(options: RunOptions): Promise<Prepared> {
     return { config, web };
   } catch (error) {
     // A file the operator named that cannot be used is theirs to fix.
-    if (error instanceof UsageError) throw error;
-    throw new UsageError(errorMessage(error), { cause: error });
+    throw asUsageError(error);
   }
 }
 

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { errorMessage } from "../base/error_message.ts";
+
 /** The command succeeded. */
 export const EXIT_OK = 0;
 /** The command failed while running (a device, a disk, the network). */
@@ -20,17 +22,37 @@ export const EXIT_USAGE = 2;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { EXIT_FAILURE, EXIT_USAGE, exitCodeOf, UsageError } from "./usage_error.ts";
+ * import {
+ *   asUsageError,
+ *   EXIT_FAILURE,
+ *   EXIT_USAGE,
+ *   exitCodeOf,
+ *   UsageError,
+ * } from "./usage_error.ts";
  *
  * const error = new UsageError('--gpu must be one of auto, off, got "on"');
  * assert.ok(error instanceof TypeError);
  * assert.equal(exitCodeOf(error), EXIT_USAGE);
  * assert.equal(exitCodeOf(new Error("disk full")), EXIT_FAILURE);
+ * const unreadable = new Error("Cannot load config rules.json: no such file");
+ * assert.equal(asUsageError(unreadable).cause, unreadable);
+ * assert.equal(asUsageError(error), error);
  * ```
  */
 export class UsageError extends TypeError {
   /** Always `"UsageError"`, so a printed stack says which kind it was. */
   override readonly name = "UsageError";
+}
+
+/**
+ * `error` as a usage error: itself if it is one, else a {@linkcode UsageError}
+ * with its message and `error` as the cause. For failures that are the
+ * operator's to fix: a file they named that cannot be read or is wrong.
+ */
+export function asUsageError(error: unknown): UsageError {
+  return error instanceof UsageError
+    ? error
+    : new UsageError(errorMessage(error), { cause: error });
 }
 
 /** The exit code a command that threw `error` ends with. */

@@ -37,20 +37,15 @@ export interface GapMarker {
 }
 
 const EVENT = new RegExp(
-  `^(${escape(EVENT_START)}|${
-    escape(EVENT_END)
+  `^(${RegExp.escape(EVENT_START)}|${
+    RegExp.escape(EVENT_END)
   }) ${TIME_FIELD}: ([^,]*), ${RULE_FIELD}: (.*)$`,
 );
 const GAP_LINE = new RegExp(
   `^${
-    escape(GAP)
+    RegExp.escape(GAP)
   } ${TIME_FIELD}: ([^,]*), (${DROPPED_FIELD}|${LOST_FIELD}): (\\d+)\\s*$`,
 );
-
-/** `text` matched literally inside a regular expression. */
-function escape(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
 
 /** Whether a line opens like an event marker (it may still be malformed). */
 export function isEventMarker(text: string): boolean {
