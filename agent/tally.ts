@@ -5,6 +5,7 @@
  * @module
  */
 
+import { terminalSafe } from "../base/terminal_text.ts";
 import type { Monitor, TransitionListener } from "../rules/monitor.ts";
 
 /** One event: a rule's activation and, once it happened, its end. */
@@ -81,15 +82,30 @@ export class EventTally {
 
 /**
  * A plain-text table of events: monitor, rule, start (UTC), duration and
- * samples; events still open show as "active".
+ * samples; events still open show as "active". It goes to the terminal:
+ * terminal controls and bidi overrides in the names (from a configuration
+ * file) are shown as `\uXXXX`.
+ *
+ * @example A rule name that would clear the screen is shown, not obeyed
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { formatEventTable } from "./tally.ts";
+ *
+ * const table = formatEventTable([{
+ *   monitor: "nic", rule: "ECN\x1b[2J", startMs: 0, startSample: 0,
+ *   endMs: 1000, endSample: 10,
+ * }]);
+ * assert.ok(table.includes("ECN\\u001b[2J"));
+ * assert.ok(!table.includes("\x1b"));
+ * ```
  */
 export function formatEventTable(events: readonly EventRecord[]): string {
   if (events.length === 0) return "No events recorded.\n";
   const rows = [["MONITOR", "RULE", "START (UTC)", "DURATION", "SAMPLES"]];
   for (const e of events) {
     rows.push([
-      e.monitor,
-      e.rule,
+      terminalSafe(e.monitor),
+      terminalSafe(e.rule),
       new Date(e.startMs).toISOString().replace("T", " ").slice(0, 23),
       e.endMs === null
         ? "active"

@@ -7,6 +7,8 @@
  */
 
 import { stringify } from "csv-stringify/sync";
+import { terminalSafe } from "../base/terminal_text.ts";
+import { csvCell } from "./csv_cell.ts";
 import {
   type EventList,
   firesLow,
@@ -143,7 +145,9 @@ const EVENTS_PER_CHUNK = 10;
 
 /**
  * The `--json` document, `{"events": [...], "files": [...]}`, in pieces
- * of a few events, so that no more than a piece is ever held.
+ * of a few events, so that no more than a piece is ever held. Names from
+ * the log are exact; what JSON.stringify leaves raw and a terminal could
+ * act on (C1 controls, bidi overrides) is written as a `\uXXXX` escape.
  */
 export function* jsonChunks(
   events: EventList,
@@ -155,7 +159,7 @@ export function* jsonChunks(
     piece += (n === 0 ? "\n    " : ",\n    ") +
       JSON.stringify(toJsonEvent(e), null, 2).replaceAll("\n", "\n    ");
     if (++n % EVENTS_PER_CHUNK === 0) {
-      yield piece;
+      yield jsonTerminalSafe(piece);
       piece = "";
     }
   }
@@ -168,8 +172,31 @@ export function* jsonChunks(
     gzip: f.gzip,
     time_formats: f.timeFormats,
   }));
-  yield piece + (n === 0 ? "],\n" : "\n  ],\n") + '  "files": ' +
-    JSON.stringify(fileList, null, 2).replaceAll("\n", "\n  ") + "\n}\n";
+  yield jsonTerminalSafe(
+    piece + (n === 0 ? "],\n" : "\n  ],\n") + '  "files": ' +
+      JSON.stringify(fileList, null, 2).replaceAll("\n", "\n  "),
+  ) + "\n}\n";
+}
+
+/**
+ * JSON text with what a terminal could act on written as JSON's own
+ * `\uXXXX` escapes, so the data reads back unchanged. Such characters
+ * can only be inside strings (JSON.stringify escapes C0 controls, not C1
+ * controls or bidi overrides); the newlines between values are the
+ * layout, kept.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { jsonTerminalSafe } from "./export.ts";
+ *
+ * const json = JSON.stringify({ rule: "\u202ehot\x9b" }, null, 2);
+ * assert.equal(jsonTerminalSafe(json), '{\n  "rule": "\\u202ehot\\u009b"\n}');
+ * assert.deepEqual(JSON.parse(jsonTerminalSafe(json)), { rule: "\u202ehot\x9b" });
+ * ```
+ */
+export function jsonTerminalSafe(json: string): string {
+  return json.split("\n").map(terminalSafe).join("\n");
 }
 
 /**
@@ -193,12 +220,17 @@ const CSV_OPTIONS = {
   cast: { boolean: (b: boolean) => String(b) },
 } as const;
 
-/** The `--csv` table, a header row then one row per event, in pieces. */
+/**
+ * The `--csv` table, a header row then one row per event, in pieces.
+ * Text that a spreadsheet would evaluate gets a leading `'` and terminal
+ * controls show as `\uXXXX` (see {@linkcode csvCell}): names come from
+ * the log.
+ */
 export function* csvChunks(events: EventList): Generator<string> {
   let rows: unknown[][] = [CSV_FIELDS as string[]];
   for (const e of events) {
     const j = toJsonEvent(e);
-    rows.push(CSV_FIELDS.map((k) => j[k] ?? ""));
+    rows.push(CSV_FIELDS.map((k) => csvCell(j[k] ?? "")));
     if (rows.length === EVENTS_PER_CHUNK) {
       yield stringify(rows, CSV_OPTIONS);
       rows = [];

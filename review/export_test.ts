@@ -1,7 +1,17 @@
 import assert from "node:assert/strict";
 import { parse } from "csv-parse/sync";
-import { CSV_FIELDS, formatCsv, formatJson } from "./export.ts";
-import { readFixtures } from "./test_util.ts";
+import {
+  CSV_FIELDS,
+  formatCsv,
+  formatJson,
+  jsonTerminalSafe,
+} from "./export.ts";
+import {
+  HOSTILE,
+  readFixtures,
+  readHostileLog,
+  TERMINAL_CONTROL,
+} from "./test_util.ts";
 
 Deno.test("--json: events with exact u64 strings, ISO times, null ends for open events", async () => {
   const { events, files } = await readFixtures(["nic-events.log"]);
@@ -66,4 +76,42 @@ Deno.test("--csv: a header row and the same fields as --json, one row per event"
       );
     });
   }
+});
+
+Deno.test("--json of a hostile log: no terminal control printed, the names read back exactly", async () => {
+  const { events, files } = await readHostileLog();
+  const json = formatJson(events, files);
+  assert.doesNotMatch(json, TERMINAL_CONTROL);
+  assert.ok(json.includes('"rule": "GPU \\u202ehot\\u001b[2J'));
+  assert.ok(json.includes("\\u0007 \\u009b31m"));
+  const doc = JSON.parse(json);
+  assert.equal(doc.events[0].rule, HOSTILE.rule);
+  assert.equal(doc.events[0].monitor, HOSTILE.monitor);
+  assert.equal(doc.events[0].column, HOSTILE.column);
+  assert.ok(doc.files[0].path.endsWith(`${HOSTILE.monitor}-events.log`));
+});
+
+Deno.test("jsonTerminalSafe keeps the layout's newlines and escapes what JSON.stringify leaves raw", () => {
+  const value = { a: "\u2028\u2029\u200e\x7f", b: ["\n\t"] };
+  const json = JSON.stringify(value, null, 2);
+  const safe = jsonTerminalSafe(json);
+  assert.equal(safe.split("\n").length, json.split("\n").length);
+  assert.doesNotMatch(safe, TERMINAL_CONTROL);
+  assert.deepEqual(JSON.parse(safe), value);
+});
+
+Deno.test("--csv of a hostile log: formula cells quoted with ', controls escaped, negative numbers kept", async () => {
+  const { events } = await readHostileLog();
+  const csv = formatCsv(events);
+  assert.doesNotMatch(csv, TERMINAL_CONTROL);
+  const [head, row] = parse(csv) as string[][];
+  const cell = (field: string) => row[head.indexOf(field)];
+  assert.equal(cell("column"), "'" + HOSTILE.column);
+  assert.equal(cell("monitor"), "'=1+1\\u001b[2J");
+  assert.equal(
+    cell("rule"),
+    "GPU \\u202ehot\\u001b[2J\\u001b]52;c;ZXZpbA==\\u0007 \\u009b31m",
+  );
+  // The clock stepped back during the event: a negative number, as is.
+  assert.equal(cell("duration_s"), "-0.1");
 });

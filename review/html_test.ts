@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { renderReport } from "./html.ts";
 import type { FileSummary } from "./read.ts";
-import { EVERY_EVENT, readFixtures } from "./test_util.ts";
+import {
+  EVERY_EVENT,
+  readFixtures,
+  readHostileLog,
+  TERMINAL_CONTROL,
+} from "./test_util.ts";
 
 const context = (files: readonly FileSummary[], total: number) => ({
   files,
@@ -83,4 +88,22 @@ Deno.test("facts use singular nouns for one", async () => {
   const page = renderReport(log.events, context(log.files, 3));
   assert.ok(page.includes("&gt;= 100 µs, 1 sample</dd>"), "1 sample");
   assert.ok(!page.includes(" 1 samples"));
+});
+
+Deno.test("--html of a hostile log: names shown with escapes, no control or bidi override in the page", async () => {
+  const log = await readHostileLog();
+  const page = renderReport(log.events, context(log.files, 1));
+  // The page may be written to a terminal (--html -), and a browser
+  // would reorder the text after U+202E.
+  assert.doesNotMatch(page, TERMINAL_CONTROL);
+  const rule =
+    "GPU \\u202ehot\\u001b[2J\\u001b]52;c;ZXZpbA==\\u0007 \\u009b31m";
+  assert.ok(page.includes(`<td>${rule}</td>`));
+  assert.ok(page.includes(`<td>=1+1\\u001b[2J</td>`));
+  // In the chart too (its title names the rule and the column).
+  assert.ok(
+    page.includes(
+      `<title>#1 ${rule}: =HYPERLINK(&quot;http://evil.example/&quot;,&quot;click&quot;) and its rate per second</title>`,
+    ),
+  );
 });

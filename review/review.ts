@@ -6,6 +6,7 @@
  */
 
 import { errorMessage } from "../base/error_message.ts";
+import { terminalSafe } from "../base/terminal_text.ts";
 import { VERSION } from "../config/version.ts";
 import { ioReason } from "./errors.ts";
 import type { EventList } from "./event.ts";
@@ -79,7 +80,8 @@ export const DEFAULT_REVIEW_FILE = "events.log";
  * Reviews the logs `request` names and writes what it asks for to `io`.
  * Returns the exit code: 0; 1 if a file was skipped or a single FILE
  * cannot be read or is not an events log; 2 when `--event N` names no
- * event. `defaults`: where to look without paths.
+ * event. `defaults`: where to look without paths. Messages name files and
+ * quote the log: terminal controls in them are shown as `\uXXXX`.
  *
  * @example
  * ```ts ignore
@@ -91,6 +93,7 @@ export async function reviewLogs(
   io: ReviewIo,
   defaults: ReviewDefaults,
 ): Promise<number> {
+  io = withSafeMessages(io);
   let paths = options.paths;
   if (options.defaultPaths) {
     const input = await defaultInput(defaults);
@@ -237,6 +240,20 @@ export async function reviewLogs(
     return 1;
   }
   return done;
+}
+
+/**
+ * `io` with its one-line messages passed through {@linkcode terminalSafe}:
+ * they hold file names and text from the log (a malformed line, a parser's
+ * complaint about it) and go to a terminal or the journal.
+ */
+function withSafeMessages(io: ReviewIo): ReviewIo {
+  return {
+    ...io,
+    error: (message) => io.error(terminalSafe(message)),
+    warn: (message) => io.warn(terminalSafe(message)),
+    info: (message) => io.info(terminalSafe(message)),
+  };
 }
 
 /**

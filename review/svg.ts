@@ -7,6 +7,7 @@
  * @module
  */
 
+import { terminalSafe } from "../base/terminal_text.ts";
 import { SI } from "./units.ts";
 
 /** Colours, chosen to read on white and in grey print. */
@@ -23,9 +24,22 @@ export const COLORS = {
   interrupted: "#9ca3af",
 } as const;
 
-/** `text` safe inside XML/HTML text and attribute values. */
+/**
+ * `text` safe inside XML/HTML text and attribute values. Controls and
+ * bidi overrides (from a log's names) are shown as `\uXXXX` too: a
+ * browser would reorder the text around an override, and the page may be
+ * written to a terminal (`--html -`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { escapeXml } from "./svg.ts";
+ *
+ * assert.equal(escapeXml('<b a="1">\u202e'), "&lt;b a=&quot;1&quot;&gt;\\u202e");
+ * ```
+ */
 export function escapeXml(text: string): string {
-  return text.replace(
+  return terminalSafe(text).replace(
     /[&<>"']/g,
     (c) =>
       c === "&"

@@ -30,3 +30,10 @@ Deno.test("escaping, scales and coordinates", () => {
   assert.deepEqual([sx(-1), sx(0), sx(3)], [100, 200, 500]);
   assert.deepEqual([coord(1.26), coord(NaN)], ["1.3", "0"]);
 });
+
+Deno.test("escapeXml shows terminal controls and bidi overrides as escapes", () => {
+  assert.equal(
+    escapeXml("a\u202e<b>\x1b[2J\x9b"),
+    "a\\u202e&lt;b&gt;\\u001b[2J\\u009b",
+  );
+});

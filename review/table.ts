@@ -5,6 +5,7 @@
  * @module
  */
 
+import { terminalSafe } from "../base/terminal_text.ts";
 import { type EventList, firesLow, type ReviewEvent } from "./event.ts";
 import { formatCount, formatDuration, formatSi, formatUtc } from "./units.ts";
 
@@ -69,8 +70,10 @@ const RIGHT = [true, false, false, false, false, true, true, true, true, true];
 function cells(e: ReviewEvent): string[] {
   return [
     String(e.id),
-    e.monitor,
-    e.rule,
+    // Names come from the log and its file name; the other cells are
+    // made here from numbers.
+    terminalSafe(e.monitor),
+    terminalSafe(e.rule),
     startCell(e),
     endCell(e),
     durationCell(e),
@@ -112,6 +115,7 @@ interface StateCounts {
  * lines: one pass over the events for the column widths, one to write,
  * so that no more than a piece is ever held. With `summary`, the line
  * under the table follows: how many events, how many shown, their states.
+ * Terminal controls in names are shown as `\uXXXX`.
  */
 export function* tableChunks(
   events: EventList,

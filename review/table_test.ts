@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { formatReviewTable, tableChunks } from "./table.ts";
-import { readFixtures } from "./test_util.ts";
+import {
+  HOSTILE,
+  readFixtures,
+  readHostileLog,
+  TERMINAL_CONTROL,
+} from "./test_util.ts";
 
 Deno.test("the table has one aligned line per event, states and peaks in words", async () => {
   const { events } = await readFixtures([
@@ -84,4 +89,18 @@ Deno.test("the table has one aligned line per event, states and peaks in words",
     /^5 events, 1 open at the end of the log, 1 cut by a restart;/,
   );
   assert.equal(formatReviewTable([]), "No events.\n");
+});
+
+Deno.test("a hostile log's names show in the table as escapes, never as terminal controls", async () => {
+  const { events } = await readHostileLog();
+  const table = [...tableChunks(events, { all: events, files: 1 })].join("");
+  assert.doesNotMatch(table, TERMINAL_CONTROL);
+  const [head, row] = table.split("\n");
+  const monitor = "=1+1\\u001b[2J";
+  const rule =
+    "GPU \\u202ehot\\u001b[2J\\u001b]52;c;ZXZpbA==\\u0007 \\u009b31m";
+  assert.ok(row.startsWith(`1  ${monitor}  ${rule}  2026-11-21 14:50:50.300`));
+  // Aligned by the escapes' width: START starts where its heading does.
+  assert.equal(row.indexOf("2026"), head.indexOf("START"));
+  assert.equal(events[0].rule, HOSTILE.rule);
 });

@@ -10,8 +10,10 @@
 
 import { stringify } from "csv-stringify/sync";
 import { errorMessage } from "../base/error_message.ts";
+import { terminalSafe } from "../base/terminal_text.ts";
 import { HEADER_PREFIX, quoteColumnName } from "../events/header.ts";
 import { ColumnNames, isColumnRow } from "./columns.ts";
+import { csvCell } from "./csv_cell.ts";
 import { formatDecimal, signedDelta } from "./decimal.ts";
 import type { ReviewEvent } from "./event.ts";
 import { DamagedFileError, ioReason } from "./errors.ts";
@@ -24,7 +26,7 @@ import {
   TimeDecoder,
 } from "./reference_time.ts";
 import { parseRow } from "./row.ts";
-import { toJsonEvent } from "./export.ts";
+import { jsonTerminalSafe, toJsonEvent } from "./export.ts";
 import { durationCell, endCell, peakCell, peakRateCell } from "./table.ts";
 import { countOf, formatCount, formatUtc } from "./units.ts";
 
@@ -39,7 +41,10 @@ const utf8 = new TextDecoder();
 /**
  * Writes event `e`'s window to `write` in `format`. `total` is how many
  * events the review has (for "Event 3 of 12"). Throws an Error `Cannot
- * review FILE: ...` if the file cannot be read again.
+ * review FILE: ...` if the file cannot be read again. Names and marker
+ * lines come from the log: terminal controls in them are shown as
+ * `\uXXXX` in every format, and CSV text a spreadsheet would evaluate
+ * gets a leading `'`.
  */
 export async function writeTraceback(
   e: ReviewEvent,
@@ -68,15 +73,20 @@ export async function writeTraceback(
   if (format === "text") {
     await write(describe(e, total));
     // Quoted as the log quotes its column-name row: a name may hold ", ".
-    await write("\n" + heads().map(quoteColumnName).join(", ") + "\n");
-  } else if (format === "csv") {
-    await write(stringify([heads()], { record_delimiter: "unix" }));
-  } else {
     await write(
+      "\n" + terminalSafe(heads().map(quoteColumnName).join(", ")) + "\n",
+    );
+  } else if (format === "csv") {
+    await write(
+      stringify([heads().map(csvCell)], { record_delimiter: "unix" }),
+    );
+  } else {
+    // JSON's own escapes: the names read back unchanged.
+    await write(jsonTerminalSafe(
       `{"event":${JSON.stringify(toJsonEvent(e))},\n"columns":${
         JSON.stringify(heads())
       },\n"rows":[`,
-    );
+    ));
   }
 
   const markers: { file: string; line: number; text: string }[] = [];
@@ -182,7 +192,8 @@ export async function writeTraceback(
                 `${time}, ${offset}, ${rateText}, ${values.join(", ")}\n`,
               );
             } else if (format === "csv") {
-              // No cell can need quoting: times, numbers and decimals.
+              // No cell can need quoting, nor a leading ': times,
+              // numbers and decimals (a leading - is a negative number).
               out.push(`${time},${offset},${rateText},${values.join(",")}\n`);
             } else {
               out.push(
@@ -203,7 +214,7 @@ export async function writeTraceback(
             header = new HeaderParser(text);
             const note =
               `# ${path} line ${line}: a new header block (log rotated, reopened or agent restarted)`;
-            if (format === "text") out.push(note + "\n");
+            if (format === "text") out.push(terminalSafe(note) + "\n");
             else markers.push({ file: path, line, text: note.slice(2) });
             return;
           }
@@ -223,7 +234,7 @@ export async function writeTraceback(
             return;
           }
           if (text.startsWith("<<")) {
-            if (format === "text") out.push(text + "\n");
+            if (format === "text") out.push(terminalSafe(text) + "\n");
             else markers.push({ file: path, line, text });
           }
           if (f === w.endFile && line === w.endLine) {
@@ -248,7 +259,7 @@ export async function writeTraceback(
       // window shows what could be read.
       await drain(out);
       const note = `${path}: ${error.message}; the window stops here`;
-      if (format === "text") await write(`# ${note}\n`);
+      if (format === "text") await write(`# ${terminalSafe(note)}\n`);
       else markers.push({ file: path, line: 0, text: note });
       done = true;
     } finally {
@@ -256,7 +267,9 @@ export async function writeTraceback(
     }
   }
   if (format === "json") {
-    await write(`\n],\n"markers":${JSON.stringify(markers)}}\n`);
+    await write(
+      `\n],\n"markers":${jsonTerminalSafe(JSON.stringify(markers))}}\n`,
+    );
   }
 }
 
@@ -313,5 +326,6 @@ function describe(e: ReviewEvent, total: number): string {
         formatCount(e.rows)
       } during`,
   );
-  return lines.join("\n") + "\n";
+  // Names, marker times and paths come from the log and the disk.
+  return lines.map(terminalSafe).join("\n") + "\n";
 }

@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parse } from "csv-parse/sync";
-import { FIXTURES, gzip, readFixtures } from "./test_util.ts";
+import {
+  FIXTURES,
+  gzip,
+  HOSTILE,
+  hostileLogText,
+  readFixtures,
+  TERMINAL_CONTROL,
+} from "./test_util.ts";
 import { writeTraceback } from "./traceback.ts";
 import { resolveInputs } from "./files.ts";
 import { readReview } from "./read.ts";
@@ -190,4 +197,55 @@ Deno.test("--event ends a header block where the reader does: a quoted column-na
   // Rates start afresh with the new dump: none across the restart.
   assert.equal(rows[firstOfSecond][2], "");
   assert.equal(rows[firstOfSecond + 1][2], "50000");
+});
+
+Deno.test("--event of a hostile log: names and markers escaped in text, CSV and JSON; formula headings quoted in CSV", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, `${HOSTILE.monitor}-events.log`);
+  await Deno.writeTextFile(path, hostileLogText());
+  const e = (await readReview(await resolveInputs([path]))).events.at(0)!;
+  const rule =
+    "GPU \\u202ehot\\u001b[2J\\u001b]52;c;ZXZpbA==\\u0007 \\u009b31m";
+
+  const text = await capture((w) => writeTraceback(e, 1, "text", w));
+  assert.doesNotMatch(text, TERMINAL_CONTROL);
+  const lines = text.trimEnd().split("\n");
+  assert.equal(lines[0], `Event 1 of 1: =1+1\\u001b[2J, rule "${rule}"`);
+  assert.ok(lines.includes(
+    `<<Event start>> Time: 2026-11-21T14:50:50Z, Rule: "${rule}"`,
+  ));
+  assert.ok(lines.some((l) =>
+    l.startsWith("  window    ") && l.includes(
+      "=1+1\\u001b[2J-events.log line",
+    )
+  ));
+
+  const csv = await capture((w) => writeTraceback(e, 1, "csv", w));
+  assert.doesNotMatch(csv, TERMINAL_CONTROL);
+  const rows = parse(csv) as string[][];
+  assert.deepEqual(rows[0], [
+    "time",
+    "offset_s",
+    `'${HOSTILE.column}/s`,
+    `'${HOSTILE.column}`,
+  ]);
+  // Negative offsets and rates are numbers: no ' before them.
+  assert.deepEqual(rows.slice(1).map((r) => r.slice(1, 3)), [
+    ["-0.300000", ""],
+    ["-0.200000", "40"],
+    ["-0.100000", "20"],
+    ["0.000000", "20"],
+    ["0.100000", "20"],
+    ["-0.100000", ""],
+  ]);
+
+  const json = await capture((w) => writeTraceback(e, 1, "json", w));
+  assert.doesNotMatch(json, TERMINAL_CONTROL);
+  const doc = JSON.parse(json);
+  assert.equal(doc.event.rule, HOSTILE.rule);
+  assert.equal(doc.columns[3], HOSTILE.column);
+  assert.equal(
+    doc.markers[0].text,
+    `<<Event start>> Time: 2026-11-21T14:50:50Z, Rule: "${HOSTILE.rule}"`,
+  );
 });

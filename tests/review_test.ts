@@ -2,7 +2,12 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { LOG_DIR, PERMISSION_FLAGS } from "../deploy/permissions.ts";
 import { mainCommand, runMain } from "./cli_util.ts";
-import { gzip } from "../review/test_util.ts";
+import {
+  gzip,
+  HOSTILE,
+  hostileLogText,
+  TERMINAL_CONTROL,
+} from "../review/test_util.ts";
 import {
   copyNicRotation,
   REVIEW_FIXTURES as FIXTURES,
@@ -154,6 +159,74 @@ Deno.test("review: one-line errors and exit codes, through main.ts", async () =>
   assert.equal(ok.stderr, "");
   const help = await runMain(["--help"]);
   assert.match(help.stdout, /dpu-traceback review \[FILE\|DIR\] \[options\]/);
+});
+
+Deno.test("review of a hostile log directory prints no terminal control in any output form or message", async () => {
+  await using dir = await tempDir();
+  await Deno.writeTextFile(
+    join(dir.path, `${HOSTILE.monitor}-events.log`),
+    hostileLogText(),
+  );
+  // Not a log: its name is in the warning that it was skipped.
+  await Deno.writeTextFile(
+    join(dir.path, "\u202e\x9b-events.log"),
+    "not a log\n",
+  );
+  const rule =
+    "GPU \\u202ehot\\u001b[2J\\u001b]52;c;ZXZpbA==\\u0007 \\u009b31m";
+  const outputs = new Map<string, string>();
+  for (
+    const form of [
+      [],
+      ["--json"],
+      ["--csv"],
+      ["--html", "-"],
+      ["--event", "1"],
+      ["--event", "1", "--csv"],
+      ["--event", "1", "--json"],
+    ]
+  ) {
+    const r = await runMain(["review", dir.path, ...form]);
+    const name = form.join(" ") || "table";
+    assert.equal(r.code, 1, `${name}: ${r.stderr}`);
+    assert.doesNotMatch(r.stdout, TERMINAL_CONTROL, name);
+    assert.doesNotMatch(r.stderr, TERMINAL_CONTROL, name);
+    assert.match(
+      r.stderr,
+      /^dpu-traceback: warning: skipped \S+\/\\u202e\\u009b-events\.log: /m,
+    );
+    outputs.set(name, r.stdout);
+  }
+  assert.match(
+    outputs.get("table")!,
+    new RegExp(
+      `^1 +=1\\+1\\\\u001b\\[2J +${
+        RegExp.escape(rule)
+      } +2026-11-21 14:50:50\\.300 `,
+      "m",
+    ),
+  );
+  assert.ok(outputs.get("--html -")!.includes(`<td>${rule}</td>`));
+  assert.ok(outputs.get("--event 1")!.includes(`rule "${rule}"`));
+  // JSON: the escapes are JSON's own, so the names read back exactly.
+  const doc = JSON.parse(outputs.get("--json")!);
+  assert.deepEqual(
+    [doc.events[0].monitor, doc.events[0].rule, doc.events[0].column],
+    [HOSTILE.monitor, HOSTILE.rule, HOSTILE.column],
+  );
+  assert.equal(
+    JSON.parse(outputs.get("--event 1 --json")!).event.rule,
+    HOSTILE.rule,
+  );
+  // CSV: formulas are text; a negative duration is still a number.
+  const csv = outputs.get("--csv")!.split("\n");
+  assert.ok(csv[1].startsWith(`1,'=1+1\\u001b[2J,${rule},"'=HYPERLINK(`));
+  assert.ok(csv[1].includes(",-0.1,"));
+  assert.ok(
+    outputs.get("--event 1 --csv")!.startsWith(
+      `time,offset_s,"'=HYPERLINK(""http://evil.example/"",""click"")/s",`,
+    ),
+  );
 });
 
 const RSS_LIMIT = 200 * 1024 * 1024;
