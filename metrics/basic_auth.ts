@@ -13,10 +13,20 @@
  *   The cache key is an HMAC-SHA-256 of user and password under a random
  *   per-verifier key: the password is never kept, and a leaked key table
  *   cannot be brute-forced offline faster than bcrypt. Failures are never
- *   cached, so a later fix of the password file or the client takes effect.
- * - At most `maxConcurrent` bcrypt checks are in flight; more are answered
- *   "busy" (503) at once instead of queueing CPU work an attacker can pile
- *   up.
+ *   cached, so a later fix of the password file or the client takes effect,
+ *   and only a client that knows a password can add an entry.
+ * - Wrong passwords must not lock the right one out. bcrypt is the only
+ *   costly step, so it is rationed per client: a client address may have
+ *   one check running or waiting; another check from it is refused at once
+ *   ("limited", 429) instead of queueing. Checks wait in a short global
+ *   first-in-first-out queue (`maxQueued`, default 4) for the one worker;
+ *   a full queue is "busy" (503). A flooding address thus holds one place
+ *   at most, and a scraper at another address waits behind at most one of
+ *   its checks. IPv6 clients are counted by /64, the block one host
+ *   usually gets, or one host could take every place alone.
+ * - Hashes above cost {@linkcode MAX_BCRYPT_COST} are refused: each check
+ *   of one would hold the worker, and every client queued behind it, for a
+ *   second or more (see there for the measurement).
  * - Unknown users are still checked against a dummy hash of the highest cost
  *   configured, so response time does not reveal which users exist.
  *
@@ -24,16 +34,33 @@
  */
 
 import type { MiddlewareHandler } from "hono";
+import type { ConnectionInfo } from "./limits.ts";
 
-/** What {@linkcode BasicAuthVerifier.verify} decided. */
-export type BasicAuthResult = "ok" | "denied" | "busy";
+/**
+ * What {@linkcode BasicAuthVerifier.verify} decided: "limited" when this
+ * client already has a check running or waiting, "busy" when the queue of
+ * checks is full.
+ */
+export type BasicAuthResult = "ok" | "denied" | "limited" | "busy";
 
 /** Tuning for {@linkcode BasicAuthVerifier}. */
 export interface BasicAuthOptions {
   /** Successful verifications remembered; 0 disables the cache. Default 64. */
   readonly cacheSize?: number;
-  /** bcrypt checks allowed in flight at once; more are "busy". Default 2. */
+  /**
+   * bcrypt checks handed to the worker at once. Default 1: the one worker
+   * runs one at a time, so more would only move the waiting out of this
+   * verifier's fair queue into the worker's.
+   */
   readonly maxConcurrent?: number;
+  /**
+   * Checks that may wait for a running one to end, one per client at most;
+   * more are "busy". Default 4, so a check admitted last waits for at most
+   * 4 others and ends after 5: about 5 s at {@linkcode MAX_BCRYPT_COST} on
+   * a core 4 times slower than the one measured there, inside Prometheus's
+   * default 10 s scrape timeout.
+   */
+  readonly maxQueued?: number;
   /**
    * Replaces the worker-backed bcrypt compare (tests count calls with it).
    * Resolves whether `password` matches `hash`.
@@ -42,6 +69,31 @@ export interface BasicAuthOptions {
   /** How long the bcrypt worker may sit idle before it is stopped. 10 s. */
   readonly workerIdleMs?: number;
 }
+
+/**
+ * The highest bcrypt cost accepted. bcryptjs's compare in Deno 2.9.6,
+ * measured on one core of an Intel Xeon (2 vCPU cloud VM): cost 10 70 ms,
+ * 11 145 ms, 12 250 ms, 13 485 ms, 14 1.1 s; each step doubles it. The
+ * agent runs on a DPU's Arm cores, slower by several times (an estimate, not
+ * measured), so cost 12 is the highest whose check stays around a second
+ * there. A fixed number, not a calibration at start-up, so the same file is
+ * accepted or refused on every machine.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { basicAuthUserProblem, MAX_BCRYPT_COST } from "./basic_auth.ts";
+ *
+ * assert.equal(MAX_BCRYPT_COST, 12);
+ * const tail = "X0h1gDsPszWURQaxFh.zoubFi6DXncSjhoQNJgRrnGs7EsimhC7zG";
+ * assert.equal(basicAuthUserProblem("ops", `$2y$12$${tail}`), undefined);
+ * assert.match(basicAuthUserProblem("ops", `$2y$13$${tail}`)!, /use cost 12 or less/);
+ * ```
+ */
+export const MAX_BCRYPT_COST = 12;
+
+/** Seconds of one check at MAX_BCRYPT_COST on the machine measured above. */
+const SECONDS_AT_MAX_COST = 0.25;
 
 /** Longest `Authorization` value looked at; real ones are far shorter. */
 const MAX_HEADER_LENGTH = 4096;
@@ -55,7 +107,8 @@ const BCRYPT_HASH = /^\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}$/;
 
 /**
  * Whether `hash` is a bcrypt hash this module can check: `$2a$`, `$2b$` or
- * `$2y$`, a two-digit cost from 04 to 31, 60 characters in all.
+ * `$2y$`, a two-digit cost from 04 to 31, 60 characters in all. The cost is
+ * not bounded here; see {@linkcode basicAuthUserProblem}.
  *
  * @example
  * ```ts
@@ -71,6 +124,58 @@ const BCRYPT_HASH = /^\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}$/;
  */
 export function isBcryptHash(hash: string): boolean {
   return BCRYPT_HASH.test(hash);
+}
+
+/**
+ * Why `user` with `hash` cannot be used for basic auth, in a few words that
+ * never quote the hash; undefined when it can. Refused: a user name with a
+ * colon (a `Basic` header ends the user name at the first colon, so no
+ * client could log in as it), a hash that is not bcrypt, and a cost above
+ * {@linkcode MAX_BCRYPT_COST}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { basicAuthUserProblem } from "./basic_auth.ts";
+ *
+ * const tail = "X0h1gDsPszWURQaxFh.zoubFi6DXncSjhoQNJgRrnGs7EsimhC7zG";
+ * assert.equal(basicAuthUserProblem("prometheus", `$2y$10$${tail}`), undefined);
+ * assert.equal(
+ *   basicAuthUserProblem("a:b", `$2y$10$${tail}`),
+ *   'user names cannot contain ":" (basic auth ends the user name at the first colon)',
+ * );
+ * assert.equal(
+ *   basicAuthUserProblem("ops", `$2y$14$${tail}`),
+ *   "bcrypt cost 14 is too slow to check on every login (about 1.0 s per " +
+ *     "check on a fast x86 core, several times that on a DPU's Arm cores); " +
+ *     "use cost 12 or less",
+ * );
+ * ```
+ */
+export function basicAuthUserProblem(
+  user: string,
+  hash: string,
+): string | undefined {
+  if (user.includes(":")) {
+    return 'user names cannot contain ":" (basic auth ends the user name at the first colon)';
+  }
+  if (!isBcryptHash(hash)) {
+    return "not a bcrypt hash ($2a$, $2b$ or $2y$, cost 04 to 31, 60 characters)";
+  }
+  const cost = bcryptCost(hash);
+  if (cost > MAX_BCRYPT_COST) {
+    const seconds = SECONDS_AT_MAX_COST * 2 ** (cost - MAX_BCRYPT_COST);
+    return `bcrypt cost ${cost} is too slow to check on every login (about ` +
+      `${aboutTime(seconds)} per check on a fast x86 core, several times ` +
+      `that on a DPU's Arm cores); use cost ${MAX_BCRYPT_COST} or less`;
+  }
+  return undefined;
+}
+
+/** A check waiting for a slot: start it, or fail it unstarted. */
+interface Waiting {
+  start(): void;
+  fail(error: Error): void;
 }
 
 /**
@@ -99,18 +204,24 @@ export class BasicAuthVerifier implements Disposable {
   readonly #dummyHash: string;
   readonly #cacheSize: number;
   readonly #maxConcurrent: number;
+  readonly #maxQueued: number;
   readonly #compare: (password: string, hash: string) => Promise<boolean>;
   readonly #worker: BcryptWorker | undefined;
   /** HMAC keys of verified credentials, least recently used first. */
   readonly #cache = new Map<string, true>();
-  /** Checks running now, by HMAC key: identical requests share one. */
+  /** Checks running or waiting, by HMAC key: identical requests share one. */
   readonly #inFlight = new Map<string, Promise<boolean>>();
+  /** Clients (see clientKey) with a check running or waiting. */
+  readonly #clients = new Set<string>();
+  /** Checks waiting for a slot, oldest first. */
+  readonly #queue: Waiting[] = [];
   #running = 0;
   #hmacKey: Promise<CryptoKey> | undefined;
 
   /**
-   * Throws a TypeError naming the user when a hash is not a bcrypt hash
-   * (the hash itself is never printed), or when an option is out of range.
+   * Throws a TypeError naming the user when {@linkcode basicAuthUserProblem}
+   * finds one (the hash itself is never printed), or when an option is out
+   * of range.
    */
   constructor(
     users: ReadonlyMap<string, string>,
@@ -119,12 +230,13 @@ export class BasicAuthVerifier implements Disposable {
     let cost = 10;
     let first = true;
     for (const [user, hash] of users) {
-      if (!isBcryptHash(hash)) {
+      const problem = basicAuthUserProblem(user, hash);
+      if (problem !== undefined) {
         throw new TypeError(
-          `basic auth user ${JSON.stringify(user)}: not a bcrypt hash`,
+          `basic auth user ${JSON.stringify(user)}: ${problem}`,
         );
       }
-      const c = Number(hash.slice(4, 6));
+      const c = bcryptCost(hash);
       cost = first ? c : Math.max(cost, c);
       first = false;
     }
@@ -135,9 +247,10 @@ export class BasicAuthVerifier implements Disposable {
     this.#cacheSize = checkCount("cacheSize", options.cacheSize ?? 64, 0);
     this.#maxConcurrent = checkCount(
       "maxConcurrent",
-      options.maxConcurrent ?? 2,
+      options.maxConcurrent ?? 1,
       1,
     );
+    this.#maxQueued = checkCount("maxQueued", options.maxQueued ?? 4, 0);
     if (options.compare !== undefined) {
       this.#compare = options.compare;
     } else {
@@ -150,11 +263,16 @@ export class BasicAuthVerifier implements Disposable {
   }
 
   /**
-   * Decides on one `Authorization` header value: "ok" for a configured user
-   * with the right password, "busy" when `maxConcurrent` bcrypt checks are
-   * already running, "denied" otherwise. Malformed headers (not `Basic`, bad
-   * base64, not UTF-8, no colon) are denied without running bcrypt. The
-   * password is everything after the first colon.
+   * Decides on one `Authorization` header value from `client` (the
+   * connection's remote address; requests without one count as one
+   * client): "ok" for a configured user with the right password, "limited"
+   * when `client` already has a check running or waiting, "busy" when
+   * `maxConcurrent` checks run and `maxQueued` wait, "denied" otherwise.
+   * Cached credentials and requests identical to a check already running
+   * are answered without a check of their own, so they are never limited
+   * or busy. Malformed headers (not `Basic`, bad base64, not UTF-8, no
+   * colon) are denied without running bcrypt. The password is everything
+   * after the first colon.
    *
    * Rejects only when the bcrypt worker itself fails.
    *
@@ -173,11 +291,27 @@ export class BasicAuthVerifier implements Disposable {
    * assert.equal(await verifier.verify(header), "ok");
    * assert.equal(await verifier.verify(header), "ok"); // from the cache
    * assert.equal(calls.length, 1);
+   *
+   * // One check at a time per client address: while a stand-in check
+   * // that waits for `verdict` runs, the same client is refused at once.
+   * const started = Promise.withResolvers<void>();
+   * const verdict = Promise.withResolvers<boolean>();
+   * const gated = new BasicAuthVerifier(
+   *   new Map([["ops", "$2b$04$" + "a".repeat(53)]]),
+   *   { compare: () => (started.resolve(), verdict.promise) },
+   * );
+   * const a: Deno.NetAddr = { transport: "tcp", hostname: "192.0.2.7", port: 50000 };
+   * const guess = gated.verify(`Basic ${btoa("ops:guess 1")}`, a);
+   * await started.promise;
+   * assert.equal(await gated.verify(`Basic ${btoa("ops:guess 2")}`, a), "limited");
+   * verdict.resolve(false);
+   * assert.equal(await guess, "denied");
    * ```
    */
-  async verify(authorization: string | null | undefined): Promise<
-    BasicAuthResult
-  > {
+  async verify(
+    authorization: string | null | undefined,
+    client?: Deno.Addr,
+  ): Promise<BasicAuthResult> {
     const credentials = parseBasicAuthorization(authorization);
     if (credentials === undefined) return "denied";
     const { user, password } = credentials;
@@ -190,13 +324,15 @@ export class BasicAuthVerifier implements Disposable {
     }
     let check = this.#inFlight.get(key);
     if (check === undefined) {
-      if (this.#running >= this.#maxConcurrent) return "busy";
-      check = this.#check(user, password);
-      this.#inFlight.set(key, check);
-      check.then(
-        () => this.#inFlight.delete(key),
-        () => this.#inFlight.delete(key),
-      );
+      const from = clientKey(client);
+      if (this.#clients.has(from)) return "limited";
+      if (
+        this.#running >= this.#maxConcurrent &&
+        this.#queue.length >= this.#maxQueued
+      ) {
+        return "busy";
+      }
+      check = this.#schedule(user, password, key, from);
     }
     if (!await check) return "denied";
     if (this.#cacheSize > 0) {
@@ -209,11 +345,14 @@ export class BasicAuthVerifier implements Disposable {
   }
 
   /**
-   * Stops the bcrypt worker now, failing checks still running. The verifier
-   * stays usable: a later check starts a new worker.
+   * Stops the bcrypt worker now, failing checks still running or waiting.
+   * The verifier stays usable: a later check starts a new worker.
    */
   close(): void {
-    this.#worker?.stop(new Error("basic auth verifier closed"));
+    const error = new Error("basic auth verifier closed");
+    // Waiting checks first, so the running ones failing start none of them.
+    for (const waiting of this.#queue.splice(0)) waiting.fail(error);
+    this.#worker?.stop(error);
   }
 
   /** Same as {@linkcode BasicAuthVerifier.close}, for `using`. */
@@ -221,17 +360,66 @@ export class BasicAuthVerifier implements Disposable {
     this.close();
   }
 
+  /** Runs a check now or queues it; `from` and `key` are held until done. */
+  #schedule(
+    user: string,
+    password: string,
+    key: string,
+    from: string,
+  ): Promise<boolean> {
+    this.#clients.add(from);
+    const check = new Promise<boolean>((resolve, reject) => {
+      // Released before the caller hears the answer, so a client told
+      // "denied" may try again at once without being "limited".
+      const release = () => {
+        this.#clients.delete(from);
+        this.#inFlight.delete(key);
+      };
+      const start = () => {
+        this.#running++;
+        this.#check(user, password).then(
+          (ok) => {
+            this.#running--;
+            release();
+            resolve(ok);
+            this.#startWaiting();
+          },
+          (error) => {
+            this.#running--;
+            release();
+            reject(error);
+            this.#startWaiting();
+          },
+        );
+      };
+      if (this.#running < this.#maxConcurrent) {
+        start();
+      } else {
+        this.#queue.push({
+          start,
+          fail: (error) => {
+            release();
+            reject(error);
+          },
+        });
+      }
+    });
+    this.#inFlight.set(key, check);
+    return check;
+  }
+
+  #startWaiting(): void {
+    while (this.#running < this.#maxConcurrent && this.#queue.length > 0) {
+      this.#queue.shift()!.start();
+    }
+  }
+
   async #check(user: string, password: string): Promise<boolean> {
     const hash = this.#users.get(user);
-    this.#running++;
-    try {
-      // Unknown users are compared too, against a hash nobody matches, so
-      // they take as long as known ones.
-      const ok = await this.#compare(password, hash ?? this.#dummyHash);
-      return ok && hash !== undefined;
-    } finally {
-      this.#running--;
-    }
+    // Unknown users are compared too, against a hash nobody matches, so
+    // they take as long as the slowest known one.
+    const ok = await this.#compare(password, hash ?? this.#dummyHash);
+    return ok && hash !== undefined;
   }
 
   async #cacheKey(user: string, password: string): Promise<string> {
@@ -253,8 +441,11 @@ export class BasicAuthVerifier implements Disposable {
 
 /**
  * Hono middleware requiring basic auth: 401 with `WWW-Authenticate: Basic
- * realm="dpu-traceback", charset="UTF-8"` on missing or wrong credentials,
- * 503 with `Retry-After: 1` when too many bcrypt checks are running.
+ * realm="dpu-traceback", charset="UTF-8"` on missing or wrong credentials;
+ * 429 with `Retry-After: 1` when this client's previous check is still
+ * running; 503 with `Retry-After: 1` when the queue of checks is full. The
+ * client is `c.env.remoteAddr`, what `Deno.serve` passes as handler info
+ * (see {@linkcode ConnectionInfo}).
  *
  * @example
  * ```ts
@@ -275,19 +466,31 @@ export class BasicAuthVerifier implements Disposable {
  * );
  * const ok = await app.request("/", {
  *   headers: { authorization: `Basic ${btoa("ops:pw")}` },
- * });
+ * }, { remoteAddr: { transport: "tcp", hostname: "192.0.2.7", port: 50000 } });
  * assert.equal(await ok.text(), "hi");
  * ```
  */
-export function basicAuth(verifier: BasicAuthVerifier): MiddlewareHandler {
+export function basicAuth(
+  verifier: BasicAuthVerifier,
+): MiddlewareHandler<{ Bindings: ConnectionInfo }> {
   return async function basicAuthMiddleware(c, next) {
-    const result = await verifier.verify(c.req.header("authorization"));
+    const result = await verifier.verify(
+      c.req.header("authorization"),
+      c.env?.remoteAddr,
+    );
     if (result === "ok") {
       await next();
       return;
     }
+    if (result === "limited") {
+      return c.text(
+        "an authentication check from this client is still running, retry\n",
+        429,
+        { "retry-after": "1" },
+      );
+    }
     if (result === "busy") {
-      return c.text("too many authentication checks running, retry\n", 503, {
+      return c.text("too many authentication checks waiting, retry\n", 503, {
         "retry-after": "1",
       });
     }
@@ -295,6 +498,63 @@ export function basicAuth(verifier: BasicAuthVerifier): MiddlewareHandler {
       "www-authenticate": 'Basic realm="dpu-traceback", charset="UTF-8"',
     });
   };
+}
+
+/** The cost field of a hash {@linkcode isBcryptHash} accepted. */
+function bcryptCost(hash: string): number {
+  return Number(hash.slice(4, 6));
+}
+
+/** `seconds` rounded for a message: 0.5 s, 2.0 s, 32 s, 17 min, 36 h. */
+function aboutTime(seconds: number): string {
+  if (seconds < 10) return `${seconds.toFixed(1)} s`;
+  if (seconds < 120) return `${Math.round(seconds)} s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
+  return `${Math.round(seconds / 3600)} h`;
+}
+
+/**
+ * Who a check is counted against: the IPv4 address; for IPv6 its /64 (one
+ * host often has a whole /64 and could otherwise take every queue place),
+ * except IPv4-mapped addresses, which count as the IPv4 address; "local"
+ * for Unix sockets and requests with no address.
+ */
+function clientKey(addr: Deno.Addr | undefined): string {
+  if (addr === undefined || !("hostname" in addr)) return "local";
+  const host = addr.hostname;
+  if (!host.includes(":")) return host;
+  const groups = ipv6Groups(host);
+  if (groups === undefined) return host;
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    return [groups[6] >> 8, groups[6] & 255, groups[7] >> 8, groups[7] & 255]
+      .join(".");
+  }
+  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(":")}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address, or undefined if malformed. */
+function ipv6Groups(host: string): number[] | undefined {
+  // The zone (`%eth0`) is dropped; a dotted IPv4 tail becomes two groups.
+  let text = host.replace(/%.*$/, "");
+  const v4 = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  if (v4 !== null) {
+    const b = v4.slice(1).map(Number);
+    if (b.some((x) => x > 255)) return undefined;
+    text = text.slice(0, v4.index) +
+      `${((b[0] << 8) | b[1]).toString(16)}:${
+        ((b[2] << 8) | b[3]).toString(16)
+      }`;
+  }
+  const halves = text.split("::");
+  if (halves.length > 2) return undefined;
+  const split = (s: string) => s === "" ? [] : s.split(":");
+  const head = split(halves[0]);
+  const tail = halves.length === 2 ? split(halves[1]) : [];
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 2 ? missing < 1 : missing !== 0) return undefined;
+  const all = [...head, ...Array(missing).fill("0"), ...tail];
+  if (!all.every((g) => /^[0-9a-f]{1,4}$/i.test(g))) return undefined;
+  return all.map((g) => parseInt(g, 16));
 }
 
 /** User and password of a well-formed `Basic` header, else undefined. */

@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import bcrypt from "bcryptjs";
 import { Hono } from "hono";
-import { basicAuth, BasicAuthVerifier, isBcryptHash } from "./basic_auth.ts";
+import {
+  basicAuth,
+  basicAuthUserProblem,
+  BasicAuthVerifier,
+  isBcryptHash,
+} from "./basic_auth.ts";
+import type { ConnectionInfo } from "./limits.ts";
 
 // Cost 4 (the minimum) keeps the real bcrypt checks fast.
 const ALICE_HASH = bcrypt.hashSync("alice pw", 4);
@@ -24,6 +30,51 @@ function recordingCompare(accept: (password: string, hash: string) => boolean) {
 }
 
 const USERS = new Map([["alice", ALICE_HASH], ["bob", BOB_HASH]]);
+
+/** A TCP client address, as Deno.serve reports it. */
+function from(hostname: string): Deno.NetAddr {
+  return { transport: "tcp", hostname, port: 40000 };
+}
+
+/** A compare stand-in whose checks run until the test decides each one. */
+function gatedCompare() {
+  const calls: {
+    password: string;
+    hash: string;
+    decide: (ok: boolean) => void;
+  }[] = [];
+  const compare = (password: string, hash: string) =>
+    new Promise<boolean>((decide) => calls.push({ password, hash, decide }));
+  /** Resolves once `count` checks have started. */
+  const started = async (count: number) => {
+    while (calls.length < count) await new Promise((r) => setTimeout(r, 1));
+  };
+  return { calls, compare, started };
+}
+
+/**
+ * Lets requests already sent get past their (asynchronous) HMAC to where
+ * they run, queue or are refused: nothing else observable tells.
+ */
+const admitted = () => new Promise((r) => setTimeout(r, 50));
+
+/**
+ * `promise`'s value, or "still pending" after a second: refusals are
+ * answered at once, and a test of one should fail, not hang, without them.
+ */
+async function quick<T>(
+  promise: T | Promise<T>,
+): Promise<T | "still pending"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"still pending">((resolve) => {
+    timer = setTimeout(() => resolve("still pending"), 1000);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 Deno.test("BasicAuthVerifier: real bcrypt in the worker: right, wrong, unknown", async () => {
   using verifier = new BasicAuthVerifier(USERS);
@@ -132,12 +183,13 @@ Deno.test("BasicAuthVerifier: cacheSize 0 checks every time", async () => {
   assert.equal(calls.length, 2);
 });
 
-Deno.test("BasicAuthVerifier: busy past maxConcurrent checks in flight", async () => {
+Deno.test("BasicAuthVerifier: busy past maxConcurrent checks running and maxQueued waiting", async () => {
   // Checks stay running until the test resolves them, by password.
   const waiting = new Map<string, (ok: boolean) => void>();
   let calls = 0;
   const verifier = new BasicAuthVerifier(USERS, {
     maxConcurrent: 2,
+    maxQueued: 0,
     compare: (password) => {
       calls++;
       return new Promise<boolean>((resolve) => waiting.set(password, resolve));
@@ -146,15 +198,21 @@ Deno.test("BasicAuthVerifier: busy past maxConcurrent checks in flight", async (
   const settle = async (count: number) => {
     while (waiting.size < count) await new Promise((r) => setTimeout(r, 1));
   };
-  const first = verifier.verify(basic("alice", "1"));
-  const second = verifier.verify(basic("bob", "2"));
+  const first = verifier.verify(basic("alice", "1"), from("10.0.0.1"));
+  const second = verifier.verify(basic("bob", "2"), from("10.0.0.2"));
   await settle(2);
   // Identical credentials share the running check instead of a third one.
-  const again = verifier.verify(basic("alice", "1"));
-  assert.equal(await verifier.verify(basic("alice", "3")), "busy");
-  assert.equal(await verifier.verify(basic("carol", "3")), "busy");
+  const again = verifier.verify(basic("alice", "1"), from("10.0.0.3"));
+  assert.equal(
+    await verifier.verify(basic("alice", "3"), from("10.0.0.4")),
+    "busy",
+  );
+  assert.equal(
+    await verifier.verify(basic("carol", "3"), from("10.0.0.5")),
+    "busy",
+  );
   // Malformed headers are still simply denied.
-  assert.equal(await verifier.verify("Basic"), "denied");
+  assert.equal(await verifier.verify("Basic", from("10.0.0.4")), "denied");
   assert.equal(calls, 2);
   waiting.get("1")!(true);
   waiting.get("2")!(false);
@@ -164,7 +222,7 @@ Deno.test("BasicAuthVerifier: busy past maxConcurrent checks in flight", async (
     "ok",
   ]);
   // Capacity is back.
-  const third = verifier.verify(basic("bob", "3"));
+  const third = verifier.verify(basic("bob", "3"), from("10.0.0.4"));
   await settle(3);
   waiting.get("3")!(true);
   assert.equal(await third, "ok");
@@ -188,7 +246,11 @@ Deno.test("BasicAuthVerifier: rejects bad hashes and options by name, never prin
     () => new BasicAuthVerifier(new Map([["alice", secret]])),
     (error: Error) => {
       assert.ok(error instanceof TypeError);
-      assert.equal(error.message, 'basic auth user "alice": not a bcrypt hash');
+      assert.equal(
+        error.message,
+        'basic auth user "alice": not a bcrypt hash ' +
+          "($2a$, $2b$ or $2y$, cost 04 to 31, 60 characters)",
+      );
       assert.ok(!error.message.includes(secret));
       return true;
     },
@@ -203,6 +265,10 @@ Deno.test("BasicAuthVerifier: rejects bad hashes and options by name, never prin
   );
   assert.throws(
     () => new BasicAuthVerifier(USERS, { cacheSize: 1.5 }),
+    TypeError,
+  );
+  assert.throws(
+    () => new BasicAuthVerifier(USERS, { maxQueued: -1 }),
     TypeError,
   );
 });
@@ -297,21 +363,31 @@ Deno.test("BasicAuthVerifier: an idle worker does not keep the process alive", a
   assert.ok(performance.now() - started < 15_000);
 });
 
-Deno.test("basicAuth middleware: 401, 503 and pass-through", async () => {
+Deno.test("basicAuth middleware: 401, 429, 503 and pass-through, by client address", async () => {
   const gate: { blocked?: Promise<boolean> } = {};
   const verifier = new BasicAuthVerifier(USERS, {
-    maxConcurrent: 1,
+    maxQueued: 0,
     compare: (pw) => gate.blocked ?? Promise.resolve(pw === "alice pw"),
   });
   const middleware = basicAuth(verifier);
   assert.equal(middleware.name, "basicAuthMiddleware");
   let reached = 0;
-  const app = new Hono().use(middleware).get("/metrics", (c) => {
-    reached++;
-    return c.text("metrics\n");
-  });
+  const app = new Hono<{ Bindings: ConnectionInfo }>().use(middleware).get(
+    "/metrics",
+    (c) => {
+      reached++;
+      return c.text("metrics\n");
+    },
+  );
+  // As Deno.serve passes it: the address comes in the handler info.
+  const request = (host: string, authorization?: string) =>
+    app.request(
+      "/metrics",
+      { headers: authorization === undefined ? {} : { authorization } },
+      { remoteAddr: from(host) },
+    );
 
-  const none = await app.request("/metrics");
+  const none = await request("10.0.0.1");
   assert.equal(none.status, 401);
   assert.equal(
     none.headers.get("www-authenticate"),
@@ -319,16 +395,12 @@ Deno.test("basicAuth middleware: 401, 503 and pass-through", async () => {
   );
   await none.body?.cancel();
 
-  const wrong = await app.request("/metrics", {
-    headers: { authorization: basic("alice", "nope") },
-  });
+  const wrong = await request("10.0.0.1", basic("alice", "nope"));
   assert.equal(wrong.status, 401);
   assert.ok(wrong.headers.has("www-authenticate"));
   await wrong.body?.cancel();
 
-  const good = await app.request("/metrics", {
-    headers: { authorization: basic("alice", "alice pw") },
-  });
+  const good = await request("10.0.0.1", basic("alice", "alice pw"));
   assert.equal(good.status, 200);
   assert.equal(await good.text(), "metrics\n");
   assert.equal(reached, 1);
@@ -337,13 +409,17 @@ Deno.test("basicAuth middleware: 401, 503 and pass-through", async () => {
   gate.blocked = new Promise((resolve) => {
     release = resolve;
   });
-  const pending = app.request("/metrics", {
-    headers: { authorization: basic("bob", "bob pw") },
-  });
+  const pending = request("10.0.0.1", basic("bob", "bob pw"));
   await new Promise((r) => setTimeout(r, 10));
-  const busy = await app.request("/metrics", {
-    headers: { authorization: basic("alice", "other") },
-  });
+  // The same client while its check runs: 429.
+  const limited = await quick(request("10.0.0.1", basic("alice", "other")));
+  assert.ok(limited instanceof Response, "answered at once");
+  assert.equal(limited.status, 429);
+  assert.equal(limited.headers.get("retry-after"), "1");
+  assert.equal(limited.headers.has("www-authenticate"), false);
+  await limited.body?.cancel();
+  // Another client, with no place left in the queue: 503.
+  const busy = await request("10.0.0.2", basic("alice", "other"));
   assert.equal(busy.status, 503);
   assert.equal(busy.headers.get("retry-after"), "1");
   assert.equal(busy.headers.has("www-authenticate"), false);
@@ -351,4 +427,237 @@ Deno.test("basicAuth middleware: 401, 503 and pass-through", async () => {
   release(true);
   assert.equal((await pending).status, 200);
   assert.equal(reached, 2);
+});
+
+Deno.test("BasicAuthVerifier: a flood of wrong passwords from one address does not lock out a scraper at another", async () => {
+  // Real bcrypt in the worker, as in production; no cache, so every one of
+  // the scraper's requests needs a check of its own during the flood.
+  using verifier = new BasicAuthVerifier(
+    new Map([["prometheus", bcrypt.hashSync("scrape me", 10)]]),
+    { cacheSize: 0 },
+  );
+  const attacker = from("198.51.100.66");
+  const flood = new Map<string, number>();
+  let flooding = true;
+  let guess = 0;
+  // 50 concurrent connections, each sending its next guess (known and
+  // unknown users) the moment it has an answer.
+  const floods = Array.from({ length: 50 }, async (_, i) => {
+    while (flooding) {
+      const user = i % 2 === 0 ? "prometheus" : `user${i}`;
+      const result = await verifier.verify(
+        basic(user, `guess ${guess++}`),
+        attacker,
+      );
+      flood.set(result, (flood.get(result) ?? 0) + 1);
+      // Refusals are instant; yield so the loop does not spin the thread.
+      if (result !== "denied") await new Promise((r) => setTimeout(r, 0));
+    }
+  });
+  await new Promise((r) => setTimeout(r, 100)); // the flood is on
+
+  const scraper = from("192.0.2.10");
+  const scrapes: string[] = [];
+  const waits: number[] = [];
+  try {
+    for (let scrape = 0; scrape < 5; scrape++) {
+      const started = performance.now();
+      scrapes.push(
+        await verifier.verify(basic("prometheus", "scrape me"), scraper),
+      );
+      waits.push(performance.now() - started);
+    }
+  } finally {
+    flooding = false;
+    await Promise.all(floods);
+  }
+  console.log(
+    `scrapes during the flood: ${
+      waits.map((w) => w.toFixed(0)).join(", ")
+    } ms; flood answers ${JSON.stringify(Object.fromEntries(flood))}`,
+  );
+  // Each scrape got in at its first attempt.
+  assert.deepEqual(scrapes, ["ok", "ok", "ok", "ok", "ok"]);
+  // Waiting behind at most one of the attacker's checks, then its own: two
+  // cost-10 checks (~70 ms each here), with a wide margin for slow CI.
+  for (const wait of waits) assert.ok(wait < 2000, `waited ${wait} ms`);
+  assert.equal(flood.get("ok"), undefined);
+  // One address never fills the queue: refused per address, not as busy.
+  assert.equal(flood.get("busy"), undefined);
+  assert.ok((flood.get("limited") ?? 0) > 0);
+  assert.ok((flood.get("denied") ?? 0) > 0);
+});
+
+Deno.test("BasicAuthVerifier: one check per client address; a second is limited at once, never queued", async () => {
+  const { calls, compare, started } = gatedCompare();
+  const verifier = new BasicAuthVerifier(USERS, { compare });
+  const a = from("10.0.0.1");
+  const first = verifier.verify(basic("alice", "guess 1"), a);
+  await started(1);
+  assert.equal(
+    await quick(verifier.verify(basic("alice", "guess 2"), a)),
+    "limited",
+  );
+  // Even the right password waits for the client's running check.
+  assert.equal(
+    await quick(verifier.verify(basic("alice", "alice pw"), a)),
+    "limited",
+  );
+  // Identical credentials share the running check: no bcrypt, no refusal.
+  const same = verifier.verify(basic("alice", "guess 1"), a);
+  // Another address is not affected: it queues behind the running check.
+  const other = verifier.verify(basic("bob", "bob pw"), from("10.0.0.2"));
+  await admitted();
+  assert.equal(calls.length, 1);
+  calls[0].decide(false);
+  assert.deepEqual(await Promise.all([first, same]), ["denied", "denied"]);
+  await started(2);
+  assert.equal(calls[1].password, "bob pw");
+  calls[1].decide(true);
+  assert.equal(await other, "ok");
+  // Once its answer is out, the client may check again at once.
+  const retry = verifier.verify(basic("alice", "alice pw"), a);
+  await started(3);
+  calls[2].decide(true);
+  assert.equal(await retry, "ok");
+});
+
+Deno.test("BasicAuthVerifier: checks wait in a bounded first-in-first-out queue", async () => {
+  const { calls, compare, started } = gatedCompare();
+  const verifier = new BasicAuthVerifier(USERS, { compare, maxQueued: 2 });
+  const running = verifier.verify(basic("alice", "a"), from("10.0.0.1"));
+  await started(1);
+  const second = verifier.verify(basic("alice", "b"), from("10.0.0.2"));
+  await admitted();
+  const third = verifier.verify(basic("alice", "c"), from("10.0.0.3"));
+  await admitted();
+  // One running, two waiting: the next client is refused, not queued.
+  assert.equal(
+    await verifier.verify(basic("alice", "d"), from("10.0.0.4")),
+    "busy",
+  );
+  assert.equal(calls.length, 1);
+  for (const [i, password] of ["a", "b", "c"].entries()) {
+    await started(i + 1);
+    assert.equal(calls[i].password, password);
+    calls[i].decide(false);
+  }
+  assert.deepEqual(await Promise.all([running, second, third]), [
+    "denied",
+    "denied",
+    "denied",
+  ]);
+  assert.equal(calls.length, 3);
+});
+
+Deno.test("BasicAuthVerifier: IPv6 clients count by /64, IPv4-mapped ones as IPv4", async () => {
+  const { calls, compare, started } = gatedCompare();
+  const verifier = new BasicAuthVerifier(USERS, { compare, maxQueued: 8 });
+  const pending = [
+    verifier.verify(basic("alice", "1"), from("2001:db8:1:2::10")),
+  ];
+  await started(1);
+  for (
+    const same of [
+      "2001:db8:1:2:ffff:ffff:ffff:ffff",
+      "2001:DB8:1:2:0:0:0:99%eth0",
+      "2001:0db8:0001:0002::",
+    ]
+  ) {
+    assert.equal(
+      await quick(verifier.verify(basic("alice", same), from(same))),
+      "limited",
+      same,
+    );
+  }
+  // Other /64s, IPv4, and no address (or a Unix socket) are other clients.
+  pending.push(
+    verifier.verify(basic("alice", "2"), from("2001:db8:1:3::10")),
+    verifier.verify(basic("alice", "3"), from("192.0.2.1")),
+    verifier.verify(basic("alice", "4")),
+  );
+  await admitted();
+  assert.equal(
+    await quick(verifier.verify(basic("alice", "5"), from("::ffff:192.0.2.1"))),
+    "limited",
+  );
+  assert.equal(
+    await quick(
+      verifier.verify(basic("alice", "6"), { transport: "unix", path: "" }),
+    ),
+    "limited",
+  );
+  for (let i = 0; i < pending.length; i++) {
+    await started(i + 1);
+    calls[i].decide(false);
+  }
+  assert.deepEqual(
+    await Promise.all(pending),
+    pending.map(() => "denied"),
+  );
+  // Sent together, so admitted in whichever order their HMACs finished.
+  assert.deepEqual(calls.map((c) => c.password).sort(), ["1", "2", "3", "4"]);
+});
+
+Deno.test("BasicAuthVerifier: close() also fails checks still waiting", async () => {
+  // A stand-in compare: close() stops no worker, so the running check goes
+  // on; the waiting one is failed and its client's place given back.
+  const { calls, compare, started } = gatedCompare();
+  const verifier = new BasicAuthVerifier(USERS, { compare });
+  const running = verifier.verify(basic("alice", "1"), from("10.0.0.1"));
+  await started(1);
+  const waiting = verifier.verify(basic("alice", "2"), from("10.0.0.2"));
+  await admitted();
+  verifier.close();
+  await assert.rejects(quick(waiting), /^Error: basic auth verifier closed$/);
+  const again = verifier.verify(basic("alice", "alice pw"), from("10.0.0.2"));
+  await admitted();
+  calls[0].decide(false);
+  assert.equal(await running, "denied");
+  await started(2);
+  assert.equal(calls.length, 2);
+  calls[1].decide(true);
+  assert.equal(await again, "ok");
+});
+
+Deno.test("BasicAuthVerifier and basicAuthUserProblem: costs above 12 and user names with a colon are refused", () => {
+  const tail = ALICE_HASH.slice(7);
+  assert.equal(basicAuthUserProblem("alice", "$2b$12$" + tail), undefined);
+  const cases: [string, string, string][] = [
+    [
+      "slow",
+      "$2b$13$" + tail,
+      "bcrypt cost 13 is too slow to check on every login (about 0.5 s per " +
+      "check on a fast x86 core, several times that on a DPU's Arm cores); " +
+      "use cost 12 or less",
+    ],
+    [
+      "slower",
+      "$2y$31$" + tail,
+      "bcrypt cost 31 is too slow to check on every login (about 36 h per " +
+      "check on a fast x86 core, several times that on a DPU's Arm cores); " +
+      "use cost 12 or less",
+    ],
+    [
+      "a:b",
+      ALICE_HASH,
+      'user names cannot contain ":" (basic auth ends the user name at the first colon)',
+    ],
+  ];
+  for (const [user, hash, problem] of cases) {
+    assert.equal(basicAuthUserProblem(user, hash), problem);
+    assert.throws(
+      () =>
+        new BasicAuthVerifier(new Map([["alice", ALICE_HASH], [user, hash]])),
+      (error: Error) => {
+        assert.ok(error instanceof TypeError);
+        assert.equal(
+          error.message,
+          `basic auth user ${JSON.stringify(user)}: ${problem}`,
+        );
+        assert.ok(!error.message.includes(tail), "the hash is not printed");
+        return true;
+      },
+    );
+  }
 });

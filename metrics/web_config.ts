@@ -24,7 +24,7 @@
  * | `prefer_server_cipher_suites` | accepted; no effect (Go ignores it too since Go 1.18) |
  * | `http_server_config.http2` | accepted; `false` cannot switch HTTP/2 off and adds a warning |
  * | `http_server_config.headers` | exporter-toolkit's five: `Strict-Transport-Security`, `X-Content-Type-Options` (`nosniff`), `X-Frame-Options` (`deny`, `sameorigin`), `X-XSS-Protection`, `Content-Security-Policy`; blank means unset |
- * | `basic_auth_users` | user → bcrypt hash, checked at load |
+ * | `basic_auth_users` | user → bcrypt hash, checked at load: no `:` in a user name, cost 12 at most |
  * | `rate_limit`, `auth_excluded_paths`, `ip_socket_config` | refused |
  *
  * YAML is read as YAML 1.2 (the `yaml` package's default), where `yes`/`no`
@@ -38,7 +38,7 @@ import { dirname, isAbsolute, join } from "node:path";
 import { isScalar, parseDocument } from "yaml";
 import { z } from "zod";
 import { errorMessage } from "../base/error_message.ts";
-import { isBcryptHash } from "./basic_auth.ts";
+import { basicAuthUserProblem } from "./basic_auth.ts";
 
 /** TLS material for `Deno.serve({ cert, key })`. */
 export interface WebTls {
@@ -271,11 +271,17 @@ export async function parseWebConfig(
 
   const users = new Map<string, string>();
   for (const [user, hash] of Object.entries(config.basic_auth_users ?? {})) {
-    if (!isBcryptHash(hash)) {
-      // The hash itself is never printed: it is a secret.
+    // The same rules as BasicAuthVerifier, refused here with the file's
+    // name; the problem never quotes the hash: it is a secret.
+    const problem = basicAuthUserProblem(user, hash);
+    if (problem !== undefined) {
+      // Plain names as a path, others quoted so `a:b` or a newline in a
+      // name cannot blur or break the one-line message.
       fail(
-        `basic_auth_users.${user}`,
-        "not a bcrypt hash ($2a$, $2b$ or $2y$, cost 04 to 31, 60 characters)",
+        /^[A-Za-z0-9_-]+$/.test(user)
+          ? `basic_auth_users.${user}`
+          : `basic_auth_users[${JSON.stringify(user)}]`,
+        problem,
       );
     }
     users.set(user, hash);

@@ -242,6 +242,44 @@ Deno.test("parseWebConfig: basic_auth_users hashes are checked at load, named by
   }
 });
 
+Deno.test("parseWebConfig: basic_auth_users above cost 12 are refused, naming the user and the cost", async () => {
+  const web = await parse(
+    `basic_auth_users:\n  alice: '${HASH.replace("$10$", "$12$")}'\n`,
+  );
+  assert.deepEqual([...web.basicAuthUsers.keys()], ["alice"]);
+  for (
+    const [cost, time] of [["13", "0.5 s"], ["14", "1.0 s"], ["20", "64 s"]]
+  ) {
+    const bad = HASH.replace("$10$", `$${cost}$`);
+    const error = await refused(
+      `basic_auth_users:\n  alice: ${HASH}\n  bob: '${bad}'\n`,
+      `basic_auth_users.bob: bcrypt cost ${cost} is too slow to check on ` +
+        `every login (about ${time} per check on a fast x86 core, several ` +
+        "times that on a DPU's Arm cores); use cost 12 or less",
+    );
+    assert.ok(!error.message.includes(bad), "the hash is not printed");
+  }
+});
+
+Deno.test("parseWebConfig: basic_auth_users names with a colon are refused; odd names are quoted", async () => {
+  await refused(
+    `basic_auth_users:\n  "a:b": ${HASH}\n`,
+    'basic_auth_users["a:b"]: user names cannot contain ":" ' +
+      "(basic auth ends the user name at the first colon)",
+  );
+  // The name is quoted, so a newline in it cannot break the line.
+  await refused(
+    `basic_auth_users:\n  "x\\ny:z": ${HASH}\n`,
+    'basic_auth_users["x\\ny:z"]: user names cannot contain ":" ' +
+      "(basic auth ends the user name at the first colon)",
+  );
+  await refused(
+    `basic_auth_users:\n  "ops team": 'nope'\n`,
+    'basic_auth_users["ops team"]: not a bcrypt hash ' +
+      "($2a$, $2b$ or $2y$, cost 04 to 31, 60 characters)",
+  );
+});
+
 Deno.test("parseWebConfig: http_server_config", async () => {
   const web = await parse(
     "http_server_config:\n  http2: true\n  headers:\n" +
