@@ -44,7 +44,10 @@ export interface DocaOptions {
   readonly forceOwnership: boolean;
   /** Directory to load the DOCA libraries from before the standard ones. */
   readonly libDir?: string;
-  /** Told of conditions worth an operator's attention (a rounded period). */
+  /**
+   * Told of conditions worth an operator's attention: a rounded period,
+   * a device that keeps failing queries (and when it works again).
+   */
   readonly warn?: (message: string) => void;
 }
 
@@ -67,11 +70,50 @@ export const DOCA_SONAME_SUFFIXES: readonly string[] = [
   ".so",
 ];
 const PCI_ADDRESS = /^([0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/i;
-/** Consecutive transient failures before the collector gives up (about 30 s). */
-const MAX_TRANSIENT_FAILURES = 40;
+/**
+ * Transient query failures (`AGAIN`, `TIME_OUT`) in a row that end the
+ * run: with {@linkcode transientRetryMs}'s waits, about 30 s of failing.
+ */
+export const MAX_TRANSIENT_FAILURES = 40;
+/**
+ * Transient failures in a row after which the operator is told, long
+ * before the run ends: the waits before it add up to about a second (a
+ * blip of `AGAIN` is only counted), and from it on the retries are a
+ * second apart.
+ */
+export const WARN_TRANSIENT_FAILURES = 11;
+/** Least time between two warnings that the source keeps failing. */
+const RETRY_WARN_INTERVAL_MS = 60_000;
 const MIN_POLL_MS = 1;
 /** Device ring at least this long in time, so millisecond polls keep up. */
 const RING_MIN_MS = 100;
+
+/**
+ * The wait before the next query after `failures` transient failures in a
+ * row: 1 ms, doubling, at most a second.
+ *
+ * @example The whole schedule: a second of quick retries, then one a second
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import {
+ *   MAX_TRANSIENT_FAILURES,
+ *   transientRetryMs,
+ *   WARN_TRANSIENT_FAILURES,
+ * } from "./doca.ts";
+ *
+ * assert.deepEqual([1, 2, 3, 10, 11, 39].map(transientRetryMs), [1, 2, 4, 512, 1000, 1000]);
+ * const waited = (failures: number) => {
+ *   let ms = 0;
+ *   for (let k = 1; k < failures; k++) ms += transientRetryMs(k);
+ *   return ms;
+ * };
+ * assert.equal(waited(WARN_TRANSIENT_FAILURES), 1023); // warned after about 1 s
+ * assert.equal(waited(MAX_TRANSIENT_FAILURES), 30_023); // given up after about 30 s
+ * ```
+ */
+export function transientRetryMs(failures: number): number {
+  return Math.min(1000, 2 ** (failures - 1));
+}
 
 /** Standard install locations, newest layout first. */
 export function docaLibraryDirs(
@@ -144,6 +186,7 @@ export class DocaCollector implements Collector {
   readonly #sampleWords: number;
   readonly #count = new Uint32Array(1);
   readonly #maxIntervalMs: number;
+  readonly #warn: ((message: string) => void) | undefined;
   #intervalMs: number;
   #closed = false;
   #lastSampleId = -1;
@@ -157,8 +200,10 @@ export class DocaCollector implements Collector {
     libraries: string[],
     session: DiagSession,
     columns: number,
+    warn: ((message: string) => void) | undefined,
   ) {
     this.#common = common;
+    this.#warn = warn;
     this.#telemetry = telemetry;
     this.libraries = libraries;
     this.#session = session;
@@ -241,6 +286,7 @@ export class DocaCollector implements Collector {
       [common.path, telemetry.path],
       session,
       options.columns.length,
+      options.warn,
     );
   }
 
@@ -257,7 +303,11 @@ export class DocaCollector implements Collector {
   /**
    * Polls until `signal` aborts. Each poll drains the device in one
    * query_counters call; the wait between polls adapts so the device ring
-   * stays under half full. Rejects on a non-transient DOCA error.
+   * stays under half full. Rejects on a non-transient DOCA error, and
+   * after {@linkcode MAX_TRANSIENT_FAILURES} transient ones in a row
+   * (retried after {@linkcode transientRetryMs}). At
+   * {@linkcode WARN_TRANSIENT_FAILURES} in a row it warns (at most once a
+   * minute) that the source keeps failing, and warns again once it works.
    */
   run(sink: SampleSink, signal: AbortSignal): Promise<void> {
     if (sink.columns !== this.#columns) {
@@ -270,6 +320,11 @@ export class DocaCollector implements Collector {
     return new Promise((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       let failures = 0;
+      let failingSince = 0; // performance.now() at the first of them
+      let warned = false; // about the failures going on now
+      let lastWarnMs = -Infinity;
+      const seconds = () =>
+        ((performance.now() - failingSince) / 1000).toFixed(1);
       const stop = () => {
         clearTimeout(timer);
         resolve();
@@ -288,17 +343,31 @@ export class DocaCollector implements Collector {
         }
         let wait = this.#intervalMs;
         if (status === DocaError.AGAIN || status === DocaError.TIME_OUT) {
-          this.pollStats.recordError(docaErrorName(this.#common, status));
-          if (++failures > MAX_TRANSIENT_FAILURES) {
+          const name = docaErrorName(this.#common, status);
+          this.pollStats.recordError(name);
+          if (++failures === 1) failingSince = performance.now();
+          if (failures >= MAX_TRANSIENT_FAILURES) {
             signal.removeEventListener("abort", stop);
             return reject(fail(
-              `DOCA source ${this.deviceName}: query_counters kept failing (${failures} times)`,
+              `DOCA source ${this.deviceName}: gave up after query_counters failed ${failures} times in a row over ${seconds()} s`,
               this.#common,
               status,
             ));
           }
-          // Back off: 1, 2, 4 ... ms, at most a second.
-          wait = Math.min(1000, 2 ** (failures - 1));
+          // Said long before the run ends: an operator watching the
+          // journal learns at once why no samples come.
+          if (
+            failures === WARN_TRANSIENT_FAILURES &&
+            performance.now() - lastWarnMs >= RETRY_WARN_INTERVAL_MS
+          ) {
+            warned = true;
+            lastWarnMs = performance.now();
+            this.#warn?.(
+              `DOCA source ${this.deviceName}: query_counters has failed ${failures} times in a row (${name}) over ${seconds()} s; ` +
+                `retrying every second, giving up after ${MAX_TRANSIENT_FAILURES} in a row`,
+            );
+          }
+          wait = transientRetryMs(failures);
         } else if (
           status !== DocaError.SUCCESS && status !== DocaError.SKIPPED
         ) {
@@ -312,6 +381,12 @@ export class DocaCollector implements Collector {
             ),
           );
         } else {
+          if (warned) {
+            this.#warn?.(
+              `DOCA source ${this.deviceName}: query_counters works again after ${failures} failures in a row over ${seconds()} s`,
+            );
+            warned = false;
+          }
           failures = 0;
         }
         due = performance.now() + wait;

@@ -1,12 +1,13 @@
 /**
  * The events.log writer: the reference layout, appended (never truncated),
  * formatted into preallocated byte chunks and written by an asynchronous
- * pump so that logging a sample never waits on the disk.
+ * pump so that logging a sample never waits on the disk. One writer per
+ * file (an exclusive lock), and regular files only.
  *
  * @module
  */
 
-import { dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { errorMessage } from "../base/error_message.ts";
 import {
   formatColumnNames,
@@ -104,15 +105,21 @@ const LOST_MARKER_BYTES = GAP_START.length + UTC_SECOND_LENGTH + LOST.length +
  * import { EventsLog } from "./log.ts";
  *
  * const dir = await Deno.makeTempDir();
- * const log = await EventsLog.open({
+ * const options = {
  *   path: `${dir}/events.log`,
  *   version: "dpu-traceback 0.1.0",
  *   device: "sim",
  *   depth: 2,
  *   samplePeriodNs: 100_000,
  *   columns: [{ name: "rx", dataId: "0x1020000100000000" }],
- *   rules: [{ name: "rx > 5", column: 0, comparisonType: "gt", comparisonValue: 5n }],
- * });
+ *   rules: [{ name: "rx > 5", column: 0, comparisonType: "gt" as const, comparisonValue: 5n }],
+ * };
+ * const log = await EventsLog.open(options);
+ * // One writer per file: a second one is refused while this one has it.
+ * await assert.rejects(
+ *   () => EventsLog.open(options),
+ *   /^Error: Cannot open events log .*: another dpu-traceback is writing it$/,
+ * );
  * // What a Monitor calls as an event starts and ends (a Monitor passes its ring).
  * const record = new Uint32Array([1_000, 0, 9, 0]); // timestamp 1000 ns, rx 9
  * log.columnNames();
@@ -211,9 +218,15 @@ export class EventsLog implements EventSink {
    * Opens (creating it and its directory if needed) the log for appending
    * and writes a fresh header block: a restart never erases the last
    * incident.
+   *
+   * The log is this writer's alone: it holds an exclusive lock on the file
+   * (`flock`) from here to {@linkcode close}, and rejects, writing nothing,
+   * when another writer holds it. It also rejects a path that is not a
+   * regular file: a symbolic link, directory, FIFO, socket or device.
    */
   static async open(options: EventsLogOptions): Promise<EventsLog> {
-    const file = await openFile(options.path);
+    // Nothing is held yet, so a file always comes back.
+    const file = (await openFile(options.path)) as Deno.FsFile;
     const log = new EventsLog(file, options);
     log.#fileBytes = (await file.stat()).size;
     log.#enqueue(log.#header, 0, log.#header.length, false);
@@ -225,8 +238,10 @@ export class EventsLog implements EventSink {
    * Closes the file and opens `path` again, for logrotate (SIGHUP): what
    * was formatted before the call goes to the old file, later rows to the
    * old or the new one (which starts with a header block of its own), whole
-   * lines only. No row is lost and sampling never waits. If the new file cannot be opened the old
-   * one stays in use and the failure is warned about.
+   * lines only. No row is lost and sampling never waits. If the new file
+   * cannot be opened (refused as in {@linkcode open}, or locked by another
+   * writer) the old one stays in use and the failure is warned about; if
+   * `path` is still the open file, nothing changes.
    */
   reopen(): void {
     if (this.#closed) return;
@@ -534,13 +549,30 @@ export class EventsLog implements EventSink {
   // Shifts PATH.k to PATH.k+1 (dropping the oldest), PATH to PATH.1, and
   // switches to a fresh PATH. A failure is warned about and writing goes
   // on in the current file, so rows are never lost to a rotation.
+  //
+  // PATH always names a file this writer has locked: the fresh file is
+  // created and locked under a hidden name first, the old one gets its
+  // second name PATH.1 by a hard link, and a rename puts the fresh one at
+  // PATH in one step. A rename of PATH to PATH.1 first would leave a moment
+  // with no PATH, in which a second agent could create and lock one.
   async #rotate(): Promise<void> {
+    const next = join(dirname(this.path), `.${basename(this.path)}.rotating`);
+    let file: Deno.FsFile | undefined;
     try {
+      // A crash mid-rotation may have left one; only the lock holder
+      // rotates PATH, so it is no one else's.
+      await removeIfExists(next);
+      file = await Deno.open(next, { append: true, createNew: true });
+      if (!await file.tryLock(true)) throw new Error(`${next} is locked`);
       for (let k = this.#keep - 1; k >= 1; k--) {
         await renameIfExists(`${this.path}.${k}`, `${this.path}.${k + 1}`);
       }
-      await Deno.rename(this.path, `${this.path}.1`);
+      await removeIfExists(`${this.path}.1`); // still there when keep is 1
+      await Deno.link(this.path, `${this.path}.1`);
+      await Deno.rename(next, this.path);
     } catch (error) {
+      file?.close();
+      await removeIfExists(next).catch(() => {});
       this.#fileBytes = 0; // try again after another maxBytes, not at once
       this.#warn?.(
         `events log ${this.path}: cannot rotate (${
@@ -549,21 +581,30 @@ export class EventsLog implements EventSink {
       );
       return;
     }
-    if (await this.#switchFile()) this.#rotations++;
+    await this.#useFile(file);
+    this.#rotations++;
   }
 
-  // The reopen itself: sync and close the old file, open the path afresh
-  // and queue a header block at the front of the new file.
+  // The reopen itself: open the path afresh and switch to it unless it is
+  // still the open file.
   async #switchFile(): Promise<boolean> {
-    let next: Deno.FsFile;
+    let next: Deno.FsFile | null;
     try {
-      next = await openFile(this.path);
+      next = await openFile(this.path, await this.#file.stat());
     } catch (error) {
       this.#warn?.(
         `${errorMessage(error)}; still writing to the file open before`,
       );
       return false;
     }
+    if (next === null) return false;
+    await this.#useFile(next);
+    return true;
+  }
+
+  // Syncs and closes the old file (releasing its lock) and queues a header
+  // block at the front of the new one.
+  async #useFile(next: Deno.FsFile): Promise<void> {
     const old = this.#file;
     this.#file = next;
     this.#fileBytes = (await next.stat()).size;
@@ -578,7 +619,6 @@ export class EventsLog implements EventSink {
     this.#queueStarts.unshift(0);
     this.#queueEnds.unshift(this.#header.length);
     this.#queueReleases.unshift(false);
-    return true;
   }
 
   #wake(): void {
@@ -586,17 +626,108 @@ export class EventsLog implements EventSink {
   }
 }
 
-/** Opens `path` for appending, creating it and its directory. */
-async function openFile(path: string): Promise<Deno.FsFile> {
-  try {
-    await Deno.mkdir(dirname(path), { recursive: true });
-    return await Deno.open(path, { append: true, create: true });
-  } catch (error) {
-    // Deno's message names the syscall; the operator needs the log's name.
-    throw new Error(
-      `Cannot open events log ${path}: ${errorMessage(error)}`,
-      { cause: error },
+/** Times {@linkcode openFile} tries again when the path changed under it. */
+const OPEN_ATTEMPTS = 3;
+
+/**
+ * Opens `path` for appending, creating it and its directory, and takes an
+ * exclusive lock on it. Null when `path` is the file `held` describes (the
+ * one this writer has open and locked: a second lock on it would fail).
+ * Throws, with the log named, when `path` is not a regular file or another
+ * writer holds the lock.
+ */
+async function openFile(
+  path: string,
+  held?: Deno.FileInfo,
+): Promise<Deno.FsFile | null> {
+  const refuse = (reason: string, cause?: unknown) =>
+    new Error(
+      `Cannot open events log ${path}: ${reason}`,
+      cause === undefined ? undefined : { cause },
     );
+  // Deno's messages name the syscall; the operator needs the log's name.
+  const io = async <T>(op: () => Promise<T>): Promise<T> => {
+    try {
+      return await op();
+    } catch (error) {
+      throw refuse(errorMessage(error), error);
+    }
+  };
+  for (let attempt = 1;; attempt++) {
+    await io(() => Deno.mkdir(dirname(path), { recursive: true }));
+    // Deno has no O_NOFOLLOW: look first, so that a link, a FIFO (whose
+    // open would wait for a reader) or a device is never opened.
+    const before = await io(() => lstatIfExists(path));
+    if (before !== null && !before.isFile) throw refuse(notRegular(before));
+    const file = await io(() =>
+      Deno.open(path, { append: true, create: true })
+    );
+    let keep = false;
+    try {
+      // What was opened, and whether the path still names it: it may have
+      // been swapped for a link or another file since the look above.
+      const opened = await io(() => file.stat());
+      if (!opened.isFile) throw refuse(notRegular(opened));
+      if (held !== undefined && sameFile(opened, held)) return null;
+      if (!await io(() => file.tryLock(true))) {
+        throw refuse("another dpu-traceback is writing it");
+      }
+      // Locked; but the holder may have rotated it away meanwhile, leaving
+      // us the lock of a file that the path no longer names.
+      const after = await io(() => lstatIfExists(path));
+      if (after !== null && after.isFile && sameFile(after, opened)) {
+        keep = true;
+        return file;
+      }
+      if (attempt >= OPEN_ATTEMPTS) {
+        throw refuse(
+          after === null || after.isFile
+            ? `it was replaced while being opened, ${OPEN_ATTEMPTS} times`
+            : `${notRegular(after)} (it was replaced while being opened)`,
+        );
+      }
+    } finally {
+      if (!keep) file.close();
+    }
+  }
+}
+
+/** Why `info` cannot be an events log, as the end of a sentence. */
+function notRegular(info: Deno.FileInfo): string {
+  const kind = info.isSymlink
+    ? "a symbolic link"
+    : info.isDirectory
+    ? "a directory"
+    : info.isFifo
+    ? "a FIFO"
+    : info.isSocket
+    ? "a socket"
+    : info.isCharDevice
+    ? "a character device"
+    : info.isBlockDevice
+    ? "a block device"
+    : "something else";
+  return `it is ${kind}, not a regular file`;
+}
+
+function sameFile(a: Deno.FileInfo, b: Deno.FileInfo): boolean {
+  return a.dev === b.dev && a.ino === b.ino;
+}
+
+async function lstatIfExists(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.lstat(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+async function removeIfExists(path: string): Promise<void> {
+  try {
+    await Deno.remove(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
 }
 

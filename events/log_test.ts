@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { ColumnConfig, RuleConfig } from "../config/types.ts";
 import { EventsLog, type EventsLogOptions } from "./log.ts";
 import { tempDir } from "../tests/temp_dir.ts";
+import type { Plan, Report } from "../tests/fixtures/limited_events_log.ts";
 
 const columns: ColumnConfig[] = [
   { name: "rx_bytes", dataId: "0x1020000100000000" },
@@ -130,25 +132,112 @@ Deno.test("EventsLog keeps every row across many chunk hand-offs, in order", asy
   assert.equal(log.stats.droppedRows, 0);
 });
 
+/**
+ * Runs tests/fixtures/limited_events_log.ts on `plan` and, once its log's
+ * header is on disk, limits its file size to that size plus `slackBytes`
+ * (`prlimit --pid`): from then on the file refuses writes as a full disk
+ * would, with EFBIG instead of ENOSPC (a regular file cannot be filled
+ * any other way without root).
+ */
+async function runLimitedEventsLog(
+  plan: Plan,
+  slackBytes: number,
+): Promise<{ status: Deno.CommandStatus; report?: Report; limit: number }> {
+  const fixture = fileURLToPath(
+    new URL("../tests/fixtures/limited_events_log.ts", import.meta.url),
+  );
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", fixture, JSON.stringify(plan)],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).values();
+  let out = "";
+  while (!out.includes("\n")) {
+    const { value, done } = await lines.next();
+    if (done) break;
+    out += value;
+  }
+  const ready = /^ready (\d+)\n/.exec(out);
+  if (ready === null) {
+    // stderr is complete only once the child has ended, which it has here.
+    throw new Error(`no ready line: ${out} ${await stderr}`);
+  }
+  const limit = Number(ready[1]) + slackBytes;
+  const set = await new Deno.Command("prlimit", {
+    args: [`--pid=${child.pid}`, `--fsize=${limit}`],
+  }).output();
+  assert.equal(set.code, 0, new TextDecoder().decode(set.stderr));
+  const stdin = child.stdin.getWriter();
+  await stdin.write(new TextEncoder().encode("go\n"));
+  await stdin.close();
+  for await (const value of lines) out += value;
+  const status = await child.status;
+  const last = out.trimEnd().split("\n").at(-1)!;
+  const report = last.startsWith("{") ? JSON.parse(last) as Report : undefined;
+  const errors = await stderr;
+  assert.ok(report !== undefined || !status.success, `no report: ${errors}`);
+  return { status, report, limit };
+}
+
 Deno.test({
   name:
     "EventsLog on a full disk counts errors, never throws while sampling, and close reports the loss",
   ignore: Deno.build.os !== "linux",
   async fn() {
-    const log = await EventsLog.open(
-      options("/dev/full", { maxChunks: 2, chunkBytes: 1 }),
+    await using dir = await tempDir();
+    const path = join(dir.path, "events.log");
+    // No byte past the header fits.
+    const { status, report, limit } = await runLimitedEventsLog({
+      path,
+      ignoreSignal: true,
+      rows: 5000,
+      pauseMs: 0,
+      maxChunks: 2,
+      chunkBytes: 1,
+    }, 0);
+    assert.equal(status.code, 0);
+    assert.match(
+      report!.closeError!,
+      /^Cannot finish events log .*events\.log: \d+ bytes unwritten, \d+ rows dropped \(File too large/,
     );
-    const words = record(1n, 2n, 3n);
-    for (let i = 0; i < 5000; i++) log.row(words, 0);
-    log.eventStart(0, T0);
-    log.eventEnd(0, T0);
-    await assert.rejects(
-      () => log.close(),
-      /Cannot finish events log \/dev\/full: \d+ bytes unwritten, \d+ rows dropped/,
+    assert.ok(report!.stats.writeErrors >= 1);
+    assert.ok(report!.stats.droppedRows > 0);
+    assert.equal(report!.stats.bytesWritten, limit); // the header only
+    assert.equal((await Deno.stat(path)).size, limit);
+  },
+});
+
+Deno.test({
+  name:
+    "a write past the file size limit is a counted write error, not the end of the process (ignoreFileSizeSignal)",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    await using dir = await tempDir();
+    const path = join(dir.path, "events.log");
+    const plan = { path, ignoreSignal: true, rows: 500, pauseMs: 0 };
+    // Some rows fit; the write that passes the limit raises SIGXFSZ.
+    const { status, report, limit } = await runLimitedEventsLog(plan, 1000);
+    assert.equal(status.code, 0, `ended by ${status.signal}`);
+    assert.ok(report!.stats.writeErrors >= 1);
+    assert.equal(report!.stats.bytesWritten, limit);
+    assert.ok(report!.stats.pendingBytes > 0);
+    assert.match(report!.closeError!, /bytes unwritten, 0 rows dropped/);
+    assert.match(
+      report!.warnings[0],
+      /^events log .*: cannot write \(File too large \(os error 27\)\)/,
     );
-    assert.ok(log.stats.writeErrors >= 1);
-    assert.ok(log.stats.droppedRows > 0);
-    assert.equal(log.stats.bytesWritten, 0);
+    assert.equal((await Deno.stat(path)).size, limit);
+    // What ignoreFileSizeSignal() spares the process: the signal's default
+    // action ends it, with every buffered row.
+    const killed = await runLimitedEventsLog(
+      { ...plan, path: join(dir.path, "killed.log"), ignoreSignal: false },
+      1000,
+    );
+    assert.equal(killed.status.signal, "SIGXFSZ");
+    assert.equal(killed.report, undefined);
   },
 });
 
@@ -182,10 +271,165 @@ Deno.test("EventsLog flushes at every event boundary without using up its chunks
 
 Deno.test("EventsLog.open names the log it cannot open", async () => {
   await using dir = await tempDir();
+  const blocked = join(dir.path, "file");
+  await Deno.writeTextFile(blocked, "");
   await assert.rejects(
-    () => EventsLog.open(options(dir.path)),
-    /^Error: Cannot open events log .*: Is a directory/,
+    () => EventsLog.open(options(join(blocked, "events.log"))),
+    /^Error: Cannot open events log .*\/file\/events\.log: File exists \(os error 17\): mkdir /,
   );
+});
+
+Deno.test("EventsLog.open refuses a path that is not a regular file, with one line, touching nothing", async () => {
+  await using dir = await tempDir();
+  const target = join(dir.path, "target");
+  const link = join(dir.path, "link.log");
+  await Deno.symlink(target, link); // dangling: an open would create target
+  const fifo = join(dir.path, "fifo.log");
+  const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+  assert.equal(made.code, 0);
+  const socket = join(dir.path, "socket.log");
+  using _listener = Deno.listen({ transport: "unix", path: socket });
+  const cases: [string, string][] = [
+    [link, "a symbolic link"],
+    [dir.path, "a directory"],
+    // Opening a FIFO to write waits for a reader: this would hang.
+    [fifo, "a FIFO"],
+    [socket, "a socket"],
+    ["/dev/null", "a character device"],
+  ];
+  for (const [path, kind] of cases) {
+    const opened = Promise.race([
+      EventsLog.open(options(path)).then(async (log) => {
+        await log.close();
+        return "opened";
+      }, (error: Error) => error.message),
+      new Promise<string>((r) => setTimeout(() => r("still opening"), 3000)),
+    ]);
+    assert.equal(
+      await opened,
+      `Cannot open events log ${path}: it is ${kind}, not a regular file`,
+    );
+  }
+  await assert.rejects(() => Deno.lstat(target), Deno.errors.NotFound);
+  // A link to an existing log is refused as well, and the log left as it was.
+  await Deno.writeTextFile(target, "kept\n");
+  await assert.rejects(
+    () => EventsLog.open(options(link)),
+    /: it is a symbolic link, not a regular file$/,
+  );
+  assert.equal(await Deno.readTextFile(target), "kept\n");
+});
+
+Deno.test("a second EventsLog on the same file is refused and writes nothing; the first loses nothing", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "events.log");
+  const first = await EventsLog.open(options(path, { flushIntervalMs: 5 }));
+  const words = record(0n, 0n, 0n);
+  for (let i = 0; i < 100; i++) {
+    words[0] = i;
+    first.row(words, 0);
+    if (i === 50) {
+      await assert.rejects(
+        () => EventsLog.open(options(path)),
+        (error: Error) => {
+          assert.equal(
+            error.message,
+            `Cannot open events log ${path}: another dpu-traceback is writing it`,
+          );
+          return true;
+        },
+      );
+    }
+  }
+  await first.close();
+  const text = await Deno.readTextFile(path);
+  assert.equal(text.split("Telemetry monitor : ").length - 1, 1);
+  const rows = text.split("\n").filter((l) => /^\d/.test(l));
+  assert.deepEqual(rows, Array.from({ length: 100 }, (_, i) => `${i}, 0, 0`));
+  // Closed, the lock is free again.
+  const next = await EventsLog.open(options(path));
+  await next.close();
+});
+
+Deno.test("EventsLog holds the lock of the file at its path across rotations and reopens", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "events.log");
+  const log = await EventsLog.open(
+    options(path, { chunkBytes: 1, maxChunks: 1000, maxBytes: 2000, keep: 2 }),
+  );
+  const refused = /another dpu-traceback is writing it$/;
+  const words = record(0n, 0n, 0n);
+  for (let i = 0; i < 5000 && log.rotations < 2; i++) {
+    words[0] = i;
+    log.row(words, 0);
+    log.flush();
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  assert.equal(log.rotations, 2);
+  await assert.rejects(() => EventsLog.open(options(path)), refused);
+  // The rotated files are no longer held.
+  const old = await EventsLog.open(options(`${path}.1`));
+  await old.close();
+  // logrotate's rename, then SIGHUP: the new file is held, the old one not.
+  await Deno.rename(path, `${path}.moved`);
+  log.reopen();
+  while (log.reopens < 1) await new Promise((r) => setTimeout(r, 1));
+  await assert.rejects(() => EventsLog.open(options(path)), refused);
+  const moved = await EventsLog.open(options(`${path}.moved`));
+  await moved.close();
+  await log.close();
+  const names = [...Deno.readDirSync(dir.path)].map((e) => e.name).sort();
+  assert.deepEqual(names, [
+    "events.log",
+    "events.log.1",
+    "events.log.2",
+    "events.log.moved",
+  ]);
+});
+
+Deno.test("EventsLog.reopen: a new file another writer holds is not taken; rows go on to the old one", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "events.log");
+  const warnings: string[] = [];
+  const log = await EventsLog.open(
+    options(path, { warn: (m) => warnings.push(m) }),
+  );
+  await Deno.rename(path, `${path}.1`);
+  const other = await EventsLog.open(options(path)); // got in first
+  const words = record(0n, 0n, 0n);
+  for (let i = 0; i < 10; i++) {
+    words[0] = i;
+    log.row(words, 0);
+    if (i === 4) log.reopen();
+  }
+  await log.close();
+  await other.close();
+  assert.equal(log.reopens, 0);
+  assert.deepEqual(warnings, [
+    `Cannot open events log ${path}: another dpu-traceback is writing it; still writing to the file open before`,
+  ]);
+  const rows = (await Deno.readTextFile(`${path}.1`)).split("\n")
+    .filter((l) => /^\d/.test(l));
+  assert.equal(rows.length, 10);
+  assert.doesNotMatch(await Deno.readTextFile(path), /^\d/m);
+});
+
+Deno.test("EventsLog.reopen of a log nobody moved keeps writing it, with no second header", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "events.log");
+  const warnings: string[] = [];
+  const log = await EventsLog.open(
+    options(path, { warn: (m) => warnings.push(m) }),
+  );
+  log.row(record(1n, 2n, 3n), 0);
+  log.reopen();
+  log.row(record(4n, 5n, 6n), 0);
+  await log.close();
+  assert.deepEqual(warnings, []);
+  assert.equal(log.reopens, 0);
+  const text = await Deno.readTextFile(path);
+  assert.equal(text.split("Telemetry monitor : ").length - 1, 1);
+  assert.match(text, /\n1, 2, 3\n4, 5, 6\n$/);
 });
 
 Deno.test("EventsLog.reopen: a logrotate-style rename loses no row and the new file has its own header", async () => {
@@ -238,25 +482,23 @@ Deno.test({
     "EventsLog on a full disk warns once (not once a write) and keeps retrying",
   ignore: Deno.build.os !== "linux",
   async fn() {
-    const warnings: string[] = [];
-    const log = await EventsLog.open(
-      options("/dev/full", {
-        flushIntervalMs: 5,
-        warn: (m) => warnings.push(m),
-      }),
-    );
-    const words = record(1n, 2n, 3n);
-    for (let i = 0; i < 50; i++) {
-      log.row(words, 0);
-      await new Promise((r) => setTimeout(r, 10)); // retried each flush
-    }
-    assert.ok(log.stats.writeErrors >= 10, `${log.stats.writeErrors} errors`);
+    await using dir = await tempDir();
+    const { status, report } = await runLimitedEventsLog({
+      path: join(dir.path, "events.log"),
+      ignoreSignal: true,
+      rows: 50,
+      pauseMs: 10, // retried each flush
+      flushIntervalMs: 5,
+    }, 0);
+    assert.equal(status.code, 0);
+    const { stats, warnings } = report!;
+    assert.ok(stats.writeErrors >= 10, `${stats.writeErrors} errors`);
     assert.equal(warnings.length, 1, warnings.join("\n"));
     assert.match(
       warnings[0],
-      /^events log \/dev\/full: cannot write \(.*\); \d+ write errors, \d+ bytes waiting, 0 rows dropped so far; sampling goes on and writes are retried every second$/,
+      /^events log .*events\.log: cannot write \(.*\); \d+ write errors, \d+ bytes waiting, 0 rows dropped so far; sampling goes on and writes are retried every second$/,
     );
-    await assert.rejects(() => log.close());
+    assert.notEqual(report!.closeError, null);
   },
 });
 

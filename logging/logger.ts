@@ -37,7 +37,10 @@ export interface LoggerOptions {
   readonly level?: LogLevel;
   /** Write `<N>` priority prefixes instead of the program name. */
   readonly journald?: boolean;
-  /** Where lines go; default stderr. */
+  /**
+   * Where lines go; default stderr, where a line that cannot be written
+   * (EPIPE, ENOSPC, EAGAIN) is dropped rather than thrown.
+   */
   readonly write?: (line: string) => void;
 }
 
@@ -137,8 +140,62 @@ export class Logger {
 
 const encoder = new TextEncoder();
 
+// The default writer: a line lost to a broken stderr is better than an
+// agent stopped by it.
 function writeStderr(line: string): void {
-  Deno.stderr.writeSync(encoder.encode(`${line}\n`));
+  writeQuietly(Deno.stderr, `${line}\n`);
+}
+
+/** What {@linkcode writeQuietly} writes to: `Deno.stderr`, `Deno.stdout`. */
+export interface SyncWriter {
+  /** Writes some of `p`; returns how many bytes. */
+  writeSync(p: Uint8Array): number;
+}
+
+/**
+ * Writes all of `text` to `to` (again after a partial write) and says
+ * whether it could; never throws. For the agent's own output on stderr and
+ * stdout, which may be a pipe whose reader has gone (EPIPE), a full device
+ * (ENOSPC) or a non-blocking pipe that is full (EAGAIN): what is lost then
+ * is a message, while a throw would stop sampling and cost rows.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { writeQuietly } from "./logger.ts";
+ *
+ * // A reader that has gone: the text is lost, and nothing is thrown.
+ * const broken = {
+ *   writeSync(): number {
+ *     throw new Deno.errors.BrokenPipe("Broken pipe (os error 32)");
+ *   },
+ * };
+ * assert.equal(writeQuietly(broken, "dpu-traceback: stopping\n"), false);
+ *
+ * // A pipe that takes three bytes at a time still gets all of it.
+ * const got: number[] = [];
+ * const narrow = {
+ *   writeSync(p: Uint8Array): number {
+ *     got.push(...p.subarray(0, 3));
+ *     return Math.min(3, p.length);
+ *   },
+ * };
+ * assert.equal(writeQuietly(narrow, "0123456789\n"), true);
+ * assert.equal(new TextDecoder().decode(new Uint8Array(got)), "0123456789\n");
+ * ```
+ */
+export function writeQuietly(to: SyncWriter, text: string): boolean {
+  const bytes = encoder.encode(text);
+  try {
+    for (let done = 0; done < bytes.length;) {
+      const n = to.writeSync(bytes.subarray(done));
+      if (n <= 0) return false; // never seen; but looping on it would hang
+      done += n;
+    }
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { fstatSync } from "node:fs";
-import { Logger, underJournald } from "./logger.ts";
+import { Logger, underJournald, writeQuietly } from "./logger.ts";
 
 function capture(
   options: {
@@ -97,4 +97,16 @@ Deno.test("failed() tells each error of a looping cause chain once", () => {
     lines.filter((l) => l === "p: debug: caused by: Error: b").length,
     1,
   );
+});
+
+Deno.test("writeQuietly gives up on a writer that takes nothing instead of looping", () => {
+  let calls = 0;
+  const stuck = {
+    writeSync(): number {
+      calls++;
+      return 0;
+    },
+  };
+  assert.equal(writeQuietly(stuck, "a line\n"), false);
+  assert.equal(calls, 1);
 });

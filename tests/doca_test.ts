@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { DocaCollector } from "../collectors/doca.ts";
+import {
+  DocaCollector,
+  MAX_TRANSIENT_FAILURES,
+  transientRetryMs,
+  WARN_TRANSIENT_FAILURES,
+} from "../collectors/doca.ts";
 import { ReplayCollector } from "../collectors/replay.ts";
 import type { ColumnConfig, RuleConfig } from "../config/types.ts";
 import { EventsLog } from "../events/log.ts";
@@ -219,6 +224,103 @@ Deno.test("transient query errors are retried and a rounded period is reported",
     assert.match(
       result.stderr,
       /warning: .* samples every 131072 ns, not the 100000 ns configured/,
+    );
+  });
+});
+
+Deno.test("a query that keeps failing is warned about after a second, retried every second, and ends the run at the 40th", async () => {
+  await withSim(async (simDir) => {
+    await withEnv({
+      DOCA_SIM_FAULT_QUERY_ERROR: "5", // AGAIN
+      DOCA_SIM_FAULT_QUERY_COUNT: "1000000",
+    }, async () => {
+      const warnings: string[] = [];
+      const doca = DocaCollector.open({
+        device: "03:00.0",
+        columns,
+        samplePeriodNs: PERIOD,
+        depth: 8,
+        forceOwnership: false,
+        libDir: simDir,
+        warn: (m) => warnings.push(m),
+      });
+      // The 30 s of retries, without the 30 s: every wait the collector
+      // asks for is recorded and cut to nothing.
+      const realSetTimeout = globalThis.setTimeout;
+      const waits: number[] = [];
+      const warnedBefore: number[] = []; // warnings so far, at each wait
+      globalThis.setTimeout = ((run: () => void, ms: number) => {
+        waits.push(ms);
+        warnedBefore.push(warnings.length);
+        return realSetTimeout(run, 0);
+      }) as typeof setTimeout;
+      const sink = {
+        words: new Uint32Array(8),
+        columns: columns.length,
+        claim: () => 0,
+        commit: () => {},
+        gap: () => {},
+      };
+      let error: Error | undefined;
+      try {
+        await doca.run(sink, new AbortController().signal);
+      } catch (e) {
+        error = e as Error;
+      } finally {
+        globalThis.setTimeout = realSetTimeout;
+        doca.close();
+      }
+      assert.equal(MAX_TRANSIENT_FAILURES, 40); // as docs/configuration.md says
+      assert.match(
+        error?.message ?? "resolved",
+        /^DOCA source 0000:03:00\.0 \(mlx5_0, p0s0\): gave up after query_counters failed 40 times in a row over \d+\.\d s: DOCA_ERROR_AGAIN/,
+      );
+      assert.deepEqual(
+        waits,
+        Array.from({ length: 39 }, (_, i) => transientRetryMs(i + 1)),
+      );
+      assert.equal(waits.reduce((a, b) => a + b), 30_023); // about 30 s
+      // Warned as the second-long retries start, after about a second.
+      assert.equal(warnedBefore.indexOf(1), WARN_TRANSIENT_FAILURES - 1);
+      assert.equal(waits[WARN_TRANSIENT_FAILURES - 1], 1000);
+      assert.equal(
+        waits.slice(0, WARN_TRANSIENT_FAILURES - 1).reduce((a, b) => a + b),
+        1023,
+      );
+      assert.equal(doca.pollStats.errors.get("DOCA_ERROR_AGAIN"), 40);
+      assert.deepEqual(warnings, [
+        `DOCA source 0000:03:00.0 (mlx5_0, p0s0): query_counters has failed 11 times in a row (DOCA_ERROR_AGAIN) over ${
+          /over (\d+\.\d) s/.exec(warnings[0])?.[1]
+        } s; retrying every second, giving up after 40 in a row`,
+      ]);
+    });
+  });
+});
+
+Deno.test("a failing device is reported on stderr within a few seconds, and when it works again", async () => {
+  await withSim(async (simDir, dir) => {
+    // 11 AGAINs in a row: about 2 s of retrying, then the device recovers;
+    // both lines must come within the 4 s run.
+    const result = await runMain(
+      agentArgs(dir, "-d", "03:00.0", "--duration", "4"),
+      {
+        env: {
+          DOCA_LIB_DIR: simDir,
+          DOCA_SIM_FAULT_QUERY_ERROR: "5",
+          DOCA_SIM_FAULT_QUERY_COUNT: "11",
+        },
+      },
+    );
+    assert.equal(result.code, 0, result.stderr);
+    const lines = errorLines(result.stderr);
+    assert.equal(lines.length, 2, result.stderr);
+    assert.match(
+      lines[0],
+      /^dpu-traceback: warning: DOCA source 0000:03:00\.0 \(mlx5_0, p0s0\): query_counters has failed 11 times in a row \(DOCA_ERROR_AGAIN\) over 1\.\d s; retrying every second, giving up after 40 in a row$/,
+    );
+    assert.match(
+      lines[1],
+      /^dpu-traceback: warning: DOCA source 0000:03:00\.0 \(mlx5_0, p0s0\): query_counters works again after 11 failures in a row over 2\.\d s$/,
     );
   });
 });
