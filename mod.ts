@@ -110,10 +110,15 @@ export type { ExpositionFormat, MetricType } from "./metrics/exposition.ts";
 export { AgentMetrics } from "./metrics/agent_metrics.ts";
 export type {
   AgentInfo,
+  MonitorView,
   Readiness,
   ServedMonitor,
 } from "./metrics/agent_metrics.ts";
-export type { CountsSamples, Freshness } from "./metrics/freshness.ts";
+export type {
+  CountsSamples,
+  DataFreshness,
+  Freshness,
+} from "./metrics/freshness.ts";
 export { createMetricsApp } from "./metrics/app.ts";
 export type { MetricsApp, MetricsAppOptions } from "./metrics/app.ts";
 export type { ConnectionInfo, RequestLimitOptions } from "./metrics/limits.ts";

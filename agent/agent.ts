@@ -21,6 +21,10 @@ import {
 
 /** One monitor of a running agent and what feeds and records it. */
 export interface AgentMonitor extends ServedMonitor {
+  /** The live monitor, fed by the collector on this thread. */
+  readonly monitor: Monitor;
+  /** The live aggregator, fed by the monitor. */
+  readonly aggregator: WindowAggregator;
   /** The source feeding the monitor; the agent runs and closes it. */
   readonly collector: Collector;
   /** The monitor's events.log; the agent reopens it on SIGHUP and closes it. */

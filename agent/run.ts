@@ -9,13 +9,12 @@
 import { describeConfig } from "../config/describe.ts";
 import type { AgentConfig } from "../config/types.ts";
 import { LISTEN_OFF } from "../config/values.ts";
-import type { Logger } from "../logging/logger.ts";
-import { AgentMetrics } from "../metrics/agent_metrics.ts";
-import { createMetricsApp } from "../metrics/app.ts";
-import { BasicAuthVerifier } from "../metrics/basic_auth.ts";
-import { type MetricsServer, serveMetrics } from "../metrics/server.ts";
+import { ignoreFileSizeSignal } from "../events/file_size_signal.ts";
+import { type Logger, writeQuietly } from "../logging/logger.ts";
 import type { WebConfig } from "../metrics/web_config.ts";
 import { Agent } from "./agent.ts";
+import { Endpoint } from "./endpoint.ts";
+import { longTimeout } from "./long_timeout.ts";
 import { startStatusLine } from "./status_line.ts";
 import { formatEventTable } from "./tally.ts";
 
@@ -44,8 +43,9 @@ export interface RunAgentOptions {
  *
  * It acts for the whole process, as the CLI's run command: it listens for
  * SIGINT, SIGTERM and SIGHUP while it runs (removing its listeners when it
- * returns), may end the process on a second signal, and once the endpoint
- * is listening revokes the `net` permission for the rest of the process.
+ * returns) and may end the process on a second signal. The endpoint runs
+ * on a thread of its own (agent/endpoint.ts), which gives up its `net`
+ * permission once listening.
  *
  * @example
  * ```ts ignore
@@ -53,6 +53,20 @@ export interface RunAgentOptions {
  * ```
  */
 export async function runAgent(
+  config: AgentConfig,
+  options: RunAgentOptions,
+): Promise<boolean> {
+  // A write past RLIMIT_FSIZE must fail with EFBIG (counted, rows kept),
+  // not kill the process; listening from before any log opens.
+  const restoreFileSizeSignal = ignoreFileSizeSignal();
+  try {
+    return await runWithSignals(config, options);
+  } finally {
+    restoreFileSizeSignal();
+  }
+}
+
+async function runWithSignals(
   config: AgentConfig,
   options: RunAgentOptions,
 ): Promise<boolean> {
@@ -73,32 +87,24 @@ export async function runAgent(
   }
 
   for (const line of describeConfig(config).split("\n")) log.debug(line);
-  const metrics = new AgentMetrics(agent.monitors, {
-    version: options.version,
-    startMs,
-    windowNs: config.metricsWindowNs,
-  });
-  const freshness = metrics.start();
-  let server: MetricsServer | undefined;
+  let endpoint: Endpoint | undefined;
   if (config.listen !== LISTEN_OFF) {
     try {
-      server = serveMetrics(
-        createMetricsApp(metrics, {
-          auth: web !== undefined && web.basicAuthUsers.size > 0
-            ? new BasicAuthVerifier(web.basicAuthUsers)
-            : undefined,
-          headers: web?.headers,
-          onError: (m) => log.error(m),
-        }),
-        { listen: config.listen, tls: web?.tls, onError: (m) => log.error(m) },
-      );
-      log.info(`metrics on ${server.url}`);
-      // Listening is all the agent uses the network for: with the socket
-      // bound, give the permission back so nothing can connect out.
-      await Deno.permissions.revoke({ name: "net" });
+      // The endpoint gets its own thread: a flooded, slow or failing
+      // endpoint must never cost a sample (agent/endpoint.ts).
+      endpoint = await Endpoint.start(agent.monitors, {
+        listen: config.listen,
+        web,
+        info: {
+          version: options.version,
+          startMs,
+          windowNs: config.metricsWindowNs,
+        },
+        log,
+      });
+      log.info(`metrics on ${endpoint.url}`);
     } catch (error) {
       log.failed(error);
-      freshness.stop();
       for (const problem of await agent.close()) log.failed(problem);
       return false;
     }
@@ -121,12 +127,12 @@ export async function runAgent(
   Deno.addSignalListener("SIGHUP", onHangUp);
   const deadline = options.durationS === undefined
     ? undefined
-    : setTimeout(() => stop.abort(), options.durationS * 1000);
-  const encoder = new TextEncoder();
+    : longTimeout(() => stop.abort(), options.durationS * 1000);
   const status = !options.quiet && Deno.stderr.isTerminal()
     ? startStatusLine(
       agent.monitors.map((m) => m.monitor),
-      (text) => Deno.stderr.writeSync(encoder.encode(text)),
+      // A terminal that went away must not end the run.
+      (text) => void writeQuietly(Deno.stderr, text),
     )
     : undefined;
 
@@ -137,10 +143,9 @@ export async function runAgent(
     log.failed(error);
     ok = false;
   } finally {
-    clearTimeout(deadline);
+    deadline?.clear();
     status?.stop();
-    freshness.stop();
-    await server?.shutdown();
+    await endpoint?.shutdown();
     Deno.removeSignalListener("SIGINT", onSignal);
     Deno.removeSignalListener("SIGTERM", onSignal);
     Deno.removeSignalListener("SIGHUP", onHangUp);
@@ -151,14 +156,17 @@ export async function runAgent(
   }
 
   if (!options.quiet) {
-    console.log(formatEventTable(agent.tally.events));
+    // The logs are complete by now; a full or closed stdout loses nothing
+    // but this summary, and must not turn a clean run into a failure.
+    writeQuietly(Deno.stdout, formatEventTable(agent.tally.events) + "\n");
     for (const m of agent.monitors) {
-      console.log(
+      writeQuietly(
+        Deno.stdout,
         `${m.monitor.name}: ${m.monitor.samples} samples` +
           (m.monitor.droppedSamples > 0
             ? `, ${m.monitor.droppedSamples} lost by the source`
             : "") +
-          `, events log ${m.log.path}`,
+          `, events log ${m.log.path}\n`,
       );
     }
   }

@@ -39,6 +39,12 @@
  * - `--no-prompt`: a permission not granted fails at once, never waits on
  *   a terminal.
  *
+ * The metrics endpoint's Worker gets narrower permissions than these
+ * (agent/endpoint.ts: no write, FFI, run or env, and it gives up `net`
+ * once listening). Per-worker permissions need deno.json's
+ * `"unstable": ["worker-options"]`, which `deno compile` carries into the
+ * binary.
+ *
  * The compiled binary can also read its embedded files (`--include`): the
  * runtime grants read access to them by itself.
  *
@@ -70,12 +76,14 @@ export const ENV_VARS: readonly string[] = [
   "LOG_STREAM",
 ];
 /**
- * Files the binary needs that no static import reaches: the bcrypt and NVML workers
- * (`new Worker(new URL(...))`) and the demo's config (read at run time).
+ * Files the binary needs that no static import reaches: the bcrypt, NVML and
+ * endpoint workers (`new Worker(new URL(...))`) and the demo's config (read
+ * at run time).
  */
 export const INCLUDES: readonly string[] = [
   "metrics/bcrypt_worker.ts",
   "collectors/nvml/worker.ts",
+  "agent/endpoint_worker.ts",
   "deploy/demo.yaml",
 ];
 

@@ -12,7 +12,34 @@ import type { MonitorConfig } from "../config/types.ts";
 import type { EventsLog } from "../events/log.ts";
 import type { Monitor } from "../rules/monitor.ts";
 import type { WindowAggregator } from "./aggregate.ts";
-import { Freshness } from "./freshness.ts";
+import { type DataFreshness, Freshness } from "./freshness.ts";
+
+/**
+ * What the endpoint reads of a running monitor: a live
+ * {@linkcode Monitor} is one, and so is the endpoint thread's view of what
+ * the sampling thread published.
+ */
+export type MonitorView =
+  & Pick<
+    Monitor,
+    | "name"
+    | "samples"
+    | "droppedSamples"
+    | "events"
+    | "activeRules"
+    | "ruleChangedAtMs"
+  >
+  & {
+    /** How full the ring is. */
+    readonly ring: { readonly count: number; readonly capacity: number };
+    /** Each rule's state, in configuration order. */
+    readonly rules: readonly {
+      readonly active: boolean;
+      readonly activations: number;
+    }[];
+    /** Milliseconds rule `i` has been active in all, up to now. */
+    ruleActiveMs(i: number): number;
+  };
 
 /**
  * What the endpoint reads of one monitor: its configuration, rule states,
@@ -27,13 +54,13 @@ export interface ServedMonitor {
    */
   readonly config: MonitorConfig;
   /** The running monitor: sample and event counts, each rule's state. */
-  readonly monitor: Monitor;
+  readonly monitor: MonitorView;
   /** The source's poll-loop health and the devices it found, if it has them. */
   readonly collector: Pick<Collector, "pollStats" | "devices">;
   /** The events log's path and writer counters. */
   readonly log: Pick<EventsLog, "path" | "stats">;
-  /** Windowed aggregates of every sample. */
-  readonly aggregator: WindowAggregator;
+  /** Windowed aggregates of every sample: the last completed window. */
+  readonly aggregator: Pick<WindowAggregator, "completed">;
   /**
    * Where the source's run stands; read live, so the agent updates this
    * object in place rather than replacing it.
@@ -115,7 +142,7 @@ export const MIN_STALE_MS = 1000;
  * });
  * monitor.claim();
  * monitor.commit(); // one sample
- * metrics.freshness.tick(600); // what start() does every 100 ms
+ * metrics.tick(600); // what start() does every 100 ms
  * assert.deepEqual(metrics.readiness(700), { ready: true, problems: [] });
  * // Stale after 10 periods, but never sooner than 1 s.
  * assert.deepEqual(metrics.staleAfterMs, [1000]);
@@ -128,29 +155,48 @@ export class AgentMetrics {
   /** Agent-wide facts. */
   readonly info: AgentInfo;
   /** When each monitor last delivered a sample. */
-  readonly freshness: Freshness;
+  readonly freshness: DataFreshness;
+  readonly #ticking: Freshness | undefined;
   /** Per monitor: data older than this (ms) is stale. */
   readonly staleAfterMs: readonly number[];
 
   /**
    * Takes the monitors as served (in configuration order) and the
-   * agent-wide facts; freshness is not tracked until {@linkcode start}.
+   * agent-wide facts. Freshness comes from `freshness` when given (the
+   * sampling thread measures it); otherwise it is tracked here from
+   * {@linkcode start} on.
    */
-  constructor(monitors: readonly ServedMonitor[], info: AgentInfo) {
+  constructor(
+    monitors: readonly ServedMonitor[],
+    info: AgentInfo,
+    freshness?: DataFreshness,
+  ) {
     this.monitors = monitors;
     this.info = info;
-    this.freshness = new Freshness(
-      monitors.map((m) => m.monitor),
-      info.startMs,
-    );
+    this.#ticking = freshness === undefined
+      ? new Freshness(monitors.map((m) => m.monitor), info.startMs)
+      : undefined;
+    this.freshness = freshness ?? this.#ticking!;
     this.staleAfterMs = monitors.map((m) =>
       Math.max(MIN_STALE_MS, STALE_PERIODS * m.config.samplePeriodNs / 1e6)
     );
   }
 
-  /** Starts tracking freshness; stop it when the agent stops. */
+  /**
+   * Starts tracking freshness, unless it was given; stop it when the agent
+   * stops.
+   */
   start(): { stop(): void } {
-    return this.freshness.start();
+    return this.#ticking?.start() ?? { stop() {} };
+  }
+
+  /**
+   * Notes, at host time `nowMs`, which monitors have new samples: what
+   * {@linkcode start} does every 100 ms. Does nothing when freshness was
+   * given.
+   */
+  tick(nowMs: number): void {
+    this.#ticking?.tick(nowMs);
   }
 
   /** Whether monitor `i`'s source is running and its data is fresh. */

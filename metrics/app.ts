@@ -117,7 +117,7 @@ const INDEX = `<!doctype html>
  * const metrics = new AgentMetrics([nic], { version: "0.1.0", startMs: 0, windowNs: 10e9 });
  * monitor.claim();
  * monitor.commit(); // one sample
- * metrics.freshness.tick(100);
+ * metrics.tick(100);
  *
  * // No server needed: app.request answers in-process. A server passes the
  * // client's address: serveMetrics, or

@@ -189,7 +189,7 @@ Deno.test("GET /readyz follows the data, not just the process", async () => {
       "not ready\nnic: no data yet after 0.0 s\n",
     ]);
     fed.feed(T0, 1n, 1n);
-    fed.metrics.freshness.tick(now);
+    fed.metrics.tick(now);
     assert.deepEqual(await ready(), [200, "ready\n"]);
     // No new sample for longer than 10 periods (at least 1 s): stale.
     now += 1500;
@@ -198,7 +198,7 @@ Deno.test("GET /readyz follows the data, not just the process", async () => {
       "not ready\nnic: no data for 1.5 s\n",
     ]);
     fed.feed(T0 + MS, 2n, 1n);
-    fed.metrics.freshness.tick(now);
+    fed.metrics.tick(now);
     assert.equal((await ready())[0], 200);
     fed.agentMonitor.status.state = "failed";
     fed.agentMonitor.status.error = "DOCA source x: query_counters failed";

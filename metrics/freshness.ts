@@ -16,6 +16,14 @@ export interface CountsSamples {
   readonly samples: number;
 }
 
+/** How old each monitor's data is: what readiness and `data_age` read. */
+export interface DataFreshness {
+  /** Whether monitor `i` has delivered any sample. */
+  hasData(i: number): boolean;
+  /** Milliseconds since monitor `i` last delivered a sample, as of `nowMs`. */
+  ageMs(i: number, nowMs: number): number;
+}
+
 /** How often {@linkcode Freshness.start} checks, in ms. */
 export const FRESHNESS_TICK_MS = 100;
 
@@ -35,7 +43,7 @@ export const FRESHNESS_TICK_MS = 100;
  * assert.equal(fresh.ageMs(0, 4000), 2500); // no sample since t = 1500
  * ```
  */
-export class Freshness {
+export class Freshness implements DataFreshness {
   readonly #monitors: readonly CountsSamples[];
   readonly #seen: Float64Array;
   readonly #at: Float64Array;

@@ -1,10 +1,11 @@
 /**
  * The permissions the compiled binary gets (deploy/permissions.ts): the
  * compile tasks in deno.json carry exactly them, and main.ts run with
- * exactly them works (sim source, events log with rotation, the endpoint
- * with basic auth and its bcrypt worker, the DOCA source, --version, the
- * demo, journald detection) and is refused a write outside the log
- * directory and a DOCA library outside the readable directories.
+ * exactly them works (every `--include`d module loads as a Worker; sim
+ * source, events log with rotation, the endpoint with basic auth and its
+ * bcrypt worker, the DOCA source, --version, the demo, journald detection)
+ * and is refused a write outside the log directory and a DOCA library
+ * outside the readable directories.
  *
  * `deno compile` needs its runtime (denort) from Deno's download server,
  * which test machines cannot reach, so the binary itself is not built here:
@@ -24,7 +25,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { fileURLToPath as fromFileUrl } from "node:url";
+import { fileURLToPath as fromFileUrl, pathToFileURL } from "node:url";
 import bcrypt from "bcryptjs";
 import {
   COMPILE_TASKS,
@@ -193,6 +194,77 @@ Deno.test("deno.json's compile tasks are deploy/permissions.ts's commands", asyn
   for (const task of Object.keys(COMPILE_TASKS).map((n) => tasks[n])) {
     assert.ok(!/ (-A|--allow-all|--allow-sys|--allow-run)\b/.test(task));
   }
+});
+
+/**
+ * The host for the next test: starts each module named in its arguments as
+ * a module Worker, through {@linkcode WORKER_LOADER}, and prints one line
+ * for each, `URL loaded` or `URL failed: MESSAGE`. It exits 1 if one failed.
+ */
+const WORKER_HOST = `
+const loader = new URL("./load.js", import.meta.url);
+let failed = false;
+for (const module of Deno.args) {
+  const worker = new Worker(loader, { type: "module", name: module });
+  const result = await new Promise((resolve) => {
+    worker.onmessage = (e) => { if (e.data === "loaded") resolve("loaded"); };
+    worker.onerror = (e) => {
+      e.preventDefault();
+      resolve("failed: " + e.message);
+    };
+  });
+  worker.terminate();
+  if (result !== "loaded") failed = true;
+  console.log(module + " " + result);
+}
+if (failed) Deno.exit(1);
+`;
+
+/**
+ * A Worker has no "loaded" event, so the module is imported by this one,
+ * which says "loaded" once the module and its imports have been evaluated.
+ */
+const WORKER_LOADER = `
+await import(self.name);
+self.postMessage("loaded");
+`;
+
+Deno.test("with exactly the binary's permissions every --include'd module loads as a Worker", async () => {
+  // Derived from INCLUDES, so a new worker is covered once it is included
+  // (tests/compile_test.ts fails until it is).
+  const modules = INCLUDES.filter((file) => /\.(m?[jt]sx?)$/.test(file))
+    .map((file) => pathToFileURL(join(ROOT, file)).href);
+  assert.ok(modules.length >= 2, `${INCLUDES}`);
+  await withLogDir(async (_root, logDir) => {
+    // The host and loader go in the log directory, which is readable.
+    await Deno.writeTextFile(join(logDir, "host.js"), WORKER_HOST);
+    await Deno.writeTextFile(join(logDir, "load.js"), WORKER_LOADER);
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--config",
+        join(ROOT, "deno.json"),
+        ...agentFlags(logDir),
+        join(logDir, "host.js"),
+        ...modules,
+      ],
+      cwd: ROOT,
+      clearEnv: true,
+      env: agentEnv(),
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const decoder = new TextDecoder();
+    const stdout = decoder.decode(out.stdout);
+    const stderr = decoder.decode(out.stderr);
+    assert.equal(
+      stdout,
+      modules.map((module) => `${module} loaded\n`).join(""),
+      stderr,
+    );
+    assert.equal(out.code, 0, stderr);
+  });
 });
 
 Deno.test("with exactly the binary's permissions the agent samples, logs, rotates and serves", async () => {

@@ -1,0 +1,263 @@
+/**
+ * The metrics endpoint, seen from the agent's (sampling) thread: it
+ * publishes the monitors' state into shared memory a few times a second and
+ * runs the server in its own Worker (agent/endpoint_worker.ts), restarting
+ * it if it dies. Nothing the endpoint does can delay a sample: the two
+ * threads share only memory the sampler writes without waiting.
+ *
+ * @module
+ */
+
+import { errorMessage } from "../base/error_message.ts";
+import type { Logger } from "../logging/logger.ts";
+import type { AgentInfo, ServedMonitor } from "../metrics/agent_metrics.ts";
+import {
+  shapeOf,
+  sharedStateBuffer,
+  StatePublisher,
+} from "../metrics/shared_state.ts";
+import { splitListen } from "../metrics/server.ts";
+import type { WebConfig } from "../metrics/web_config.ts";
+import type { EndpointReply, EndpointStart } from "./endpoint_worker.ts";
+
+/** How the endpoint runs. */
+export interface EndpointOptions {
+  /** `HOST:PORT`; port 0 picks a free port. */
+  readonly listen: string;
+  /** TLS, basic auth and headers, when configured. */
+  readonly web?: WebConfig;
+  /** Agent-wide facts the endpoint reports. */
+  readonly info: AgentInfo;
+  /** Where the endpoint's failures and restarts are told. */
+  readonly log: Logger;
+  /** How often the monitors' state is published, ms; default 100. */
+  readonly publishMs?: number;
+  /** First delay before restarting a failed endpoint, ms; default 1000. */
+  readonly restartMs?: number;
+  /** The worker module; tests substitute their own. */
+  readonly workerUrl?: URL;
+}
+
+/**
+ * What the endpoint's thread may do: listen (until it does), read (its
+ * modules, when run from source) and see the host's figures for the
+ * `process_*` metrics; nothing else.
+ */
+const ENDPOINT_PERMISSIONS = {
+  net: "inherit",
+  read: "inherit",
+  sys: "inherit",
+  env: false,
+  write: false,
+  ffi: false,
+  run: false,
+  import: false,
+} as const;
+
+/** Longest wait for the endpoint to finish in-flight requests at shutdown. */
+const SHUTDOWN_GRACE_MS = 2000;
+/** Longest delay between restarts of a failing endpoint. */
+const MAX_RESTART_MS = 60_000;
+
+/**
+ * A running endpoint on its own thread.
+ *
+ * @example
+ * ```ts ignore
+ * const endpoint = await Endpoint.start(agent.monitors, { listen: "127.0.0.1:9477", info, log });
+ * log.info(`metrics on ${endpoint.url}`);
+ * await endpoint.shutdown();
+ * ```
+ */
+export class Endpoint {
+  /** Where it listens, e.g. `http://127.0.0.1:9477/`. */
+  readonly url: string;
+  /** The port it listens on (useful with port 0). */
+  readonly port: number;
+  /** Times the endpoint's thread failed and was restarted. */
+  get restarts(): number {
+    return this.#restarts;
+  }
+
+  readonly #spawn: () => Worker;
+  readonly #options: EndpointOptions;
+  readonly #publishing: { stop(): void };
+  #worker: Worker | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #delayMs: number;
+  #startedAt = performance.now();
+  #restarts = 0;
+  #stopping = false;
+
+  private constructor(
+    first: { worker: Worker; url: string; port: number },
+    spawn: () => Worker,
+    options: EndpointOptions,
+    publishing: { stop(): void },
+  ) {
+    this.url = first.url;
+    this.port = first.port;
+    this.#spawn = spawn;
+    this.#options = options;
+    this.#publishing = publishing;
+    this.#delayMs = options.restartMs ?? 1000;
+    this.#watch(first.worker);
+  }
+
+  /**
+   * Starts publishing `monitors` and serving them. Resolves once the
+   * endpoint listens; rejects with a one-line Error (naming the address)
+   * when it cannot, leaving nothing running.
+   */
+  static async start(
+    monitors: readonly ServedMonitor[],
+    options: EndpointOptions,
+  ): Promise<Endpoint> {
+    const shapes = monitors.map(shapeOf);
+    const buffer = sharedStateBuffer(shapes);
+    const publishing = new StatePublisher(
+      monitors,
+      buffer,
+      options.info.startMs,
+    )
+      .start(options.publishMs ?? 100);
+    let start: EndpointStart = {
+      type: "start",
+      buffer,
+      shapes,
+      info: options.info,
+      listen: options.listen,
+      web: options.web,
+      log: { level: options.log.level, journald: options.log.journald },
+    };
+    const url = options.workerUrl ??
+      new URL("./endpoint_worker.ts", import.meta.url);
+    const spawn = () => {
+      const worker = new Worker(url, {
+        type: "module",
+        // Its own permissions, so that what it gives up (net, once
+        // listening) it gives up alone: the agent keeps net to restart it.
+        // The thread that parses remote input can never write a file, load
+        // a library or run a program.
+        deno: { permissions: ENDPOINT_PERMISSIONS },
+      });
+      worker.postMessage(start);
+      return worker;
+    };
+    const worker = spawn();
+    try {
+      const reply = await firstReply(worker);
+      // A restarted endpoint comes back where the first one listened, even
+      // when the port was picked by the system.
+      const { hostname } = splitListen(options.listen);
+      const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+      start = { ...start, listen: `${host}:${reply.port}` };
+      return new Endpoint(
+        { worker, url: reply.url, port: reply.port },
+        spawn,
+        options,
+        publishing,
+      );
+    } catch (error) {
+      worker.terminate();
+      publishing.stop();
+      throw error;
+    }
+  }
+
+  /**
+   * Lets in-flight requests finish (at most 2 s), stops the endpoint's
+   * thread and the publishing. Never throws.
+   */
+  async shutdown(): Promise<void> {
+    this.#stopping = true;
+    clearTimeout(this.#timer);
+    const worker = this.#worker;
+    this.#worker = undefined;
+    if (worker !== undefined) {
+      const closed = new Promise<void>((resolve) => {
+        worker.onmessage = (e) => {
+          if ((e.data as EndpointReply).type === "closed") resolve();
+        };
+        worker.onerror = (e) => {
+          e.preventDefault();
+          resolve();
+        };
+      });
+      let grace: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<void>((resolve) => {
+        grace = setTimeout(resolve, SHUTDOWN_GRACE_MS);
+      });
+      worker.postMessage({ type: "shutdown" });
+      await Promise.race([closed, late]);
+      clearTimeout(grace);
+      worker.terminate();
+    }
+    this.#publishing.stop();
+  }
+
+  /** Restarts the endpoint's thread whenever it fails. */
+  #watch(worker: Worker): void {
+    this.#worker = worker;
+    this.#startedAt = performance.now();
+    worker.onerror = (event) => {
+      // Handled here: an endpoint failure must not become the agent's.
+      event.preventDefault();
+      this.#failed(worker, event.message ?? "unknown error");
+    };
+    worker.onmessage = (event) => {
+      const reply = event.data as EndpointReply;
+      if (reply.type === "failed") this.#failed(worker, reply.message);
+    };
+  }
+
+  #failed(worker: Worker, message: string): void {
+    worker.terminate();
+    if (this.#stopping || worker !== this.#worker) return;
+    this.#worker = undefined;
+    // A thread that ran a good while gets a quick restart; one that keeps
+    // failing backs off.
+    if (performance.now() - this.#startedAt > MAX_RESTART_MS) {
+      this.#delayMs = this.#options.restartMs ?? 1000;
+    }
+    const delay = this.#delayMs;
+    this.#delayMs = Math.min(MAX_RESTART_MS, delay * 2);
+    this.#options.log.error(
+      `metrics endpoint failed: ${oneLine(message)}; restarting it in ${
+        delay / 1000
+      } s (sampling goes on)`,
+    );
+    this.#timer = setTimeout(() => {
+      if (this.#stopping) return;
+      this.#restarts++;
+      this.#watch(this.#spawn());
+    }, delay);
+  }
+}
+
+/** The worker's first word: listening, or why not. */
+function firstReply(
+  worker: Worker,
+): Promise<{ url: string; port: number }> {
+  return new Promise((resolve, reject) => {
+    worker.onmessage = (event) => {
+      const reply = event.data as EndpointReply;
+      if (reply.type === "listening") resolve(reply);
+      else if (reply.type === "failed") reject(new Error(reply.message));
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      reject(
+        new Error(
+          `Cannot start the metrics endpoint: ${
+            oneLine(event.message ?? errorMessage(event.error))
+          }`,
+        ),
+      );
+    };
+  });
+}
+
+function oneLine(text: string): string {
+  return text.split("\n")[0];
+}

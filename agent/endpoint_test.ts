@@ -1,0 +1,194 @@
+import assert from "node:assert/strict";
+import { parseConfig } from "../config/load.ts";
+import { Logger } from "../logging/logger.ts";
+import { tempDir } from "../tests/temp_dir.ts";
+import { Agent } from "./agent.ts";
+import { Endpoint } from "./endpoint.ts";
+
+/** An agent on the simulator: 1 kHz, one rule that fires on every sample. */
+async function simAgent(dir: string): Promise<Agent> {
+  const config = parseConfig(
+    `{ "diag_sample_period_ns": 1000000, "sample_history_depth": 10,
+       "data-ids": [{ "name": "port_0_rx_bytes", "data_id": "0x1020000100000000" }],
+       "rules": [{ "name": "rx_moving", "data_id": "0x1020000100000000",
+                   "comparison_type": "inc_gt", "comparison_value": 0 }] }`,
+    `${dir}/rules.json`,
+  );
+  return await Agent.open({
+    ...config,
+    monitors: config.monitors.map((m) => ({
+      ...m,
+      source: "sim" as const,
+      eventLog: `${dir}/events.log`,
+    })),
+  }, { version: "test 1.0" });
+}
+
+function quietLog(lines: string[]): Logger {
+  return new Logger({ program: "test", write: (l) => lines.push(l) });
+}
+
+const info = { version: "0.0.0", startMs: Date.now(), windowNs: 1e9 };
+
+async function metricValue(url: string, name: string): Promise<number> {
+  const text = await (await fetch(new URL("/metrics", url))).text();
+  const line = text.split("\n").find((l) => l.startsWith(name));
+  assert.ok(line, `${name} in /metrics`);
+  return Number(line.split(" ").at(-1));
+}
+
+Deno.test("the endpoint serves, from its own thread, what the sampling thread published", async () => {
+  await using dir = await tempDir("endpoint");
+  const agent = await simAgent(dir.path);
+  const lines: string[] = [];
+  const endpoint = await Endpoint.start(agent.monitors, {
+    listen: "127.0.0.1:0",
+    info,
+    log: quietLog(lines),
+  });
+  const stop = new AbortController();
+  const running = agent.run(stop.signal);
+  try {
+    await new Promise((r) => setTimeout(r, 500));
+    const first = await metricValue(
+      endpoint.url,
+      'dpu_traceback_samples_total{monitor="nic"}',
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const second = await metricValue(
+      endpoint.url,
+      'dpu_traceback_samples_total{monitor="nic"}',
+    );
+    assert.ok(first > 0, `samples served: ${first}`);
+    assert.ok(second > first, `samples move: ${first} then ${second}`);
+    assert.equal(
+      await metricValue(
+        endpoint.url,
+        'dpu_traceback_rule_active{monitor="nic",rule="rx_moving"}',
+      ),
+      1,
+    );
+    const ready = await fetch(new URL("/readyz", endpoint.url));
+    assert.equal(ready.status, 200, await ready.text());
+  } finally {
+    stop.abort();
+    await running;
+    await endpoint.shutdown();
+    assert.deepEqual(await agent.close(), []);
+  }
+  assert.deepEqual(lines, []);
+});
+
+Deno.test("an endpoint whose thread never comes back costs no sample", async () => {
+  await using dir = await tempDir("endpoint");
+  const agent = await simAgent(dir.path);
+  const endpoint = await Endpoint.start(agent.monitors, {
+    listen: "127.0.0.1:0",
+    info,
+    log: quietLog([]),
+    workerUrl: new URL(
+      "../tests/fixtures/endpoint/misbehaving_worker.ts?mode=stall",
+      import.meta.url,
+    ),
+  });
+  const stop = new AbortController();
+  const running = agent.run(stop.signal);
+  const startedAt = performance.now();
+  await new Promise((r) => setTimeout(r, 1000));
+  stop.abort();
+  await running;
+  const elapsedMs = performance.now() - startedAt;
+  // The endpoint's thread spins for good: its requests time out...
+  await assert.rejects(
+    fetch(new URL("/metrics", endpoint.url), {
+      signal: AbortSignal.timeout(300),
+    }),
+  );
+  await endpoint.shutdown(); // ...and shutdown ends it after its grace.
+  assert.deepEqual(await agent.close(), []);
+  const [nic] = agent.monitors;
+  // ...while the sampler went on: 1 kHz for about a second, nothing lost.
+  assert.equal(nic.monitor.droppedSamples, 0);
+  assert.ok(
+    nic.monitor.samples >= 0.8 * elapsedMs,
+    `${nic.monitor.samples} samples in ${elapsedMs.toFixed(0)} ms`,
+  );
+});
+
+Deno.test("an endpoint that dies is restarted where it listened, and sampling goes on", async () => {
+  await using dir = await tempDir("endpoint");
+  const agent = await simAgent(dir.path);
+  const lines: string[] = [];
+  const marker = `${dir.path}/crashed`;
+  const endpoint = await Endpoint.start(agent.monitors, {
+    listen: "127.0.0.1:0",
+    info,
+    log: quietLog(lines),
+    restartMs: 50,
+    workerUrl: new URL(
+      `../tests/fixtures/endpoint/misbehaving_worker.ts?mode=crash&marker=${
+        encodeURIComponent(marker)
+      }`,
+      import.meta.url,
+    ),
+  });
+  const stop = new AbortController();
+  const running = agent.run(stop.signal);
+  try {
+    await Deno.writeTextFile(marker, "crash now");
+    const deadline = Date.now() + 10_000;
+    while (endpoint.restarts === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(endpoint.restarts, 1);
+    let samples = NaN;
+    while (Date.now() < deadline) {
+      try {
+        samples = await metricValue(
+          endpoint.url,
+          'dpu_traceback_samples_total{monitor="nic"}',
+        );
+        break;
+      } catch {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    assert.ok(samples > 0, `the restarted endpoint serves: ${samples}`);
+  } finally {
+    stop.abort();
+    await running;
+    await endpoint.shutdown();
+    assert.deepEqual(await agent.close(), []);
+  }
+  assert.equal(agent.monitors[0].monitor.droppedSamples, 0);
+  assert.equal(lines.length, 1, lines.join("\n"));
+  assert.match(
+    lines[0],
+    /metrics endpoint failed: .*crashing as asked; restarting it in 0\.05 s \(sampling goes on\)/,
+  );
+});
+
+Deno.test("an endpoint that cannot listen fails the start with one line and leaves nothing running", async () => {
+  await using dir = await tempDir("endpoint");
+  const agent = await simAgent(dir.path);
+  using taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    await assert.rejects(
+      Endpoint.start(agent.monitors, {
+        listen: `127.0.0.1:${taken.addr.port}`,
+        info,
+        log: quietLog([]),
+      }),
+      (error: Error) => {
+        assert.match(
+          error.message,
+          /^Cannot serve metrics on 127\.0\.0\.1:\d+: the address is in use/,
+        );
+        assert.ok(!error.message.includes("\n"));
+        return true;
+      },
+    );
+  } finally {
+    assert.deepEqual(await agent.close(), []);
+  }
+});

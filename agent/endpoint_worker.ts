@@ -1,0 +1,136 @@
+/**
+ * The metrics endpoint's thread: a Worker that serves `/metrics` and the
+ * JSON API from what the sampling thread publishes (metrics/shared_state.ts).
+ * Everything a remote party can drive (connections, TLS, auth, rendering)
+ * runs here, on its own event loop and heap; the sampler never waits for
+ * it, and when it fails the agent's thread sees an error event, not a
+ * crash.
+ *
+ * Messages: the agent posts one {@linkcode EndpointStart}, then
+ * `{ type: "shutdown" }`; the worker answers {@linkcode EndpointReply}s.
+ *
+ * @module
+ */
+
+import { errorMessage } from "../base/error_message.ts";
+import { Logger, type LogLevel } from "../logging/logger.ts";
+import { type AgentInfo, AgentMetrics } from "../metrics/agent_metrics.ts";
+import { createMetricsApp } from "../metrics/app.ts";
+import { BasicAuthVerifier } from "../metrics/basic_auth.ts";
+import { type MetricsServer, serveMetrics } from "../metrics/server.ts";
+import { type MonitorShape, PublishedState } from "../metrics/shared_state.ts";
+import type { WebConfig } from "../metrics/web_config.ts";
+import { RateLimitedLines } from "./rate_limited_lines.ts";
+
+/** What the endpoint's thread is started with. */
+export interface EndpointStart {
+  readonly type: "start";
+  /** The state the sampling thread publishes. */
+  readonly buffer: SharedArrayBuffer;
+  /** Its layout: the monitors as the publisher shaped them. */
+  readonly shapes: readonly MonitorShape[];
+  /** Agent-wide facts. */
+  readonly info: AgentInfo;
+  /** `HOST:PORT`. */
+  readonly listen: string;
+  /** TLS, basic auth and headers, when configured. */
+  readonly web?: WebConfig;
+  /** The agent's log level and whether it writes for journald. */
+  readonly log: { readonly level: LogLevel; readonly journald: boolean };
+}
+
+/** What the endpoint's thread tells the agent. */
+export type EndpointReply =
+  | { readonly type: "listening"; readonly url: string; readonly port: number }
+  | { readonly type: "failed"; readonly message: string }
+  | { readonly type: "closed" };
+
+/** Refresh the copy of the shared state at most this often, ms. */
+const REFRESH_MS = 5;
+
+/** The worker's global scope, as far as this module uses it. */
+interface WorkerScope {
+  onmessage: ((event: MessageEvent) => void) | null;
+  postMessage(message: EndpointReply): void;
+  close(): void;
+}
+
+/**
+ * Serves the endpoint described by `start` until shutdown. Exported for
+ * tests; the worker runs it on its first message.
+ */
+export async function serveEndpoint(
+  start: EndpointStart,
+  post: (reply: EndpointReply) => void,
+): Promise<{ shutdown(): Promise<void> } | undefined> {
+  const log = new Logger({
+    program: "dpu-traceback",
+    level: start.log.level,
+    journald: start.log.journald,
+  });
+  // A flood of broken connections must not become a flood of log lines.
+  const lines = new RateLimitedLines((line) => log.error(line));
+  const state = new PublishedState(start.buffer, start.shapes);
+  state.refresh();
+  const metrics = new AgentMetrics(state.monitors, start.info, state.freshness);
+  const web = start.web;
+  const auth = web !== undefined && web.basicAuthUsers.size > 0
+    ? new BasicAuthVerifier(web.basicAuthUsers)
+    : undefined;
+  const app = createMetricsApp(metrics, {
+    auth,
+    headers: web?.headers,
+    onError: (m) => lines.write(m),
+  });
+  let refreshedAt = -Infinity;
+  let server: MetricsServer;
+  try {
+    server = serveMetrics({
+      fetch(request, env) {
+        const now = performance.now();
+        if (now - refreshedAt >= REFRESH_MS) {
+          state.refresh();
+          refreshedAt = now;
+        }
+        return app.fetch(request, env);
+      },
+    }, {
+      listen: start.listen,
+      tls: web?.tls,
+      onError: (m) => lines.write(m),
+    });
+  } catch (error) {
+    auth?.[Symbol.dispose]();
+    post({ type: "failed", message: errorMessage(error) });
+    return undefined;
+  }
+  // Listening is all this thread uses the network for: with the socket
+  // bound, give the permission back so nothing here can connect out.
+  await Deno.permissions.revoke({ name: "net" });
+  post({ type: "listening", url: server.url, port: server.port });
+  return {
+    async shutdown() {
+      await server.shutdown();
+      auth?.[Symbol.dispose]();
+      lines.flush();
+    },
+  };
+}
+
+if (
+  typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !==
+    "undefined"
+) {
+  const scope = globalThis as unknown as WorkerScope;
+  let running: Promise<{ shutdown(): Promise<void> } | undefined> | undefined;
+  scope.onmessage = async (event: MessageEvent) => {
+    const message = event.data as EndpointStart | { type: "shutdown" };
+    if (message.type === "start" && running === undefined) {
+      running = serveEndpoint(message, (reply) => scope.postMessage(reply));
+    } else if (message.type === "shutdown") {
+      await (await running)?.shutdown();
+      scope.postMessage({ type: "closed" });
+      scope.close();
+    }
+  };
+}

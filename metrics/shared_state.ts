@@ -1,0 +1,603 @@
+/**
+ * What the sampling thread publishes for the endpoint's thread: every
+ * counter, rule state, source health figure and completed window the
+ * endpoint renders, in one SharedArrayBuffer.
+ *
+ * The sampler must never wait for the endpoint, and the endpoint may be
+ * flooded, slow or restarting, so the two share memory under a sequence
+ * lock rather than a message queue (which a starved reader would let grow
+ * without bound): {@linkcode StatePublisher} rewrites the whole state a
+ * few times a second, bumping a sequence number before and after;
+ * {@linkcode PublishedState} copies it into private memory and keeps the
+ * copy only if the sequence number was even and unchanged around the copy.
+ * The writer never blocks and never allocates in steady state; the reader
+ * retries the copy (it takes microseconds) and otherwise keeps its last
+ * good one.
+ *
+ * @module
+ */
+
+import type { SourceDevice, SourceState } from "../collectors/collector.ts";
+import { LATENESS_BOUNDS_S, PollStats } from "../collectors/poll_stats.ts";
+import type { MonitorConfig } from "../config/types.ts";
+import type { EventsLogStats } from "../events/log.ts";
+import type { MonitorView, ServedMonitor } from "./agent_metrics.ts";
+import type { WindowSnapshot } from "./aggregate.ts";
+import { type DataFreshness, Freshness } from "./freshness.ts";
+
+/** What both sides must agree on to lay out one monitor's state. */
+export interface MonitorShape {
+  /** The monitor's configuration (its columns and rules set the layout). */
+  readonly config: MonitorConfig;
+  /** Label pairs of each separately failing device (the GPUs), if any. */
+  readonly devices: readonly (readonly (readonly [string, string])[])[];
+  /** Whether the source keeps poll-loop statistics. */
+  readonly polled: boolean;
+  /** The events log's path. */
+  readonly logPath: string;
+}
+
+/** Distinct error names per monitor whose counts are published. */
+export const MAX_ERROR_NAMES = 16;
+/** Bytes for a monitor's text (its failure and error names, as JSON). */
+const TEXT_BYTES = 4096;
+/** Longest failure message published, characters. */
+const MAX_ERROR_CHARS = 1000;
+/** Longest error name published, characters. */
+const MAX_NAME_CHARS = 100;
+
+// Float64 slots of one monitor, from its base.
+const SAMPLES = 0;
+const DROPPED = 1;
+const EVENTS = 2;
+const ACTIVE_RULES = 3;
+const RING_COUNT = 4;
+const RING_CAPACITY = 5;
+const STATE = 6;
+const SEEN = 7;
+const DATA_AT_MS = 8;
+const POLLS = 9;
+const LATENESS_SUM = 10;
+const LATENESS_MAX = 11;
+const FILL = 12;
+const FILL_MAX = 13;
+const LOG_BYTES = 14;
+const LOG_ERRORS = 15;
+const LOG_DROPPED = 16;
+const LOG_PENDING = 17;
+const TEXT_VERSION = 18;
+const LATENESS_COUNTS = 19;
+const ERROR_COUNTS = LATENESS_COUNTS + LATENESS_BOUNDS_S.length + 1;
+const FIXED_SLOTS = ERROR_COUNTS + MAX_ERROR_NAMES;
+const RULE_SLOTS = 4; // active, activations, active ms, changed at ms
+const WINDOW_SCALARS = [
+  "sequence",
+  "samples",
+  "startNs",
+  "endNs",
+  "spanNs",
+] as const;
+const WINDOW_ARRAYS = [
+  "rate",
+  "rateMin",
+  "rateMax",
+  "rateMean",
+  "increase",
+  "resets",
+  "resetsTotal",
+  "last",
+  "min",
+  "max",
+  "mean",
+] as const;
+const STATES: readonly SourceState[] = ["idle", "running", "ended", "failed"];
+
+// Agent-wide slots, before the first monitor.
+const PUBLISHED_AT_MS = 0;
+const GLOBAL_SLOTS = 1;
+/** Bytes before the Float64 slots: the sequence number (Int32) and padding. */
+const HEADER_BYTES = 8;
+
+/** Where each monitor's slots and text lie in the buffer. */
+interface Layout {
+  readonly bytes: number;
+  readonly bases: readonly number[];
+  readonly devices: readonly number[];
+  readonly rules: readonly number[];
+  readonly windows: readonly number[];
+  readonly texts: readonly number[];
+}
+
+function layoutOf(shapes: readonly MonitorShape[]): Layout {
+  const bases: number[] = [];
+  const devices: number[] = [];
+  const rules: number[] = [];
+  const windows: number[] = [];
+  let slot = GLOBAL_SLOTS;
+  for (const s of shapes) {
+    bases.push(slot);
+    slot += FIXED_SLOTS;
+    devices.push(slot);
+    slot += s.devices.length;
+    rules.push(slot);
+    slot += RULE_SLOTS * s.config.rules.length;
+    windows.push(slot);
+    slot += WINDOW_SCALARS.length +
+      WINDOW_ARRAYS.length * s.config.columns.length;
+  }
+  const textStart = HEADER_BYTES + 8 * slot;
+  const texts = shapes.map((_, i) => textStart + i * TEXT_BYTES);
+  return {
+    bytes: textStart + shapes.length * TEXT_BYTES,
+    bases,
+    devices,
+    rules,
+    windows,
+    texts,
+  };
+}
+
+/**
+ * The shared buffer for `shapes`: pass it to both sides.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sharedStateBuffer } from "./shared_state.ts";
+ *
+ * assert.ok(sharedStateBuffer([]) instanceof SharedArrayBuffer);
+ * ```
+ */
+export function sharedStateBuffer(
+  shapes: readonly MonitorShape[],
+): SharedArrayBuffer {
+  return new SharedArrayBuffer(layoutOf(shapes).bytes);
+}
+
+/**
+ * The sampling thread's side: copies the live monitors' state into the
+ * shared buffer on each {@linkcode publish}. It also keeps the monitors'
+ * freshness, so the data age the endpoint reports is measured where the
+ * samples arrive, not on a thread that may be starved.
+ *
+ * @example See {@linkcode PublishedState}.
+ */
+export class StatePublisher {
+  readonly #monitors: readonly ServedMonitor[];
+  readonly #layout: Layout;
+  readonly #sequence: Int32Array;
+  readonly #slots: Float64Array;
+  readonly #bytes: Uint8Array;
+  readonly #freshness: Freshness;
+  readonly #errors: (string | undefined)[];
+  readonly #names: number[];
+  readonly #encoder = new TextEncoder();
+
+  /**
+   * Publishes `monitors` (shaped as {@linkcode shapeOf} describes them)
+   * into `buffer`, from {@linkcode sharedStateBuffer}; `startMs` is when
+   * the agent started (the age of no data).
+   */
+  constructor(
+    monitors: readonly ServedMonitor[],
+    buffer: SharedArrayBuffer,
+    startMs: number,
+  ) {
+    this.#monitors = monitors;
+    this.#layout = layoutOf(monitors.map(shapeOf));
+    if (buffer.byteLength !== this.#layout.bytes) {
+      throw new RangeError(
+        `shared state buffer is ${buffer.byteLength} bytes, the monitors need ${this.#layout.bytes}`,
+      );
+    }
+    this.#sequence = new Int32Array(buffer, 0, 1);
+    this.#slots = new Float64Array(buffer, HEADER_BYTES);
+    this.#bytes = new Uint8Array(buffer);
+    this.#freshness = new Freshness(monitors.map((m) => m.monitor), startMs);
+    this.#errors = monitors.map(() => undefined);
+    this.#names = monitors.map(() => 0);
+  }
+
+  /** Writes the state as of host time `nowMs` (Unix ms). */
+  publish(nowMs: number = Date.now()): void {
+    this.#freshness.tick(nowMs);
+    const s = this.#slots;
+    Atomics.add(this.#sequence, 0, 1); // odd: a write is under way
+    s[PUBLISHED_AT_MS] = nowMs;
+    for (let i = 0; i < this.#monitors.length; i++) {
+      const m = this.#monitors[i];
+      const b = this.#layout.bases[i];
+      const monitor = m.monitor;
+      s[b + SAMPLES] = monitor.samples;
+      s[b + DROPPED] = monitor.droppedSamples;
+      s[b + EVENTS] = monitor.events;
+      s[b + ACTIVE_RULES] = monitor.activeRules;
+      s[b + RING_COUNT] = monitor.ring.count;
+      s[b + RING_CAPACITY] = monitor.ring.capacity;
+      s[b + STATE] = STATES.indexOf(m.status.state);
+      s[b + SEEN] = this.#freshness.hasData(i) ? 1 : 0;
+      s[b + DATA_AT_MS] = nowMs - this.#freshness.ageMs(i, nowMs);
+      const stats = m.collector.pollStats;
+      if (stats !== undefined) this.#writePoll(b, i, stats);
+      const log = m.log.stats;
+      s[b + LOG_BYTES] = log.bytesWritten;
+      s[b + LOG_ERRORS] = log.writeErrors;
+      s[b + LOG_DROPPED] = log.droppedRows;
+      s[b + LOG_PENDING] = log.pendingBytes;
+      const devices = m.collector.devices ?? [];
+      const d = this.#layout.devices[i];
+      for (let k = 0; k < devices.length; k++) {
+        s[d + k] = devices[k].up() ? 1 : 0;
+      }
+      const r = this.#layout.rules[i];
+      for (let j = 0; j < monitor.rules.length; j++) {
+        const rule = monitor.rules[j];
+        s[r + RULE_SLOTS * j] = rule.active ? 1 : 0;
+        s[r + RULE_SLOTS * j + 1] = rule.activations;
+        s[r + RULE_SLOTS * j + 2] = monitor.ruleActiveMs(j);
+        s[r + RULE_SLOTS * j + 3] = monitor.ruleChangedAtMs(j);
+      }
+      this.#writeWindow(this.#layout.windows[i], m.aggregator.completed);
+      if (m.status.error !== this.#errors[i]) {
+        this.#errors[i] = m.status.error;
+        this.#writeText(i);
+      }
+    }
+    Atomics.add(this.#sequence, 0, 1); // even: consistent again
+  }
+
+  /** Publishes every `intervalMs` until the returned stop (which publishes once more). */
+  start(intervalMs = 100): { stop(): void } {
+    this.publish();
+    const timer = setInterval(() => this.publish(), intervalMs);
+    // The publisher never keeps the process alive by itself.
+    Deno.unrefTimer(timer);
+    return {
+      stop: () => {
+        clearInterval(timer);
+        this.publish();
+      },
+    };
+  }
+
+  #writePoll(b: number, i: number, stats: PollStats): void {
+    const s = this.#slots;
+    s[b + POLLS] = stats.polls;
+    s[b + LATENESS_SUM] = stats.latenessSumS;
+    s[b + LATENESS_MAX] = stats.latenessMaxS;
+    s[b + FILL] = stats.bufferFill;
+    s[b + FILL_MAX] = stats.bufferFillMax;
+    s.set(stats.latenessCounts, b + LATENESS_COUNTS);
+    if (stats.errors.size !== this.#names[i]) {
+      // A new error name: rare (names come from a fixed set), so the text
+      // is rewritten only then.
+      this.#names[i] = stats.errors.size;
+      this.#writeText(i);
+    }
+    let k = 0;
+    for (const count of stats.errors.values()) {
+      if (k === MAX_ERROR_NAMES) break;
+      s[b + ERROR_COUNTS + k++] = count;
+    }
+  }
+
+  #writeWindow(w: number, snapshot: WindowSnapshot): void {
+    const s = this.#slots;
+    for (let k = 0; k < WINDOW_SCALARS.length; k++) {
+      s[w + k] = snapshot[WINDOW_SCALARS[k]];
+    }
+    let at = w + WINDOW_SCALARS.length;
+    for (let k = 0; k < WINDOW_ARRAYS.length; k++) {
+      const values = snapshot[WINDOW_ARRAYS[k]];
+      s.set(values, at);
+      at += values.length;
+    }
+  }
+
+  /** Rewrites monitor `i`'s text: its failure and its error names. */
+  #writeText(i: number): void {
+    const m = this.#monitors[i];
+    const names = [...(m.collector.pollStats?.errors.keys() ?? [])]
+      .slice(0, MAX_ERROR_NAMES)
+      .map((n) => n.slice(0, MAX_NAME_CHARS));
+    const text = JSON.stringify({
+      error: m.status.error?.slice(0, MAX_ERROR_CHARS),
+      names,
+    });
+    const at = this.#layout.texts[i];
+    const { written } = this.#encoder.encodeInto(
+      text,
+      this.#bytes.subarray(at + 4, at + TEXT_BYTES),
+    );
+    new DataView(this.#bytes.buffer).setUint32(at, written, true);
+    this.#slots[this.#layout.bases[i] + TEXT_VERSION]++;
+  }
+}
+
+/**
+ * The shape {@linkcode StatePublisher} gives a served monitor: what the
+ * endpoint's side needs to read it back.
+ *
+ * @example See {@linkcode PublishedState}.
+ */
+export function shapeOf(m: ServedMonitor): MonitorShape {
+  return {
+    config: m.config,
+    devices: (m.collector.devices ?? []).map((d) => d.labels),
+    polled: m.collector.pollStats !== undefined,
+    logPath: m.log.path,
+  };
+}
+
+/**
+ * The endpoint's side: served monitors backed by a private copy of the
+ * shared state, refreshed by {@linkcode refresh}. Between refreshes every
+ * figure stays put, so one render sees one consistent state.
+ *
+ * @example The sampler publishes; the endpoint reads
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { WindowAggregator } from "./aggregate.ts";
+ * import type { ServedMonitor } from "./agent_metrics.ts";
+ * import {
+ *   PublishedState,
+ *   shapeOf,
+ *   sharedStateBuffer,
+ *   StatePublisher,
+ * } from "./shared_state.ts";
+ * import { Monitor } from "../rules/monitor.ts";
+ * import type { MonitorConfig } from "../config/types.ts";
+ *
+ * const config: MonitorConfig = {
+ *   name: "nic",
+ *   source: "sim",
+ *   samplePeriodNs: 1_000_000,
+ *   depth: 2,
+ *   columns: [{ name: "rx", dataId: "0x0000000000000001", kind: "counter" }],
+ *   rules: [],
+ *   eventLog: "events.log",
+ *   seed: 1,
+ * };
+ * const aggregator = new WindowAggregator({ columns: config.columns });
+ * const noLog = { columnNames() {}, row() {}, eventStart() {}, eventEnd() {}, gap() {} };
+ * const monitor = new Monitor(config, noLog, { observer: aggregator });
+ * const live: ServedMonitor = {
+ *   config,
+ *   monitor,
+ *   aggregator,
+ *   collector: {},
+ *   log: {
+ *     path: "events.log",
+ *     stats: { bytesWritten: 0, writeErrors: 0, droppedRows: 0, pendingBytes: 0 },
+ *   },
+ *   status: { state: "running" },
+ * };
+ * // The sampling thread:
+ * const buffer = sharedStateBuffer([shapeOf(live)]);
+ * const publisher = new StatePublisher([live], buffer, 0);
+ * monitor.claim();
+ * monitor.commit();
+ * publisher.publish(1000);
+ * // The endpoint's thread (given the same buffer and shapes):
+ * const state = new PublishedState(buffer, [shapeOf(live)]);
+ * assert.equal(state.refresh(), true);
+ * const [nic] = state.monitors;
+ * assert.equal(nic.monitor.samples, 1);
+ * assert.equal(nic.status.state, "running");
+ * assert.equal(state.freshness.ageMs(0, 1500), 500);
+ * assert.equal(state.publishedAtMs, 1000);
+ * ```
+ */
+export class PublishedState {
+  /** The monitors as served, in configuration order. */
+  readonly monitors: readonly ServedMonitor[];
+  /** When each monitor last delivered a sample, as the sampler saw it. */
+  readonly freshness: DataFreshness;
+  readonly #shared: Uint8Array;
+  readonly #sequence: Int32Array;
+  readonly #copy: Uint8Array;
+  readonly #slots: Float64Array;
+  readonly #layout: Layout;
+  readonly #textVersions: Float64Array;
+  readonly #readers: MonitorReader[];
+
+  /** Reads `buffer`, laid out for `shapes` (the publisher's {@linkcode shapeOf}). */
+  constructor(buffer: SharedArrayBuffer, shapes: readonly MonitorShape[]) {
+    this.#layout = layoutOf(shapes);
+    if (buffer.byteLength !== this.#layout.bytes) {
+      throw new RangeError(
+        `shared state buffer is ${buffer.byteLength} bytes, the monitors need ${this.#layout.bytes}`,
+      );
+    }
+    this.#shared = new Uint8Array(buffer);
+    this.#sequence = new Int32Array(buffer, 0, 1);
+    this.#copy = new Uint8Array(buffer.byteLength);
+    this.#slots = new Float64Array(this.#copy.buffer, HEADER_BYTES);
+    this.#textVersions = new Float64Array(shapes.length);
+    this.#readers = shapes.map((shape, i) =>
+      new MonitorReader(shape, this.#slots, this.#layout, i)
+    );
+    this.monitors = this.#readers.map((r) => r.served);
+    const slots = this.#slots;
+    const bases = this.#layout.bases;
+    this.freshness = {
+      hasData: (i) => slots[bases[i] + SEEN] === 1,
+      ageMs: (i, nowMs) => Math.max(0, nowMs - slots[bases[i] + DATA_AT_MS]),
+    };
+  }
+
+  /** Host time (Unix ms) of the state last copied; 0 before the first. */
+  get publishedAtMs(): number {
+    return this.#slots[PUBLISHED_AT_MS];
+  }
+
+  /**
+   * Copies the newest consistent state. Returns false, keeping the last
+   * copy, when the sampler was writing on every try (it writes for
+   * microseconds a few times a second, so this means it is stuck mid-write).
+   */
+  refresh(): boolean {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const before = Atomics.load(this.#sequence, 0);
+      if ((before & 1) === 1) continue;
+      this.#copy.set(this.#shared);
+      if (Atomics.load(this.#sequence, 0) !== before) continue;
+      for (let i = 0; i < this.#readers.length; i++) {
+        const version = this.#slots[this.#layout.bases[i] + TEXT_VERSION];
+        if (version !== this.#textVersions[i]) {
+          this.#textVersions[i] = version;
+          this.#readers[i].readText(this.#copy, this.#layout.texts[i]);
+        }
+      }
+      return true;
+    }
+    return false;
+  }
+}
+
+/** One monitor's served view over the private copy. */
+class MonitorReader {
+  readonly served: ServedMonitor;
+  readonly #status: { state: SourceState; error?: string };
+  #names: string[] = [];
+
+  constructor(
+    shape: MonitorShape,
+    slots: Float64Array,
+    layout: Layout,
+    i: number,
+  ) {
+    const b = layout.bases[i];
+    const r = layout.rules[i];
+    const status: { state: SourceState; error?: string } = { state: "idle" };
+    this.#status = status;
+    const rules = shape.config.rules.map((_, j) => ({
+      get active() {
+        return slots[r + RULE_SLOTS * j] === 1;
+      },
+      get activations() {
+        return slots[r + RULE_SLOTS * j + 1];
+      },
+    }));
+    const monitor: MonitorView = {
+      name: shape.config.name,
+      get samples() {
+        return slots[b + SAMPLES];
+      },
+      get droppedSamples() {
+        return slots[b + DROPPED];
+      },
+      get events() {
+        return slots[b + EVENTS];
+      },
+      get activeRules() {
+        return slots[b + ACTIVE_RULES];
+      },
+      ring: {
+        get count() {
+          return slots[b + RING_COUNT];
+        },
+        get capacity() {
+          return slots[b + RING_CAPACITY];
+        },
+      },
+      rules,
+      ruleChangedAtMs: (j) => slots[r + RULE_SLOTS * j + 3],
+      // Counted up to now: the time since publication is still active time.
+      ruleActiveMs: (j) =>
+        slots[r + RULE_SLOTS * j + 2] +
+        (slots[r + RULE_SLOTS * j] === 1
+          ? Math.max(0, Date.now() - slots[PUBLISHED_AT_MS])
+          : 0),
+    };
+    const d = layout.devices[i];
+    const devices: SourceDevice[] = shape.devices.map((labels, k) => ({
+      labels,
+      up: () => slots[d + k] === 1,
+    }));
+    const stats = shape.polled ? new PollStats() : undefined;
+    const names = () => this.#names;
+    const logStats: EventsLogStats = {
+      get bytesWritten() {
+        return slots[b + LOG_BYTES];
+      },
+      get writeErrors() {
+        return slots[b + LOG_ERRORS];
+      },
+      get droppedRows() {
+        return slots[b + LOG_DROPPED];
+      },
+      get pendingBytes() {
+        return slots[b + LOG_PENDING];
+      },
+    };
+    const window = windowView(slots, layout.windows[i], shape.config);
+    this.served = {
+      config: shape.config,
+      monitor,
+      collector: {
+        get pollStats() {
+          if (stats === undefined) return undefined;
+          stats.polls = slots[b + POLLS];
+          stats.latenessSumS = slots[b + LATENESS_SUM];
+          stats.latenessMaxS = slots[b + LATENESS_MAX];
+          stats.bufferFill = slots[b + FILL];
+          stats.bufferFillMax = slots[b + FILL_MAX];
+          stats.latenessCounts.set(
+            slots.subarray(
+              b + LATENESS_COUNTS,
+              b + LATENESS_COUNTS + stats.latenessCounts.length,
+            ),
+          );
+          stats.errors.clear();
+          const known = names();
+          for (let k = 0; k < known.length; k++) {
+            stats.errors.set(known[k], slots[b + ERROR_COUNTS + k]);
+          }
+          return stats;
+        },
+        ...(shape.devices.length > 0 ? { devices } : {}),
+      },
+      log: { path: shape.logPath, stats: logStats },
+      aggregator: { completed: window },
+      get status() {
+        status.state = STATES[slots[b + STATE]] ?? "idle";
+        return status;
+      },
+    };
+  }
+
+  readText(copy: Uint8Array, at: number): void {
+    const length = new DataView(copy.buffer).getUint32(at, true);
+    const text = new TextDecoder().decode(
+      copy.subarray(at + 4, at + 4 + length),
+    );
+    const parsed = JSON.parse(text) as { error?: string; names: string[] };
+    if (parsed.error === undefined) delete this.#status.error;
+    else this.#status.error = parsed.error;
+    this.#names = parsed.names;
+  }
+}
+
+/** A WindowSnapshot whose fields are views of the private copy. */
+function windowView(
+  slots: Float64Array,
+  w: number,
+  config: MonitorConfig,
+): WindowSnapshot {
+  const n = config.columns.length;
+  const arrays: Record<string, Float64Array> = {};
+  let at = w + WINDOW_SCALARS.length;
+  for (const key of WINDOW_ARRAYS) {
+    arrays[key] = slots.subarray(at, at + n);
+    at += n;
+  }
+  const view = { ...arrays } as Record<string, unknown>;
+  WINDOW_SCALARS.forEach((key, k) => {
+    Object.defineProperty(view, key, {
+      get: () => slots[w + k],
+      enumerable: true,
+    });
+  });
+  return view as unknown as WindowSnapshot;
+}
