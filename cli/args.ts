@@ -6,8 +6,14 @@
  */
 
 import { LOG_LEVELS, type LogLevel } from "../logging/logger.ts";
+import { formatValue } from "../config/errors.ts";
+import { MAX_DURATION_S } from "../config/limits.ts";
 import type { GpuMode, SourceKind } from "../config/types.ts";
-import { parseGpuMode, parseListen } from "../config/values.ts";
+import {
+  parseGpuMode,
+  parseListen,
+  parseMetricsWindow,
+} from "../config/values.ts";
 import { parseOptions } from "./parse_options.ts";
 import { UsageError } from "./usage_error.ts";
 
@@ -173,7 +179,9 @@ export function parseCommand(args: readonly string[]): Command {
       dataIdsFile: values["data-ids"],
     };
   }
-  if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
+  if (rest.length > 0) {
+    throw new UsageError(`unexpected argument ${formatValue(rest[0])}`);
+  }
 
   const options = {
     dataIdsFile: values["data-ids"],
@@ -181,12 +189,12 @@ export function parseCommand(args: readonly string[]): Command {
     eventLog: values["event-log"],
     source: parseSource(values.source),
     input: values.input,
-    durationS: parsePositive("--duration", values.duration),
+    durationS: parseDuration(values.duration),
     listen: values.listen === undefined
       ? undefined
       : parseListenOption(values.listen),
     webConfigFile: values["web-config-file"],
-    metricsWindowS: parsePositive("--metrics-window", values["metrics-window"]),
+    metricsWindowS: parseMetricsWindowOption(values["metrics-window"]),
     seed: parseSeed(values.seed),
     forceOwnership: values["force-ownership"] ?? false,
     docaLibDir: values["doca-lib-dir"],
@@ -210,7 +218,9 @@ function parseLogLevel(value: string | undefined): LogLevel | undefined {
   if (value === undefined) return undefined;
   if (!(LOG_LEVELS as readonly string[]).includes(value)) {
     throw new UsageError(
-      `--log-level must be one of ${LOG_LEVELS.join(", ")}, got "${value}"`,
+      `--log-level must be one of ${LOG_LEVELS.join(", ")}, got ${
+        formatValue(value)
+      }`,
     );
   }
   return value as LogLevel;
@@ -220,7 +230,7 @@ function parseGpuOption(value: string | undefined): GpuMode | undefined {
   if (value === undefined) return undefined;
   const parsed = parseGpuMode(value);
   if (!parsed.ok) {
-    throw new UsageError(`--gpu ${parsed.problem}, got "${value}"`);
+    throw new UsageError(`--gpu ${parsed.problem}, got ${formatValue(value)}`);
   }
   return parsed.value;
 }
@@ -229,24 +239,61 @@ function parseSource(value: string | undefined): SourceKind | undefined {
   if (value === undefined) return undefined;
   if (!(SOURCES as readonly string[]).includes(value)) {
     throw new UsageError(
-      `--source must be one of ${SOURCES.join(", ")}, got "${value}"`,
+      `--source must be one of ${SOURCES.join(", ")}, got ${
+        formatValue(value)
+      }`,
     );
   }
   return value as SourceKind;
 }
 
-function parsePositive(
-  option: string,
-  value: string | undefined,
-): number | undefined {
+/** A number of seconds as people write one: digits, maybe a fraction. */
+const SECONDS = /^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$/;
+
+/**
+ * `--duration`: more than 0 and at most {@linkcode MAX_DURATION_S} (ten
+ * years), so that it is a real span of time and fits every timer use.
+ */
+function parseDuration(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
+  const n = SECONDS.test(value) ? Number(value) : NaN;
+  if (!(n > 0)) {
     throw new UsageError(
-      `${option} must be a positive number of seconds, got "${value}"`,
+      `--duration must be a positive number of seconds, got ${
+        formatValue(value)
+      }`,
+    );
+  }
+  if (n > MAX_DURATION_S) {
+    throw new UsageError(
+      `--duration must be at most ${MAX_DURATION_S} seconds (ten years); leave it out to run until stopped, got ${
+        formatValue(value)
+      }`,
     );
   }
   return n;
+}
+
+/** `--metrics-window`, bounded as the configuration's metrics_window_s. */
+function parseMetricsWindowOption(
+  value: string | undefined,
+): number | undefined {
+  if (value === undefined) return undefined;
+  if (!SECONDS.test(value)) {
+    throw new UsageError(
+      `--metrics-window must be a positive number of seconds, got ${
+        formatValue(value)
+      }`,
+    );
+  }
+  // 400 digits make Infinity: past the bound, not "not a number".
+  const parsed = parseMetricsWindow(Math.min(Number(value), Number.MAX_VALUE));
+  if (!parsed.ok) {
+    throw new UsageError(
+      `--metrics-window ${parsed.problem}, got ${formatValue(value)}`,
+    );
+  }
+  return parsed.value;
 }
 
 function parseSeed(value: string | undefined): number | undefined {
@@ -254,7 +301,7 @@ function parseSeed(value: string | undefined): number | undefined {
   const n = Number(value);
   if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n)) {
     throw new UsageError(
-      `--seed must be a non-negative integer, got "${value}"`,
+      `--seed must be a non-negative integer, got ${formatValue(value)}`,
     );
   }
   return n;
@@ -264,7 +311,9 @@ function parseSeed(value: string | undefined): number | undefined {
 function parseListenOption(value: string): string {
   const parsed = parseListen(value);
   if (!parsed.ok) {
-    throw new UsageError(`--listen ${parsed.problem}, got "${value}"`);
+    throw new UsageError(
+      `--listen ${parsed.problem}, got ${formatValue(value)}`,
+    );
   }
   return parsed.value;
 }

@@ -6,14 +6,22 @@
  *
  * `.json` files go through `JSON.parse` (so syntax errors read like JSON
  * errors); anything else goes through the `yaml` package, which also reads
- * JSON.
+ * JSON. Either way a key given twice is an error, as are the bounds of
+ * `shape.ts` (nesting, key length), checked before anything recurses.
  *
  * @module
  */
 
 import { type Node, parseDocument, visit } from "yaml";
 import { errorMessage } from "../base/error_message.ts";
-import { fileError, syntaxError } from "./errors.ts";
+import {
+  type DuplicateKey,
+  findDuplicateJsonKey,
+  findDuplicateYamlKey,
+} from "./duplicate_keys.ts";
+import { fileError, formatPath, limitError, syntaxError } from "./errors.ts";
+import { MAX_NESTING } from "./limits.ts";
+import { checkFlowNesting, checkShape } from "./shape.ts";
 
 /** How a file's text is parsed. */
 export type Syntax = "json" | "yaml";
@@ -61,8 +69,11 @@ export function parseDocumentText(text: string, file: string): unknown {
 function parseJson(text: string, file: string): unknown {
   // JSON.parse rejects a byte order mark; editors on some systems add one.
   const body = text.startsWith("\uFEFF") ? text.slice(1) : text;
+  let plain: unknown;
   try {
-    return JSON.parse(body, exactIntegers);
+    // Without a reviver V8 parses any depth; with one it recurses, so the
+    // shape is checked on this first.
+    plain = JSON.parse(body);
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     const offset = jsonErrorOffset(body, error.message);
@@ -78,6 +89,34 @@ function parseJson(text: string, file: string): unknown {
       ),
     );
   }
+  checkShape(plain, file);
+  const duplicate = findDuplicateJsonKey(body);
+  if (duplicate !== undefined) {
+    throw duplicateError(file, "invalid JSON", body, duplicate);
+  }
+  // Only a literal of 16 or more digits can be past 2^53; the reviver is
+  // slow, and a number cannot change otherwise.
+  return /[0-9]{16}/.test(body) ? JSON.parse(body, exactIntegers) : plain;
+}
+
+/** The error for a key given twice, at the second copy. */
+function duplicateError(
+  file: string,
+  what: string,
+  text: string,
+  duplicate: DuplicateKey,
+): SyntaxError {
+  const { line, column } = lineAndColumn(text, duplicate.offset);
+  const first = lineAndColumn(text, duplicate.firstOffset);
+  return syntaxError(
+    file,
+    what,
+    line,
+    column,
+    `${
+      formatPath(duplicate.path)
+    } is given twice (first at line ${first.line}); keys must be unique, or the second copy would silently replace the first`,
+  );
 }
 
 /**
@@ -148,10 +187,16 @@ function failsWithin(prefix: string): boolean {
 }
 
 function parseYaml(text: string, file: string): unknown {
+  checkFlowNesting(text, file);
   let doc;
   try {
     // intAsBigInt: every integer arrives exact; safe ones become numbers below.
-    doc = parseDocument(text, { intAsBigInt: true, prettyErrors: true });
+    // uniqueKeys: duplicates are found below, with their path.
+    doc = parseDocument(text, {
+      intAsBigInt: true,
+      prettyErrors: true,
+      uniqueKeys: false,
+    });
   } catch (error) {
     throw envHint(error, file);
   }
@@ -162,9 +207,24 @@ function parseYaml(text: string, file: string): unknown {
       ? lineAndColumn(text, problem.pos[0])
       : { line: start.line, column: start.col };
     const reason = problem.message.replace(/ at line \d+, column \d+:.*$/s, "");
+    // The parser recurses into flow collections and reports running out
+    // of stack as an error of the text.
+    if (/call stack/i.test(reason)) {
+      return raise(
+        limitError(
+          file,
+          undefined,
+          `lists and objects nest more than ${MAX_NESTING} deep (at line ${line}, column ${column})`,
+        ),
+      );
+    }
     return raise(
       syntaxError(file, "invalid YAML", line, column, lowerFirst(reason)),
     );
+  }
+  const duplicate = findDuplicateYamlKey(doc);
+  if (duplicate !== undefined) {
+    return raise(duplicateError(file, "invalid YAML", text, duplicate));
   }
   let value: unknown;
   try {
@@ -184,6 +244,7 @@ function parseYaml(text: string, file: string): unknown {
       ),
     );
   }
+  checkShape(value, file);
   return narrowIntegers(value, new Set());
 }
 

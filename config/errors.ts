@@ -10,6 +10,8 @@
  */
 
 import type { z } from "zod";
+import { terminalSafe } from "../base/terminal_text.ts";
+import { MAX_MESSAGE_CHARS } from "./limits.ts";
 
 /** A path into a parsed document: object keys and array indices. */
 export type ConfigPath = readonly (string | number)[];
@@ -30,6 +32,13 @@ export interface ConfigSource {
 
 /** The longest `got` value we print; whole objects can be large. */
 const MAX_VALUE_CHARS = 120;
+
+/** The longest key printed in a path, and the longest path. */
+const MAX_PATH_KEY_CHARS = 40;
+const MAX_PATH_CHARS = 100;
+
+/** The longest file name printed; its end says most. */
+const MAX_FILE_CHARS = 100;
 
 /** Keys that can be printed bare in a path; anything else is quoted. */
 const PLAIN_KEY = /^[A-Za-z0-9_-]+$/;
@@ -53,11 +62,62 @@ export function formatPath(path: ConfigPath): string {
   if (path.length === 0) return "top level";
   let out = "";
   for (const segment of path) {
-    if (typeof segment === "number") out += `[${segment}]`;
-    else if (!PLAIN_KEY.test(segment)) out += `[${JSON.stringify(segment)}]`;
-    else out += out === "" ? segment : `.${segment}`;
+    let next: string;
+    if (typeof segment === "number") next = `[${segment}]`;
+    else if (!PLAIN_KEY.test(segment)) {
+      next = `[${quoteText(segment, MAX_PATH_KEY_CHARS)}]`;
+    } else {
+      const key = cutText(segment, MAX_PATH_KEY_CHARS);
+      next = out === "" ? key : `.${key}`;
+    }
+    // A path 100 levels deep says no more than its first few.
+    if (out !== "" && out.length + next.length > MAX_PATH_CHARS) {
+      return `${out}…`;
+    }
+    out += next;
   }
   return out;
+}
+
+/**
+ * `text` cut to at most `max` characters (UTF-16 code units), the last of
+ * them an ellipsis when anything was cut. A surrogate pair is never split.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { cutText } from "./errors.ts";
+ *
+ * assert.equal(cutText("short", 10), "short");
+ * assert.equal(cutText("x".repeat(10_000_000), 5), "xxxx…");
+ * assert.equal(cutText("ab\u{1F600}cd", 4), "ab…"); // not half an emoji
+ * ```
+ */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = Math.max(0, max - 1);
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return text.slice(0, end) + "…";
+}
+
+/**
+ * A string as a JSON literal for a message, cut to about `max` characters
+ * (the ellipsis inside the quotes), with anything a terminal could act on
+ * (controls, U+2028/U+2029, bidi controls) escaped.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { quoteText } from "./errors.ts";
+ *
+ * assert.equal(quoteText("gte"), '"gte"');
+ * assert.equal(quoteText("k".repeat(10_000_000), 8), '"kkkkkkk…"');
+ * assert.equal(quoteText("a\u202eb"), '"a\\u202eb"');
+ * ```
+ */
+export function quoteText(text: string, max = MAX_VALUE_CHARS): string {
+  return terminalSafe(JSON.stringify(cutText(text, max)));
 }
 
 /**
@@ -102,24 +162,30 @@ export function lookup(doc: unknown, path: ConfigPath): unknown {
  */
 export function formatValue(value: unknown): string {
   if (value === undefined) return "nothing";
-  const text = toJson(value, new Set());
-  return text.length > MAX_VALUE_CHARS
-    ? text.slice(0, MAX_VALUE_CHARS - 1) + "…"
-    : text;
+  // A 1 MiB string is cut before it is escaped, not after.
+  if (typeof value === "string") return quoteText(value, MAX_VALUE_CHARS - 2);
+  return cutText(terminalSafe(toJson(value, new Set())), MAX_VALUE_CHARS);
 }
 
 /**
  * JSON.stringify, except that bigints print as their digits, non-finite
  * numbers as `Infinity`/`NaN`, and cycles (YAML aliases can make them) as
- * `[Circular]`: the message must never fail to render.
+ * `[Circular]`: the message must never fail to render. Only the start is
+ * wanted, so long strings and lists are left unfinished past `room`
+ * characters rather than rendered whole and cut.
  */
-function toJson(value: unknown, seen: Set<object>): string {
+function toJson(
+  value: unknown,
+  seen: Set<object>,
+  room = MAX_VALUE_CHARS,
+): string {
   switch (typeof value) {
     case "bigint":
-      return value.toString();
+      return cutText(value.toString(), room + 1);
     case "number":
       return Number.isFinite(value) ? JSON.stringify(value) : String(value);
     case "string":
+      return JSON.stringify(cutText(value, room + 1));
     case "boolean":
       return JSON.stringify(value);
     case "object": {
@@ -127,20 +193,18 @@ function toJson(value: unknown, seen: Set<object>): string {
       if (seen.has(value)) return "[Circular]";
       seen.add(value);
       try {
-        if (Array.isArray(value)) {
-          return `[${
-            value.map((v) => v === undefined ? "null" : toJson(v, seen)).join(
-              ",",
-            )
-          }]`;
+        const array = Array.isArray(value);
+        let out = array ? "[" : "{";
+        let first = true;
+        for (const [k, v] of array ? value.entries() : Object.entries(value)) {
+          if (out.length > room) return out;
+          if (v === undefined && !array) continue;
+          out += first ? "" : ",";
+          first = false;
+          if (!array) out += `${JSON.stringify(cutText(String(k), room))}:`;
+          out += v === undefined ? "null" : toJson(v, seen, room - out.length);
         }
-        const parts: string[] = [];
-        for (const [k, v] of Object.entries(value)) {
-          if (v !== undefined) {
-            parts.push(`${JSON.stringify(k)}:${toJson(v, seen)}`);
-          }
-        }
-        return `{${parts.join(",")}}`;
+        return out + (array ? "]" : "}");
       } finally {
         seen.delete(value);
       }
@@ -173,9 +237,12 @@ export function configError(
   what: string,
   kind: ProblemKind,
 ): TypeError | RangeError {
-  const message = `Cannot load config ${source.file}: ${formatPath(path)} ${
-    oneLine(what)
-  }, got ${formatValue(lookup(source.doc, path))}`;
+  const message = line(
+    `Cannot load config ${fileName(source.file)}: ${formatPath(path)} ${
+      oneLine(what)
+    }`,
+    `, got ${formatValue(lookup(source.doc, path))}`,
+  );
   return kind === "range" ? new RangeError(message) : new TypeError(message);
 }
 
@@ -204,9 +271,11 @@ export function syntaxError(
   options?: ErrorOptions,
 ): SyntaxError {
   return new SyntaxError(
-    `Cannot load config ${file}: ${what} at line ${line}, column ${column}: ${
-      oneLine(detail)
-    }`,
+    cap(
+      `Cannot load config ${
+        fileName(file)
+      }: ${what} at line ${line}, column ${column}: ${oneLine(detail)}`,
+    ),
     options,
   );
 }
@@ -227,7 +296,42 @@ export function fileError(
   what: string,
   options?: ErrorOptions,
 ): Error {
-  return new Error(`Cannot load config ${file}: ${oneLine(what)}`, options);
+  return new Error(
+    cap(`Cannot load config ${fileName(file)}: ${oneLine(what)}`),
+    options,
+  );
+}
+
+/**
+ * Builds the error for a value or file past one of the bounds in
+ * `limits.ts`: the file, where in it (if anywhere), and what the bound is.
+ * No `got` part: the value is what is too large to print.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { limitError } from "./errors.ts";
+ *
+ * const err = limitError("a.json", ["rules"], "is nested more than 32 lists and objects deep");
+ * assert.ok(err instanceof RangeError);
+ * assert.equal(
+ *   err.message,
+ *   "Cannot load config a.json: rules is nested more than 32 lists and objects deep",
+ * );
+ * assert.equal(limitError("/dev/zero", undefined, "is too large").message, "Cannot load config /dev/zero: is too large");
+ * ```
+ */
+export function limitError(
+  file: string,
+  path: ConfigPath | undefined,
+  what: string,
+  options?: ErrorOptions,
+): RangeError {
+  const where = path === undefined ? "" : `${formatPath(path)} `;
+  return new RangeError(
+    cap(`Cannot load config ${fileName(file)}: ${where}${oneLine(what)}`),
+    options,
+  );
 }
 
 /**
@@ -245,7 +349,9 @@ export function fileError(
  * ```
  */
 export function documentError(file: string, what: string): TypeError {
-  return new TypeError(`Cannot load config ${file}: ${oneLine(what)}`);
+  return new TypeError(
+    cap(`Cannot load config ${fileName(file)}: ${oneLine(what)}`),
+  );
 }
 
 /**
@@ -425,10 +531,60 @@ export function issueError(
 
 /** Keeps messages on one line even if a value or library text has breaks. */
 function oneLine(text: string): string {
-  return text.replace(/\s*[\r\n]+\s*/g, " ");
+  return terminalSafe(text.replace(/\s*[\r\n\u2028\u2029]+\s*/g, " "));
+}
+
+/** A message cut to {@linkcode MAX_MESSAGE_CHARS}. */
+function cap(message: string): string {
+  return cutText(message, MAX_MESSAGE_CHARS);
+}
+
+/**
+ * `head` and `tail` as one message of at most {@linkcode MAX_MESSAGE_CHARS},
+ * cutting `head` so that `tail` (the `got` value) is kept.
+ */
+function line(head: string, tail: string): string {
+  return cutText(head, MAX_MESSAGE_CHARS - tail.length) + tail;
+}
+
+/** A file name for a message: its end, escaped, when it is long. */
+function fileName(file: string): string {
+  const safe = terminalSafe(file);
+  if (safe.length <= MAX_FILE_CHARS) return safe;
+  let start = safe.length - (MAX_FILE_CHARS - 1);
+  const first = safe.charCodeAt(start);
+  if (first >= 0xdc00 && first <= 0xdfff) start++;
+  return "…" + safe.slice(start);
 }
 
 /** A plain object (not an array or null). */
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A byte count for a message, in the largest binary unit that keeps it
+ * at least 1 (`1.5 GiB`).
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { formatBytes } from "./errors.ts";
+ *
+ * assert.equal(formatBytes(1024 * 1024 * 1024), "1 GiB");
+ * assert.equal(formatBytes(1536), "1.5 KiB");
+ * assert.equal(formatBytes(100), "100 bytes");
+ * ```
+ */
+export function formatBytes(bytes: number): string {
+  const units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+  if (bytes < 1024) return `${bytes} bytes`;
+  let value = bytes;
+  let unit = "bytes";
+  for (const next of units) {
+    if (value < 1024) break;
+    value /= 1024;
+    unit = next;
+  }
+  return `${Number(value.toFixed(1))} ${unit}`;
 }

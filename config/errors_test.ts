@@ -2,12 +2,19 @@ import assert from "node:assert/strict";
 import {
   compareOrder,
   configError,
+  cutText,
   documentOrder,
+  fileError,
+  formatBytes,
   formatPath,
   formatValue,
+  limitError,
   lookup,
+  quoteText,
+  syntaxError,
   unknownKeyProblem,
 } from "./errors.ts";
+import { MAX_MESSAGE_CHARS } from "./limits.ts";
 
 Deno.test("formatPath() writes keys as they appear in the file", () => {
   assert.equal(formatPath([]), "top level");
@@ -40,7 +47,7 @@ Deno.test("formatValue() prints JSON on one line, bigints exactly", () => {
   assert.equal(formatValue(cycle), "[[Circular]]");
   const long = formatValue("x".repeat(500));
   assert.equal(long.length, 120);
-  assert.ok(long.endsWith("…"));
+  assert.ok(long.endsWith('…"'), long);
 });
 
 Deno.test("configError() builds one-line messages of the right class", () => {
@@ -90,4 +97,73 @@ Deno.test("documentOrder() follows the file's key order", () => {
     .sort((l, r) => compareOrder(l.o, r.o))
     .map(({ p }) => p);
   assert.deepEqual(sorted, [["b"], ["a"], ["a", 1, "x"], ["missing"]]);
+});
+
+Deno.test("cutText() and quoteText() cut without splitting a character", () => {
+  assert.equal(cutText("abc", 3), "abc");
+  assert.equal(cutText("abcd", 3), "ab…");
+  assert.equal(cutText("a\u{1F600}b", 3), "a…");
+  assert.equal(quoteText("k".repeat(10_000_000), 5), '"kkkk…"');
+  assert.equal(quoteText('say "hi"\n'), '"say \\"hi\\"\\n"');
+});
+
+Deno.test("messages escape what a terminal would act on", () => {
+  const nasty = "x\u202Ey\u2028z\x1b[2J\x9b";
+  assert.equal(formatValue(nasty), '"x\\u202ey\\u2028z\\u001b[2J\\u009b"');
+  assert.equal(
+    formatPath(["a", nasty]),
+    'a["x\\u202ey\\u2028z\\u001b[2J\\u009b"]',
+  );
+  assert.equal(formatValue({ [nasty]: [nasty] }).includes("\u202e"), false);
+  const error = configError(
+    { file: "a\u202e.yaml", doc: { k: 1 } },
+    ["k"],
+    "is wrong\u2028here",
+    "type",
+  );
+  assert.equal(
+    error.message,
+    "Cannot load config a\\u202e.yaml: k is wrong here, got 1",
+  );
+});
+
+Deno.test("error lines stay short whatever the file holds", () => {
+  const huge = "v".repeat(10_000_000);
+  const doc = { [huge]: { name: huge }, list: Array(1_000_000).fill(huge) };
+  const messages = [
+    configError({ file: "a.json", doc }, [huge, "name"], "is bad", "type"),
+    configError({ file: "a.json", doc }, ["list"], "is bad", "type"),
+    configError({ file: "a.json", doc }, [], huge, "range"),
+    configError({ file: huge, doc }, ["list"], "is bad", "type"),
+    syntaxError("a.yaml", "invalid YAML", 1, 1, huge),
+    fileError("a.yaml", huge),
+    limitError("a.yaml", Array(1000).fill(0), "is nested too deep"),
+  ].map((e) => e.message);
+  for (const message of messages) {
+    assert.ok(message.length <= MAX_MESSAGE_CHARS, message);
+    assert.ok(message.startsWith("Cannot load config "), message);
+  }
+  // The place and the value are kept; the key and value are cut.
+  assert.equal(
+    messages[0],
+    `Cannot load config a.json: ${"v".repeat(39)}….name is bad, got "${
+      "v".repeat(117)
+    }…"`,
+  );
+  assert.match(
+    messages[1],
+    /^Cannot load config a\.json: list is bad, got \["v+…$/,
+  );
+  assert.match(messages[3], /^Cannot load config …v{99}: list is bad, got/);
+  assert.match(
+    messages[6],
+    /^Cannot load config a\.yaml: (\[0\]){33}… is nested too deep$/,
+  );
+});
+
+Deno.test("formatBytes() uses the largest unit", () => {
+  assert.equal(formatBytes(0), "0 bytes");
+  assert.equal(formatBytes(65536), "64 KiB");
+  assert.equal(formatBytes(1024 ** 3 + 1), "1 GiB");
+  assert.equal(formatBytes(2 ** 60 * 3), "3 EiB");
 });

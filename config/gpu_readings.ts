@@ -6,6 +6,7 @@
  * @module
  */
 
+import { quoteText } from "./errors.ts";
 import type { ColumnKind } from "./types.ts";
 
 /** One per-GPU reading. */
@@ -157,7 +158,7 @@ export function parseGpuColumn(
   if (reading === undefined) {
     return {
       ok: false,
-      problem: `names no GPU reading "${match[2]}"; readings are ${
+      problem: `names no GPU reading ${quoteText(match[2], 40)}; readings are ${
         GPU_READINGS.map((r) => r.name).join(", ")
       }`,
     };

@@ -19,7 +19,6 @@ import {
   type ConfigPath,
   type ConfigSource,
   documentError,
-  fileError,
   issueError,
 } from "./errors.ts";
 import {
@@ -33,6 +32,7 @@ import {
   dataIdsObjectSchema,
   referenceSchema,
 } from "./schema.ts";
+import { readConfigText } from "./read_text.ts";
 import type { AgentConfig } from "./types.ts";
 
 /** Options of {@linkcode loadConfig}. */
@@ -88,7 +88,8 @@ export interface ParseConfigOptions {
  * @param options Where to read the reference form's data IDs from instead.
  * @returns The normalized configuration.
  * @throws {TypeError | RangeError | SyntaxError} When the configuration is
- * invalid; `Deno.errors.NotFound` when a file does not exist.
+ * invalid or past a bound of `limits.ts` (a file reads at most 1 MiB);
+ * `Deno.errors.NotFound` when a file does not exist.
  */
 export async function loadConfig(
   path: string,
@@ -216,24 +217,4 @@ function validate<T>(schema: z.ZodType<T>, source: ConfigSource): T {
   const result = schema.safeParse(source.doc);
   if (!result.success) throw issueError(source, result.error.issues);
   return result.data;
-}
-
-/** Reads a file, keeping the error class but saying which config it was. */
-async function readConfigText(path: string): Promise<string> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new Deno.errors.NotFound(
-        fileError(path, "file not found").message,
-        { cause: error },
-      );
-    }
-    if (error instanceof Error) {
-      throw fileError(path, `cannot read it: ${error.message}`, {
-        cause: error,
-      });
-    }
-    throw error;
-  }
 }

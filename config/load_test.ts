@@ -426,7 +426,7 @@ const BAD: readonly BadCase[] = [
     ),
     error: TypeError,
     path: "monitors[0].rules[0].name",
-    words: ["line breaks", 'got "Rx\\nBytes"'],
+    words: ["contains U+000A (a line break) at index 2", 'got "Rx\\nBytes"'],
   },
   {
     name: "port out of range",

@@ -11,6 +11,7 @@ import {
   configError,
   type ConfigPath,
   type ConfigSource,
+  formatBytes,
   formatPath,
 } from "./errors.ts";
 import type {
@@ -25,6 +26,8 @@ import {
   gpuColumnName,
   parseGpuColumn,
 } from "./gpu_readings.ts";
+import { MAX_RING_BYTES } from "./limits.ts";
+import { maxDepth, ringBytes, ringColumns } from "./ring_budget.ts";
 import {
   type AgentConfig,
   DEFAULTS,
@@ -101,6 +104,7 @@ export function normalizeReference(
     eventLog: DEFAULTS.eventLog,
     seed: DEFAULTS.seed,
   };
+  checkRings([monitor], source, () => ["sample_history_depth"]);
   return {
     file: source.file,
     form: "reference",
@@ -171,6 +175,7 @@ export function normalizeAgent(
 
     return normalizeMonitor(m, eventLog, doc.device, source, at);
   });
+  checkRings(monitors, source, (i) => ["monitors", i, "depth"]);
   return {
     file: source.file,
     form: "agent",
@@ -345,6 +350,43 @@ function gpuMonitorColumns(
     }
   }
   return { columns, byName, byDataId: new Map() };
+}
+
+/**
+ * Checks that the rings of `monitors` fit in {@linkcode MAX_RING_BYTES}
+ * together; the first that does not is refused at its depth.
+ */
+function checkRings(
+  monitors: readonly MonitorConfig[],
+  source: ConfigSource,
+  depthPath: (index: number) => ConfigPath,
+): void {
+  let used = 0;
+  for (const [i, m] of monitors.entries()) {
+    const columns = ringColumns(m);
+    const bytes = ringBytes(columns, m.depth);
+    if (used + bytes > MAX_RING_BYTES) {
+      const gpus = columns === m.columns.length
+        ? ""
+        : ", counting each gpu* column once per GPU there may be";
+      const before = used === 0
+        ? ""
+        : ` (the monitors before it take ${formatBytes(used)})`;
+      throw configError(
+        source,
+        depthPath(i),
+        `needs a ${formatBytes(bytes)} ring (2 x depth records of ${
+          columns + 1
+        } values${gpus}); the rings of all monitors may take at most ${
+          formatBytes(MAX_RING_BYTES)
+        }${before}, so depth can be at most ${
+          maxDepth(columns, MAX_RING_BYTES - used)
+        } here`,
+        "range",
+      );
+    }
+    used += bytes;
+  }
 }
 
 /** Every reading of every GPU. */

@@ -11,6 +11,8 @@
 
 import { z } from "zod";
 import { unknownKeyProblem } from "./errors.ts";
+import { MAX_MONITORS, MAX_RULES } from "./limits.ts";
+import { parseName } from "./names.ts";
 import {
   MAX_COLUMNS,
   parseBoolean,
@@ -18,14 +20,16 @@ import {
   parseComparisonType,
   type Parsed,
   parseDataId,
+  parseEventLogKeep,
+  parseEventLogMaxBytes,
   parseGpuColumnName,
   parseGpuMode,
   parseInteger,
   parseListen,
+  parseMetricsWindow,
   parseMonitorName,
-  parseNonNegativeInteger,
   parsePositiveInteger,
-  parsePositiveNumber,
+  parseSamplePeriod,
   parseSource,
   parseText,
   parseU64,
@@ -97,7 +101,7 @@ const RULES = ["rule", "rules"] as const;
 
 /** One sampled counter, `{name, data_id}`, in every form. */
 export const columnSchema = strict({
-  name: leaf(parseText),
+  name: leaf(parseName),
   data_id: leaf(parseDataId),
 });
 
@@ -106,7 +110,7 @@ export const columnsSchema = list(columnSchema, ENTRIES, 1, MAX_COLUMNS);
 
 /** An agent-form column, which may say how it is aggregated. */
 export const agentColumnSchema = strict({
-  name: leaf(parseText),
+  name: leaf(parseName),
   data_id: leaf(parseDataId),
   kind: leaf(parseColumnKind).optional(),
 });
@@ -121,7 +125,7 @@ export const agentColumnsSchema = list(
 
 /** A reference-form rule: always names its counter by data ID. */
 export const referenceRuleSchema = strict({
-  name: leaf(parseText),
+  name: leaf(parseName),
   data_id: leaf(parseDataId),
   comparison_type: leaf(parseComparisonType),
   comparison_value: leaf(parseU64),
@@ -129,10 +133,11 @@ export const referenceRuleSchema = strict({
 
 /** The reference app's rules JSON, accepted verbatim. */
 export const referenceSchema = strict({
-  diag_sample_period_ns: leaf(parsePositiveInteger).optional(),
+  diag_sample_period_ns: leaf(parseSamplePeriod).optional(),
+  // Bounded with the columns, by ring memory (normalize.ts).
   sample_history_depth: leaf(parsePositiveInteger).optional(),
   "data-ids": columnsSchema.optional(),
-  rules: list(referenceRuleSchema, RULES).optional(),
+  rules: list(referenceRuleSchema, RULES, 0, MAX_RULES).optional(),
 }, ["monitors"]);
 
 /**
@@ -140,8 +145,8 @@ export const referenceSchema = strict({
  * `data_id`; exactly one is checked in `normalize.ts`.
  */
 export const agentRuleSchema = strict({
-  name: leaf(parseText),
-  column: leaf(parseText).optional(),
+  name: leaf(parseName),
+  column: leaf(parseName).optional(),
   data_id: leaf(parseDataId).optional(),
   comparison_type: leaf(parseComparisonType),
   comparison_value: leaf(parseU64),
@@ -152,7 +157,8 @@ export const monitorSchema = strict({
   name: leaf(parseMonitorName),
   source: leaf(parseSource).optional(),
   device: leaf(parseText).optional(),
-  sample_period_ns: leaf(parsePositiveInteger).optional(),
+  sample_period_ns: leaf(parseSamplePeriod).optional(),
+  // Bounded with the columns, by ring memory (normalize.ts).
   depth: leaf(parsePositiveInteger).optional(),
   event_log: leaf(parseText).optional(),
   input: leaf(parseText).optional(),
@@ -162,22 +168,22 @@ export const monitorSchema = strict({
   // A GPU monitor (source nvml) names its columns this way instead.
   readings: list(leaf(parseGpuColumnName), ENTRIES, 1, MAX_COLUMNS)
     .optional(),
-  rules: list(agentRuleSchema, RULES).optional(),
+  rules: list(agentRuleSchema, RULES, 0, MAX_RULES).optional(),
 });
 
 /** Our agent form: global settings and a list of monitors. */
 export const agentSchema = strict({
   listen: leaf(parseListen).optional(),
-  metrics_window_s: leaf(parsePositiveNumber).optional(),
-  event_log_max_bytes: leaf(parseNonNegativeInteger).optional(),
-  event_log_keep: leaf(parsePositiveInteger).optional(),
+  metrics_window_s: leaf(parseMetricsWindow).optional(),
+  event_log_max_bytes: leaf(parseEventLogMaxBytes).optional(),
+  event_log_keep: leaf(parseEventLogKeep).optional(),
   web_config_file: leaf(parseText).optional(),
   force_ownership: leaf(parseBoolean).optional(),
   doca_lib_dir: leaf(parseText).optional(),
   nvml_lib_dir: leaf(parseText).optional(),
   gpu: leaf(parseGpuMode).optional(),
   device: leaf(parseText).optional(),
-  monitors: list(monitorSchema, ["monitor", "monitors"], 1),
+  monitors: list(monitorSchema, ["monitor", "monitors"], 1, MAX_MONITORS),
 });
 
 /** A `--data-ids` file written as an object with a `data-ids` list. */

@@ -11,8 +11,16 @@
  * @module
  */
 
-import type { ProblemKind } from "./errors.ts";
+import { cutText, type ProblemKind } from "./errors.ts";
 import { parseGpuColumn } from "./gpu_readings.ts";
+import {
+  MAX_EVENT_LOG_KEEP,
+  MAX_METRICS_WINDOW_S,
+  MAX_SAMPLE_PERIOD_NS,
+  MAX_TEXT_CHARS,
+  MIN_EVENT_LOG_MAX_BYTES,
+  MIN_METRICS_WINDOW_S,
+} from "./limits.ts";
 import type {
   ColumnKind,
   ComparisonType,
@@ -59,6 +67,9 @@ export const LISTEN_OFF = "off";
 const DATA_ID = /^0[xX]([0-9a-fA-F]+)$/;
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
+const LONE_SURROGATE = /\p{Surrogate}/u;
+/** Digits of a number shown inside a problem; the `got` part has them all. */
+const SHOWN_DIGITS = 30;
 
 function ok<T>(value: T): Parsed<T> {
   return { ok: true, value };
@@ -91,7 +102,7 @@ export function parseU64(value: unknown): Parsed<bigint> {
       return REQUIRED;
     case "bigint":
       if (value < 0n) return bad("must not be negative", "range");
-      if (value >= U64_LIMIT) return bad(`${value} is not below 2^64`, "range");
+      if (value >= U64_LIMIT) return bad(notBelow2To64(value), "range");
       if (value > MAX_SAFE) {
         return bad(
           `${value} ${tooBigForNumber(`quote it as a string: "${value}"`)}`,
@@ -114,7 +125,7 @@ export function parseU64(value: unknown): Parsed<bigint> {
     case "string": {
       if (/^[0-9]+$/.test(value)) {
         const n = BigInt(value);
-        if (n >= U64_LIMIT) return bad(`${value} is not below 2^64`, "range");
+        if (n >= U64_LIMIT) return bad(notBelow2To64(value), "range");
         return ok(n);
       }
       if (/^-[0-9]+$/.test(value)) return bad("must not be negative", "range");
@@ -125,6 +136,10 @@ export function parseU64(value: unknown): Parsed<bigint> {
         "must be an unsigned integer: a number, or a quoted string of decimal digits",
       );
   }
+}
+
+function notBelow2To64(value: bigint | string): string {
+  return `${cutText(String(value), SHOWN_DIGITS)} is not below 2^64`;
 }
 
 function tooBigForNumber(advice: string): string {
@@ -328,7 +343,115 @@ export function parseText(value: unknown): Parsed<string> {
   if (CONTROL.test(value)) {
     return bad("must not contain line breaks or other control characters");
   }
+  // UTF-8 cannot carry it: a path would name another file.
+  if (LONE_SURROGATE.test(value)) {
+    return bad("must not contain a lone surrogate (half a UTF-16 pair)");
+  }
+  if (value.length > MAX_TEXT_CHARS) {
+    return bad(`must be at most ${MAX_TEXT_CHARS} characters long`, "range");
+  }
   return ok(value);
+}
+
+/**
+ * Parses a sample period in nanoseconds: a whole number from 1 to
+ * {@linkcode MAX_SAMPLE_PERIOD_NS} (one hour).
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseSamplePeriod } from "./values.ts";
+ *
+ * assert.deepEqual(parseSamplePeriod(100_000), { ok: true, value: 100_000 });
+ * assert.equal(parseSamplePeriod(2 ** 53 - 1).ok, false); // past an hour
+ * ```
+ */
+export function parseSamplePeriod(value: unknown): Parsed<number> {
+  const parsed = parsePositiveInteger(value);
+  if (parsed.ok && parsed.value > MAX_SAMPLE_PERIOD_NS) {
+    return bad(
+      `must be at most ${MAX_SAMPLE_PERIOD_NS} (one hour); collectors wait for it with timers`,
+      "range",
+    );
+  }
+  return parsed;
+}
+
+/**
+ * Parses the size at which events logs rotate: 0 (never) or from
+ * {@linkcode MIN_EVENT_LOG_MAX_BYTES} to 2^53 - 1 bytes.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseEventLogMaxBytes } from "./values.ts";
+ *
+ * assert.deepEqual(parseEventLogMaxBytes(0), { ok: true, value: 0 });
+ * assert.equal(parseEventLogMaxBytes(1).ok, false);
+ * ```
+ */
+export function parseEventLogMaxBytes(value: unknown): Parsed<number> {
+  const parsed = parseNonNegativeInteger(value);
+  if (parsed.ok && parsed.value > 0 && parsed.value < MIN_EVENT_LOG_MAX_BYTES) {
+    return bad(
+      `must be 0 (never rotate) or at least ${MIN_EVENT_LOG_MAX_BYTES} (64 KiB); a header block alone can be that large`,
+      "range",
+    );
+  }
+  return parsed;
+}
+
+/**
+ * Parses how many rotated events logs are kept: 1 to
+ * {@linkcode MAX_EVENT_LOG_KEEP}.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseEventLogKeep } from "./values.ts";
+ *
+ * assert.deepEqual(parseEventLogKeep(4), { ok: true, value: 4 });
+ * assert.equal(parseEventLogKeep(1e15).ok, false);
+ * ```
+ */
+export function parseEventLogKeep(value: unknown): Parsed<number> {
+  const parsed = parsePositiveInteger(value);
+  if (parsed.ok && parsed.value > MAX_EVENT_LOG_KEEP) {
+    return bad(
+      `must be at most ${MAX_EVENT_LOG_KEEP}; each rotation renames every kept file`,
+      "range",
+    );
+  }
+  return parsed;
+}
+
+/**
+ * Parses the metrics window in seconds: from
+ * {@linkcode MIN_METRICS_WINDOW_S} to {@linkcode MAX_METRICS_WINDOW_S}
+ * (a day), fractions allowed.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseMetricsWindow } from "./values.ts";
+ *
+ * assert.deepEqual(parseMetricsWindow(2.5), { ok: true, value: 2.5 });
+ * assert.equal(parseMetricsWindow(1e300).ok, false);
+ * assert.equal(parseMetricsWindow(1e-12).ok, false);
+ * ```
+ */
+export function parseMetricsWindow(value: unknown): Parsed<number> {
+  const parsed = parsePositiveNumber(value);
+  if (!parsed.ok) return parsed;
+  if (
+    parsed.value < MIN_METRICS_WINDOW_S || parsed.value > MAX_METRICS_WINDOW_S
+  ) {
+    return bad(
+      `must be from ${MIN_METRICS_WINDOW_S} to ${MAX_METRICS_WINDOW_S} seconds (a day)`,
+      "range",
+    );
+  }
+  return parsed;
 }
 
 /**

@@ -1,12 +1,25 @@
 import assert from "node:assert/strict";
 import {
+  MAX_EVENT_LOG_KEEP,
+  MAX_METRICS_WINDOW_S,
+  MAX_SAMPLE_PERIOD_NS,
+  MAX_TEXT_CHARS,
+  MIN_EVENT_LOG_MAX_BYTES,
+  MIN_METRICS_WINDOW_S,
+} from "./limits.ts";
+import {
   parseBoolean,
   parseComparisonType,
+  type Parsed,
   parseDataId,
+  parseEventLogKeep,
+  parseEventLogMaxBytes,
   parseInteger,
   parseListen,
+  parseMetricsWindow,
   parseMonitorName,
   parsePositiveInteger,
+  parseSamplePeriod,
   parseSource,
   parseText,
   parseU64,
@@ -188,4 +201,87 @@ Deno.test("parseListen() checks HOST:PORT", () => {
       assert.match(parsed.problem, problem);
     }
   }
+});
+
+/** Asserts each of `good` parses to itself and each of `bad` is a range problem. */
+function bounds(
+  parse: (value: unknown) => Parsed<number>,
+  good: readonly number[],
+  bad: readonly number[],
+  problem: RegExp,
+) {
+  for (const value of good) {
+    assert.deepEqual(parse(value), { ok: true, value }, String(value));
+  }
+  for (const value of bad) {
+    const parsed = parse(value);
+    assert.equal(parsed.ok, false, String(value));
+    if (!parsed.ok) {
+      assert.equal(parsed.kind, "range", String(value));
+      assert.match(parsed.problem, problem, String(value));
+    }
+  }
+}
+
+Deno.test("parseSamplePeriod() stops at an hour, which every timer can wait", () => {
+  bounds(
+    parseSamplePeriod,
+    [1, 100_000, MAX_SAMPLE_PERIOD_NS],
+    [MAX_SAMPLE_PERIOD_NS + 1, 2 ** 31 * 1e6, Number.MAX_SAFE_INTEGER],
+    /^must be at most 3600000000000 \(one hour\)/,
+  );
+  assert.equal(parseSamplePeriod(0).ok, false);
+});
+
+Deno.test("parseEventLogMaxBytes() is 0 or large enough to hold a header", () => {
+  bounds(
+    parseEventLogMaxBytes,
+    [0, MIN_EVENT_LOG_MAX_BYTES, 256 * 1024 * 1024, Number.MAX_SAFE_INTEGER],
+    [1, MIN_EVENT_LOG_MAX_BYTES - 1],
+    /^must be 0 \(never rotate\) or at least 65536 \(64 KiB\)/,
+  );
+  assert.equal(parseEventLogMaxBytes(-1).ok, false);
+});
+
+Deno.test("parseEventLogKeep() keeps rotation to a bounded number of renames", () => {
+  bounds(
+    parseEventLogKeep,
+    [1, 4, MAX_EVENT_LOG_KEEP],
+    [MAX_EVENT_LOG_KEEP + 1, 1e15],
+    /^must be at most 1000; each rotation renames every kept file$/,
+  );
+});
+
+Deno.test("parseMetricsWindow() takes 0.1 s to a day", () => {
+  bounds(
+    parseMetricsWindow,
+    [MIN_METRICS_WINDOW_S, 0.5, 10, MAX_METRICS_WINDOW_S],
+    // Below 0.5 ns the window rounds to 0 ns; past 1.8e299 s it is Infinity.
+    [0.09, 1e-10, MAX_METRICS_WINDOW_S + 1, 1e300],
+    /^must be from 0\.1 to 86400 seconds \(a day\)$/,
+  );
+  for (const value of [0, -1, NaN, Infinity, "10"]) {
+    assert.equal(parseMetricsWindow(value).ok, false, String(value));
+  }
+});
+
+Deno.test("parseText() bounds length and refuses lone surrogates", () => {
+  const longest = "p".repeat(MAX_TEXT_CHARS);
+  assert.deepEqual(parseText(longest), { ok: true, value: longest });
+  assert.deepEqual(parseText(longest + "p"), {
+    ok: false,
+    kind: "range",
+    problem: "must be at most 4096 characters long",
+  });
+  assert.equal(parseText("/var/log/\uD800.log").ok, false);
+  assert.equal(parseText("/var/log/\u{1F600}.log").ok, true);
+});
+
+Deno.test("parseU64() cuts a long number in its problem", () => {
+  const parsed = parseU64("9".repeat(1_000_000));
+  assert.ok(!parsed.ok);
+  assert.equal(
+    parsed.problem,
+    `${"9".repeat(29)}… is not below 2^64`,
+  );
 });

@@ -33,6 +33,7 @@
  * @module
  */
 
+import { readConfigText } from "../config/read_text.ts";
 import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
 import { dirname, isAbsolute, join } from "node:path";
 import { isScalar, parseDocument } from "yaml";
@@ -184,11 +185,49 @@ type TlsSection = NonNullable<z.infer<typeof schema>["tls_server_config"]>;
 export async function loadWebConfig(path: string): Promise<WebConfig> {
   let source: string;
   try {
-    source = await Deno.readTextFile(path);
+    source = await readBounded(path, `Cannot load web config ${path}`);
   } catch (error) {
     throw ioError(`Cannot load web config ${path}`, path, error);
   }
-  return await parseWebConfig(source, path, (p) => Deno.readTextFile(p));
+  return await parseWebConfig(
+    source,
+    path,
+    (p) => readBounded(p, `Cannot load web config ${path}: ${p}`),
+  );
+}
+
+/**
+ * Reads a web config, certificate or key file like every configuration
+ * file: at most 1 MiB of UTF-8, so `/dev/zero` or a log named by mistake
+ * is one line at once, not a hang. A missing or unreadable file is
+ * rethrown as the runtime's error, for {@linkcode ioError} to word.
+ */
+async function readBounded(path: string, prefix: string): Promise<string> {
+  try {
+    return await readConfigText(path);
+  } catch (error) {
+    if (!(error instanceof Error)) throw error;
+    const cause = error.cause;
+    if (
+      cause instanceof Deno.errors.NotFound ||
+      cause instanceof Deno.errors.PermissionDenied ||
+      cause instanceof Deno.errors.NotCapable ||
+      cause instanceof Deno.errors.IsADirectory
+    ) {
+      throw cause;
+    }
+    if (/is a directory, not a file$/.test(error.message)) {
+      throw new Deno.errors.IsADirectory(path);
+    }
+    const Class = error.constructor as new (
+      message: string,
+      options?: ErrorOptions,
+    ) => Error;
+    throw new Class(
+      error.message.replace(/^Cannot load config .*?: /, `${prefix}: `),
+      { cause: error },
+    );
+  }
 }
 
 /**
@@ -542,6 +581,13 @@ function ioError(prefix: string, path: string, error: unknown): Error {
     if (error instanceof Class) {
       return new Class(`${prefix}: ${problem}`, { cause: error });
     }
+  }
+  // Too large or not UTF-8: readBounded() already said so, in full.
+  if (
+    (error instanceof RangeError || error instanceof TypeError) &&
+    error.message.startsWith("Cannot load web config ")
+  ) {
+    return error;
   }
   return new Error(
     `${prefix}: ${path}: ${errorMessage(error).split("\n")[0]}`,

@@ -3,6 +3,7 @@ import bcrypt from "bcryptjs";
 import { Hono } from "hono";
 import { basicAuth, BasicAuthVerifier } from "./basic_auth.ts";
 import { loadWebConfig, parseWebConfig, type WebConfig } from "./web_config.ts";
+import { tempDir } from "../tests/temp_dir.ts";
 
 const HASH = "$2y$10$X0h1gDsPszWURQaxFh.zoubFi6DXncSjhoQNJgRrnGs7EsimhC7zG";
 
@@ -605,4 +606,30 @@ Deno.test("loadWebConfig: TLS and basic auth end to end over HTTPS", async () =>
   });
   assert.equal(ok.status, 200);
   assert.equal(await ok.text(), "up 1\n");
+});
+
+Deno.test("a web config, certificate or key that is a device or huge is one line at once, not a hang", async () => {
+  await assert.rejects(
+    loadWebConfig("/dev/zero"),
+    (error: Error) => {
+      assert.ok(error instanceof RangeError);
+      assert.equal(
+        error.message,
+        "Cannot load web config /dev/zero: is larger than 1 MiB (1048576 bytes), the most a configuration file may be",
+      );
+      return true;
+    },
+  );
+  await using dir = await tempDir("web-config");
+  const file = `${dir.path}/web.yml`;
+  await Deno.writeTextFile(
+    file,
+    "tls_server_config:\n  cert_file: /dev/urandom\n  key_file: /dev/urandom\n",
+  );
+  await assert.rejects(
+    loadWebConfig(file),
+    new RegExp(
+      `Cannot load web config ${file}: /dev/urandom: is larger than 1 MiB`,
+    ),
+  );
 });

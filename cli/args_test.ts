@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import { MAX_DURATION_S } from "../config/limits.ts";
+import { parseCommand } from "./args.ts";
+import { UsageError } from "./usage_error.ts";
+
+/** The run options `extra` gives, after a rules file. */
+function runOptions(...extra: string[]) {
+  const command = parseCommand(["--rules", "r.json", ...extra]);
+  assert.equal(command.kind, "run");
+  return command.kind === "run" ? command.options : undefined;
+}
+
+/** The one-line usage error `extra` gives. */
+function usageError(...extra: string[]): string {
+  try {
+    parseCommand(["--rules", "r.json", ...extra]);
+  } catch (error) {
+    assert.ok(error instanceof UsageError, String(error));
+    assert.ok(!error.message.includes("\n"));
+    return error.message;
+  }
+  assert.fail(`no error for ${extra.join(" ")}`);
+}
+
+Deno.test("--duration takes long runs such as 30 days", () => {
+  assert.equal(runOptions("--duration", "0.3")?.durationS, 0.3);
+  assert.equal(runOptions("--duration", "2592000")?.durationS, 30 * 86_400);
+  assert.equal(
+    runOptions("--duration", String(MAX_DURATION_S))?.durationS,
+    MAX_DURATION_S,
+  );
+  assert.equal(runOptions("--duration", "1.")?.durationS, 1);
+  assert.equal(runOptions("--duration", ".5")?.durationS, 0.5);
+  assert.equal(runOptions()?.durationS, undefined);
+});
+
+Deno.test("--duration refuses what is not a real span of seconds", () => {
+  for (
+    const value of [
+      "0",
+      "-1",
+      "",
+      " 5",
+      "NaN",
+      "Infinity",
+      "1e3",
+      "0x10",
+      "30d",
+    ]
+  ) {
+    assert.equal(
+      usageError(`--duration=${value}`),
+      `--duration must be a positive number of seconds, got ${
+        JSON.stringify(value)
+      }`,
+    );
+  }
+  for (const value of [String(MAX_DURATION_S + 1), "9".repeat(400)]) {
+    assert.match(
+      usageError("--duration", value),
+      /^--duration must be at most 315360000 seconds \(ten years\); leave it out to run until stopped, got "/,
+    );
+  }
+});
+
+Deno.test("--metrics-window is bounded as metrics_window_s is", () => {
+  assert.equal(runOptions("--metrics-window", "0.5")?.metricsWindowS, 0.5);
+  assert.equal(runOptions("--metrics-window", "86400")?.metricsWindowS, 86400);
+  assert.equal(
+    usageError("--metrics-window", "1e-12"),
+    '--metrics-window must be a positive number of seconds, got "1e-12"',
+  );
+  assert.equal(
+    usageError("--metrics-window", "0.00000001"),
+    '--metrics-window must be from 0.1 to 86400 seconds (a day), got "0.00000001"',
+  );
+  assert.match(
+    usageError("--metrics-window", "9".repeat(400)),
+    /^--metrics-window must be from 0\.1 to 86400 seconds \(a day\), got "9+…"$/,
+  );
+});
+
+Deno.test("values echoed in usage errors are cut and escaped", () => {
+  const huge = "x".repeat(10_000_000);
+  for (
+    const option of ["--duration", "--seed", "--source", "--gpu", "--listen"]
+  ) {
+    const message = usageError(option, huge);
+    assert.ok(message.length < 300, `${option}: ${message.length}`);
+    assert.match(message, /got "x+…"$/);
+  }
+  assert.match(
+    usageError("--log-level", "\u202Eerror"),
+    /got "\\u202eerror"$/,
+  );
+  assert.throws(() => parseCommand(["run", "-c", "r.json", huge]), {
+    message: /^unexpected argument "x{100,}…"$/,
+  });
+});

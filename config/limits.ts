@@ -1,0 +1,99 @@
+/**
+ * The bounds a configuration is held to beyond its shape: how large a file
+ * may be, how deep it may nest, and the ranges of the numbers that reach
+ * timers, allocations and the events log. Each bound is chosen so that
+ * everything `check-config` accepts also runs; docs/configuration.md
+ * ("Limits") lists them for operators.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MAX_CONFIG_BYTES, MAX_NESTING } from "./limits.ts";
+ *
+ * assert.equal(MAX_CONFIG_BYTES, 1024 * 1024);
+ * assert.ok(MAX_NESTING >= 5); // monitors[0].rules[0].name is 5 deep
+ * ```
+ *
+ * @module
+ */
+
+/**
+ * Largest configuration (or `--data-ids`) file read, in bytes. 1024
+ * columns and 1024 rules, all with the longest names, take under 512 KiB;
+ * a file past this is a mistake (or `/dev/zero`), and reading stops here.
+ */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/**
+ * Deepest nesting of lists and objects. A configuration needs 5
+ * (`monitors[0].rules[0].name`); every later step walks the document
+ * recursively, so this also bounds the stack they use.
+ */
+export const MAX_NESTING = 32;
+
+/** Longest key; every known key is under 32 characters. */
+export const MAX_KEY_CHARS = 64;
+
+/**
+ * Longest rule or column name, in characters. 1024 column names of 4-byte
+ * characters still fit the 1 MiB line the review reader accepts
+ * (review/lines.ts), and names stay readable as metric labels.
+ */
+export const MAX_NAME_CHARS = 128;
+
+/** Longest other text: paths and device names (Linux's PATH_MAX). */
+export const MAX_TEXT_CHARS = 4096;
+
+/** Most monitors; each has its own source, ring, log file and threads. */
+export const MAX_MONITORS = 64;
+
+/**
+ * Most rules per monitor. Every rule is evaluated on every sample, 10 000
+ * times a second at the default period.
+ */
+export const MAX_RULES = 1024;
+
+/**
+ * Longest sample period, ns: one hour. Collectors wait whole periods (and
+ * a GPU monitor 3 of them before it calls NVML stalled) with timers, which
+ * fire at once past 2^31 - 1 ms (24.8 days).
+ */
+export const MAX_SAMPLE_PERIOD_NS = 3_600_000_000_000;
+
+/** Shortest metrics window, s: the aggregator needs whole nanoseconds. */
+export const MIN_METRICS_WINDOW_S = 0.1;
+
+/** Longest metrics window, s: a day; rates over longer say little. */
+export const MAX_METRICS_WINDOW_S = 86_400;
+
+/**
+ * Smallest events-log size that rotates (0 turns rotation off). A header
+ * block alone can be tens of KiB; a smaller size would rotate on nearly
+ * every write and keep only headers.
+ */
+export const MIN_EVENT_LOG_MAX_BYTES = 64 * 1024;
+
+/**
+ * Most rotated events logs kept per monitor. Every rotation renames each
+ * of them in turn, so a huge count would stall the writer for good.
+ */
+export const MAX_EVENT_LOG_KEEP = 1000;
+
+/**
+ * Memory the sample rings of all configured monitors may take together:
+ * 1 GiB. A ring holds 2 x depth records of 8 bytes per column plus the
+ * timestamp; allocating more fails at start on a DPU's memory.
+ */
+export const MAX_RING_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * Longest `--duration`, s: ten years. Leave the option out to run until
+ * stopped.
+ */
+export const MAX_DURATION_S = 3650 * 86_400;
+
+/**
+ * Longest configuration error line, in characters. What the line quotes
+ * from the file is cut shorter (a value to 120, a key to 40).
+ */
+export const MAX_MESSAGE_CHARS = 500;
