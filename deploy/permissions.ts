@@ -87,9 +87,18 @@ export const INCLUDES: readonly string[] = [
   "deploy/demo.yaml",
 ];
 
-/** The permission flags, in the order the tasks give them. */
+/**
+ * V8's flags for the binary. A young generation of 1 MiB per semi-space
+ * (V8 grows it to 16 MiB by default) saves about 10 MB of resident memory:
+ * the sampling path allocates nothing, so the smaller nursery costs only
+ * the endpoint's thread a few more, shorter scavenges.
+ */
+export const V8_FLAGS = "--v8-flags=--max-semi-space-size=1";
+
+/** The permission flags (and V8's), in the order the tasks give them. */
 export const PERMISSION_FLAGS: readonly string[] = [
   "--no-prompt",
+  V8_FLAGS,
   `--allow-read=${
     [CONFIG_DIR, LOG_DIR, ...DOCA_LIB_DIRS, ...NVML_LIBRARIES].join(",")
   }`,
