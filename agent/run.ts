@@ -158,7 +158,10 @@ async function runWithSignals(
   if (!options.quiet) {
     // The logs are complete by now; a full or closed stdout loses nothing
     // but this summary, and must not turn a clean run into a failure.
-    writeQuietly(Deno.stdout, formatEventTable(agent.tally.events) + "\n");
+    writeQuietly(
+      Deno.stdout,
+      formatEventTable(agent.tally.events, agent.tally.earlier) + "\n",
+    );
     for (const m of agent.monitors) {
       writeQuietly(
         Deno.stdout,

@@ -24,6 +24,9 @@ export interface EventRecord {
   endSample: number | null;
 }
 
+/** Events a tally keeps for the closing table. */
+export const MAX_TALLIED_EVENTS = 1000;
+
 /**
  * Collects events from monitors' transitions. Allocates per event, never
  * per sample.
@@ -51,8 +54,17 @@ export interface EventRecord {
  * ```
  */
 export class EventTally {
-  /** Events in start order. */
+  /**
+   * The most recent events, in start order: at most
+   * {@linkcode MAX_TALLIED_EVENTS}, so a rule that flaps for days cannot
+   * grow the agent's memory (events.log has them all).
+   */
   readonly events: EventRecord[] = [];
+  /** Events started but no longer in {@linkcode events}. */
+  get earlier(): number {
+    return this.#earlier;
+  }
+  #earlier = 0;
   readonly #open = new Map<Monitor, (EventRecord | undefined)[]>();
 
   /** Pass to {@linkcode Monitor}'s constructor. */
@@ -70,6 +82,10 @@ export class EventTally {
       };
       open[rule] = record;
       this.events.push(record);
+      if (this.events.length > MAX_TALLIED_EVENTS) {
+        this.events.shift();
+        this.#earlier++;
+      }
     } else {
       const record = open[rule];
       if (!record) return;
@@ -99,8 +115,11 @@ export class EventTally {
  * assert.ok(!table.includes("\x1b"));
  * ```
  */
-export function formatEventTable(events: readonly EventRecord[]): string {
-  if (events.length === 0) return "No events recorded.\n";
+export function formatEventTable(
+  events: readonly EventRecord[],
+  earlier = 0,
+): string {
+  if (events.length === 0 && earlier === 0) return "No events recorded.\n";
   const rows = [["MONITOR", "RULE", "START (UTC)", "DURATION", "SAMPLES"]];
   for (const e of events) {
     rows.push([
@@ -113,13 +132,23 @@ export function formatEventTable(events: readonly EventRecord[]): string {
       e.endSample === null ? "-" : String(e.endSample - e.startSample),
     ]);
   }
-  const widths = rows[0].map((_, c) =>
-    Math.max(...rows.map((r) => r[c].length))
-  );
-  return rows.map((r) =>
-    r.map((cell, c) => c === r.length - 1 ? cell : cell.padEnd(widths[c])).join(
-      "  ",
+  // A loop, not Math.max(...): a long run's rows would overflow the stack
+  // as arguments.
+  const widths = rows[0].map((_, c) => {
+    let width = 0;
+    for (const r of rows) width = Math.max(width, r[c].length);
+    return width;
+  });
+  const note = earlier === 0
+    ? ""
+    : `${earlier} earlier events not shown (all are in the events logs: dpu-traceback review)\n`;
+  return note +
+    rows.map((r) =>
+      r.map((cell, c) => c === r.length - 1 ? cell : cell.padEnd(widths[c]))
+        .join(
+          "  ",
+        )
     )
-  )
-    .join("\n") + "\n";
+      .join("\n") +
+    "\n";
 }

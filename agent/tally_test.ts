@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { type EventRecord, formatEventTable } from "./tally.ts";
+import type { Monitor } from "../rules/monitor.ts";
+import {
+  type EventRecord,
+  EventTally,
+  formatEventTable,
+  MAX_TALLIED_EVENTS,
+} from "./tally.ts";
 import { HOSTILE, TERMINAL_CONTROL } from "../review/test_util.ts";
 
 Deno.test("formatEventTable shows terminal controls in names as escapes, never as they are", () => {
@@ -28,4 +34,39 @@ Deno.test("formatEventTable shows terminal controls in names as escapes, never a
   // Still aligned: the escapes are counted in the column widths.
   assert.equal(second.indexOf("rx"), first.indexOf("GPU"));
   assert.ok(second.includes("rx\\u2028\\u2066\\u200f\\u0085"));
+});
+
+Deno.test("a rule that flaps all run long keeps the tally bounded and the table printable", () => {
+  const nic = { name: "nic", rules: [{ name: "flap" }], samples: 0 };
+  const tally = new EventTally();
+  const events = 200_000;
+  for (let i = 0; i < events; i++) {
+    nic.samples = 2 * i;
+    tally.listener(nic as unknown as Monitor, 0, true, i);
+    nic.samples = 2 * i + 1;
+    tally.listener(nic as unknown as Monitor, 0, false, i + 0.5);
+  }
+  assert.equal(tally.events.length, MAX_TALLIED_EVENTS);
+  assert.equal(tally.earlier, events - MAX_TALLIED_EVENTS);
+  assert.equal(tally.events.at(-1)?.endSample, 2 * events - 1);
+  const lines = formatEventTable(tally.events, tally.earlier).split("\n");
+  assert.equal(
+    lines[0],
+    `${
+      events - MAX_TALLIED_EVENTS
+    } earlier events not shown (all are in the events logs: dpu-traceback review)`,
+  );
+  assert.equal(lines.length, 1 + 1 + MAX_TALLIED_EVENTS + 1);
+});
+
+Deno.test("the closing table of more rows than a call takes arguments", () => {
+  const records = Array.from({ length: 300_000 }, (_, i) => ({
+    monitor: "nic",
+    rule: "r",
+    startMs: i,
+    startSample: i,
+    endMs: i + 1,
+    endSample: i + 1,
+  }));
+  assert.equal(formatEventTable(records).split("\n").length, 300_002);
 });
