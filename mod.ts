@@ -123,7 +123,11 @@ export { createMetricsApp } from "./metrics/app.ts";
 export type { MetricsApp, MetricsAppOptions } from "./metrics/app.ts";
 export type { ConnectionInfo, RequestLimitOptions } from "./metrics/limits.ts";
 export { serveMetrics } from "./metrics/server.ts";
-export type { MetricsServer, ServeOptions } from "./metrics/server.ts";
+export type {
+  MetricsServer,
+  ServeOptions,
+  ServerLimitOptions,
+} from "./metrics/server.ts";
 export { loadWebConfig } from "./metrics/web_config.ts";
 export type { WebConfig, WebTls } from "./metrics/web_config.ts";
 export { BasicAuthVerifier } from "./metrics/basic_auth.ts";

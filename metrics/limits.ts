@@ -7,13 +7,15 @@
  */
 
 import type { MiddlewareHandler } from "hono";
+import { clientKey } from "./client_key.ts";
 
-/** What Deno.serve tells the app about the connection (Hono's `c.env`). */
+/** What the server tells the app about the connection (Hono's `c.env`). */
 export interface ConnectionInfo {
   /**
-   * The client's address (from Deno.serve's handler info); requests in
-   * flight are counted per client by its host. Absent for
-   * `app.request()` without a server: all such requests share one count.
+   * The client's address (metrics/server.ts passes it); requests in flight
+   * are counted per client: by IPv4 address, by /64 for IPv6 (as the
+   * server counts connections). Absent for `app.request()` without a
+   * server: all such requests share one count.
    */
   readonly remoteAddr?: Deno.Addr;
 }
@@ -24,7 +26,7 @@ export interface RequestLimitOptions {
   readonly maxHeaderBytes?: number;
   /** Bytes of the request URL; default 2 KiB. */
   readonly maxUrlBytes?: number;
-  /** Requests in flight from one client address; default 8. */
+  /** Requests in flight from one client (IPv4 address, IPv6 /64); default 8. */
   readonly maxPerClient?: number;
   /** Requests in flight in all; default 128. */
   readonly maxInFlight?: number;
@@ -91,10 +93,7 @@ export function requestLimits(
       return refuse(431, "request headers too large");
     }
 
-    const addr = c.env?.remoteAddr;
-    const client = addr !== undefined && "hostname" in addr
-      ? addr.hostname
-      : "local";
+    const client = clientKey(c.env?.remoteAddr);
     const mine = perClient.get(client) ?? 0;
     if (mine >= maxPerClient) {
       return refuse(429, "too many requests in flight from this client", {

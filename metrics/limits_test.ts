@@ -73,3 +73,18 @@ Deno.test("bodies, other methods and oversized requests are refused first", asyn
     assert.equal(res.status, status, JSON.stringify(init));
   }
 });
+
+Deno.test("IPv6 clients are counted by /64, so one host cannot dodge the bound by changing address", async () => {
+  const { from, release } = held({ maxPerClient: 2 });
+  const first = [from("2001:db8:1:2::1"), from("2001:db8:1:2::2")];
+  await new Promise((r) => setTimeout(r, 0));
+  // A third address in the same /64 is the same client.
+  assert.equal((await from("2001:db8:1:2:ffff::3")).status, 429);
+  // Another /64 is another client.
+  const other = from("2001:db8:1:3::1");
+  await new Promise((r) => setTimeout(r, 0));
+  release();
+  for (const res of await Promise.all([...first, other])) {
+    assert.equal(res.status, 200);
+  }
+});

@@ -1,12 +1,85 @@
 /**
- * Serves the metrics app with Deno.serve, plain or TLS, on a `HOST:PORT`
- * listen address.
+ * Serves the metrics app over HTTP/1.1, plain or TLS, on a `HOST:PORT`
+ * listen address, within fixed bounds: connections open (in all and per
+ * client), TLS handshakes in progress, time to send a request head, idle
+ * time between requests, time to answer, and bytes of a request head. A
+ * client over a bound is refused at once (503 or 429, then closed) or cut
+ * off; running out of file descriptors is reported and waited out, never
+ * fatal. Nothing here needs the main thread: it runs as well in a Worker.
+ *
+ * Why not Deno.serve: in Deno 2.9.6 it has no connection cap, no header,
+ * idle or handshake timeout, and an EMFILE on accept is thrown where no one
+ * can catch it, ending the process. Why not node:http: its listener in
+ * Deno 2.9.6 stops accepting for good after one EMFILE (the process lives
+ * on, deaf), and feeding it connections accepted elsewhere relies on
+ * internals. So this module accepts with `Deno.listen`, which reports
+ * EMFILE as a rejected `accept()` and keeps working, and speaks the little
+ * HTTP/1.1 the endpoint needs (metrics/http1.ts); TLS is node:tls over the
+ * accepted connection (metrics/transport.ts says why not `Deno.listenTls`).
+ *
+ * Memory is bounded by the limits: at most `maxConnections` connections,
+ * each holding one head buffer (`maxHeadBytes`), TLS state when serving
+ * HTTPS, and while it is being written one copy of its response. Measured
+ * with the defaults and full head buffers: about 70 KiB a connection
+ * plain, 185 KiB with TLS, so 256 connections take 17 or 46 MiB, plus at
+ * most 256 × the largest response; docs/metrics.md ("Limits") has the
+ * figures.
  *
  * @module
  */
 
 import { errorMessage } from "../base/error_message.ts";
 import type { MetricsApp } from "./app.ts";
+import { clientKey } from "./client_key.ts";
+import {
+  cannedResponse,
+  findHeadEnd,
+  leadingEmptyLines,
+  parseRequestHead,
+  type RequestHead,
+  responseHead,
+} from "./http1.ts";
+import {
+  plainTransport,
+  type TlsContext,
+  tlsContext,
+  TlsTransport,
+  type Transport,
+} from "./transport.ts";
+
+/** Bounds on connections; every field has a default. */
+export interface ServerLimitOptions {
+  /** Connections open at once; over it, 503 and close. Default 256. */
+  readonly maxConnections?: number;
+  /**
+   * Connections open at once from one client (IPv4 address, IPv6 /64);
+   * over it, 429 and close. Default 32.
+   */
+  readonly maxConnectionsPerClient?: number;
+  /** TLS handshakes in progress at once; over it, closed. Default 32. */
+  readonly maxHandshakes?: number;
+  /** Time for a TLS handshake, ms. Default 5000. */
+  readonly handshakeTimeoutMs?: number;
+  /**
+   * Time to send a complete request head, ms, from the connection's start
+   * (after TLS) or from the first byte of a later request; then 408 and
+   * close. Default 5000.
+   */
+  readonly headerTimeoutMs?: number;
+  /** Time a kept-alive connection may wait for its next request, ms. Default 20000. */
+  readonly idleTimeoutMs?: number;
+  /**
+   * Time from a complete head to the last byte of its response handed to
+   * the system, ms; then the connection is closed. Default 10000.
+   */
+  readonly requestTimeoutMs?: number;
+  /** Bytes of a request head (request line and headers); over it, 431. Default 16384. */
+  readonly maxHeadBytes?: number;
+  /** Header fields in a request head; over it, 431. Default 100. */
+  readonly maxHeaders?: number;
+  /** At most one line per kind of trouble (EMFILE, cap reached ...) this often, ms. Default 10000. */
+  readonly reportIntervalMs?: number;
+}
 
 /** What {@linkcode serveMetrics} needs. */
 export interface ServeOptions {
@@ -14,8 +87,10 @@ export interface ServeOptions {
   readonly listen: string;
   /** PEM certificate chain and key: serve HTTPS. */
   readonly tls?: { readonly cert: string; readonly key: string };
-  /** Told of connection-level failures, one line each. */
+  /** Told of connection-level trouble, one line each, rate-limited. */
   readonly onError?: (message: string) => void;
+  /** Bounds on connections and request heads. */
+  readonly limits?: ServerLimitOptions;
 }
 
 /** A running endpoint. */
@@ -24,7 +99,11 @@ export interface MetricsServer {
   readonly url: string;
   /** The port it listens on (useful with port 0). */
   readonly port: number;
-  /** Stops accepting, lets in-flight requests finish, and resolves. */
+  /**
+   * Stops accepting, closes connections that have no request in flight,
+   * lets requests in flight finish (each within `requestTimeoutMs`), and
+   * resolves once every connection is closed.
+   */
   shutdown(): Promise<void>;
 }
 
@@ -40,14 +119,66 @@ export function splitListen(
   return { hostname, port: Number(listen.slice(colon + 1)) };
 }
 
+const DEFAULTS: Required<ServerLimitOptions> = {
+  maxConnections: 256,
+  maxConnectionsPerClient: 32,
+  maxHandshakes: 32,
+  handshakeTimeoutMs: 5000,
+  headerTimeoutMs: 5000,
+  idleTimeoutMs: 20_000,
+  requestTimeoutMs: 10_000,
+  maxHeadBytes: 16 * 1024,
+  maxHeaders: 100,
+  reportIntervalMs: 10_000,
+};
+
 /**
- * Starts serving `app`. Throws a one-line Error naming the address when it
- * cannot listen (in use, not an address of this host, no permission).
+ * The limits `options` asks for, defaults filled in. Throws a one-line
+ * RangeError naming a limit that is not a positive integer.
  *
  * @example
- * ```ts ignore
- * const server = serveMetrics(app, { listen: "127.0.0.1:0" });
- * console.error(`metrics on ${server.url}`);
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { serverLimits } from "./server.ts";
+ *
+ * assert.equal(serverLimits({}).maxConnections, 256);
+ * assert.equal(serverLimits({ maxConnections: 8 }).maxConnections, 8);
+ * assert.throws(() => serverLimits({ idleTimeoutMs: 0 }), RangeError);
+ * ```
+ */
+export function serverLimits(
+  options: ServerLimitOptions = {},
+): Required<ServerLimitOptions> {
+  const limits = { ...DEFAULTS };
+  for (const name of Object.keys(DEFAULTS) as (keyof ServerLimitOptions)[]) {
+    const value = options[name];
+    if (value === undefined) continue;
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new RangeError(
+        `Server limit ${name} must be a positive integer, not ${value}`,
+      );
+    }
+    limits[name] = value;
+  }
+  return limits;
+}
+
+/**
+ * Starts serving `app`. Throws a one-line Error naming the address when it
+ * cannot listen (in use, not an address of this host, no permission) or
+ * the TLS certificate and key are unusable.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { serveMetrics } from "./server.ts";
+ *
+ * const server = serveMetrics(
+ *   { fetch: (req) => new Response(`you asked for ${new URL(req.url).pathname}\n`) },
+ *   { listen: "127.0.0.1:0", limits: { maxConnections: 64 } },
+ * );
+ * const res = await fetch(`${server.url}metrics`);
+ * assert.equal(await res.text(), "you asked for /metrics\n");
  * await server.shutdown();
  * ```
  */
@@ -55,35 +186,43 @@ export function serveMetrics(
   app: Pick<MetricsApp, "fetch">,
   options: ServeOptions,
 ): MetricsServer {
+  const limits = serverLimits(options.limits);
   const { hostname, port } = splitListen(options.listen);
-  let server: Deno.HttpServer<Deno.NetAddr>;
+  let context: TlsContext | undefined;
+  if (options.tls !== undefined) {
+    try {
+      context = tlsContext(options.tls.cert, options.tls.key);
+    } catch (error) {
+      throw new Error(
+        `Cannot serve metrics on ${options.listen}: the TLS certificate or key: ${
+          oneLine(error)
+        }`,
+        { cause: error },
+      );
+    }
+  }
+  let listener: Deno.Listener;
   try {
-    server = Deno.serve({
-      hostname,
-      port,
-      ...(options.tls === undefined
-        ? {}
-        : { cert: options.tls.cert, key: options.tls.key }),
-      onListen: () => {},
-      onError: (error) => {
-        options.onError?.(
-          `metrics endpoint: ${errorMessage(error)}`,
-        );
-        return new Response("internal error\n", { status: 500 });
-      },
-    }, (req, info) => app.fetch(req, { remoteAddr: info.remoteAddr }));
+    listener = Deno.listen({ hostname, port, transport: "tcp" });
   } catch (error) {
     throw new Error(
       `Cannot serve metrics on ${options.listen}: ${listenProblem(error)}`,
       { cause: error },
     );
   }
-  const addr = server.addr;
+  const addr = listener.addr as Deno.NetAddr;
   const host = addr.hostname.includes(":")
     ? `[${addr.hostname}]`
     : addr.hostname;
+  const origin = `${context ? "https" : "http"}://${host}:${addr.port}`;
+  const server = new Server(app, listener, {
+    limits,
+    context,
+    origin,
+    onError: options.onError,
+  });
   return {
-    url: `${options.tls ? "https" : "http"}://${host}:${addr.port}/`,
+    url: `${origin}/`,
     port: addr.port,
     shutdown: () => server.shutdown(),
   };
@@ -99,5 +238,469 @@ function listenProblem(error: unknown): string {
   if (error instanceof Deno.errors.PermissionDenied) {
     return "permission denied (ports below 1024 need root)";
   }
+  return oneLine(error);
+}
+
+function oneLine(error: unknown): string {
   return errorMessage(error).split("\n")[0];
+}
+
+/** Whether an accept failed for want of file descriptors (EMFILE, ENFILE). */
+function outOfDescriptors(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "EMFILE" || code === "ENFILE" ||
+    /os error 2[34]\)|too many open files/i.test(errorMessage(error));
+}
+
+/** Refusals being written at once; past it, refused connections are just closed. */
+const MAX_REFUSING = 64;
+/** Longest a refusal or a last word (408, 431 ...) may take to write, ms. */
+const LAST_WORD_MS = 1000;
+/** Longest wait between accepts while out of file descriptors, ms. */
+const MAX_BACKOFF_MS = 1000;
+/** Bodies up to this size go out in one write with their head. */
+const ONE_WRITE_BYTES = 64 * 1024;
+
+/** Where a connection is in its life; decides what a deadline or shutdown does. */
+type Phase = "handshake" | "head" | "idle" | "request";
+
+/** One accepted connection: its transport, phase and deadline. */
+class Connection {
+  phase: Phase;
+  /** Whether bytes of the current request head have arrived. */
+  started = false;
+  readonly transport: Transport;
+  readonly remoteAddr: Deno.Addr;
+  /** Rejects what {@linkcode until} waits for once the connection ends. */
+  readonly #waiting = new Set<(reason: Error) => void>();
+  #isEnded = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #lastWord: Promise<void> | undefined;
+
+  constructor(transport: Transport, remoteAddr: Deno.Addr, phase: Phase) {
+    this.transport = transport;
+    this.remoteAddr = remoteAddr;
+    this.phase = phase;
+  }
+
+  /** Whether the connection is closed or saying its last word. */
+  get isEnded(): boolean {
+    return this.#isEnded;
+  }
+
+  /** Runs `onExpire` after `ms` unless another deadline replaces this one. */
+  deadline(ms: number, onExpire: () => void): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(onExpire, ms);
+  }
+
+  /** `promise`, or a rejection as soon as the connection ends. */
+  until<T>(promise: Promise<T>): Promise<T> {
+    promise.catch(() => {});
+    if (this.#isEnded) return Promise.reject(new Error("connection closed"));
+    // Not Promise.race with a promise that settles only at the end: each
+    // race would leave a reaction on it, holding its result (a response
+    // body) for as long as the connection lives.
+    return new Promise<T>((resolve, reject) => {
+      this.#waiting.add(reject);
+      promise.then(resolve, reject).finally(() => this.#waiting.delete(reject));
+    });
+  }
+
+  /**
+   * Ends the exchange: writes `bytes` (a refusal, a 408) and closes within
+   * LAST_WORD_MS whatever the client does. Resolves once closed.
+   */
+  lastWord(bytes: Uint8Array): Promise<void> {
+    if (this.#lastWord === undefined) {
+      // Waits end now, so that nothing else is read or written meanwhile.
+      this.#stop();
+      this.#lastWord = new Promise<void>((resolve) => {
+        const timer = setTimeout(() => this.transport.close(), LAST_WORD_MS);
+        this.transport.write(bytes).catch(() => {}).finally(() => {
+          clearTimeout(timer);
+          this.transport.close();
+          resolve();
+        });
+      });
+    }
+    return this.#lastWord;
+  }
+
+  /** Closes now, or once the last word being written is out. */
+  finish(): Promise<void> {
+    if (this.#lastWord !== undefined) return this.#lastWord;
+    this.close();
+    return Promise.resolve();
+  }
+
+  /** Closes now, unless a last word is being written (it closes after). */
+  close(): void {
+    if (this.#lastWord !== undefined) return;
+    this.#stop();
+    this.transport.close();
+  }
+
+  #stop(): void {
+    clearTimeout(this.#timer);
+    this.#isEnded = true;
+    const reason = new Error("connection closed");
+    for (const reject of this.#waiting) reject(reason);
+    this.#waiting.clear();
+  }
+}
+
+interface ServerOptions {
+  readonly limits: Required<ServerLimitOptions>;
+  readonly context?: TlsContext;
+  readonly origin: string;
+  readonly onError?: (message: string) => void;
+}
+
+/** The accept loop, the bounds, and the HTTP/1.1 exchange on each connection. */
+class Server {
+  readonly #app: Pick<MetricsApp, "fetch">;
+  readonly #listener: Deno.Listener;
+  readonly #limits: Required<ServerLimitOptions>;
+  readonly #context: TlsContext | undefined;
+  readonly #origin: string;
+  readonly #onError: ((message: string) => void) | undefined;
+  readonly #open = new Set<Connection>();
+  readonly #perClient = new Map<string, number>();
+  readonly #reports = new Map<string, { at: number; more: number }>();
+  readonly #accepting: Promise<void>;
+  #handshakes = 0;
+  #refusing = 0;
+  #stopping = false;
+  #backoff:
+    | { timer: ReturnType<typeof setTimeout>; wake: () => void }
+    | undefined;
+  #drained: (() => void) | undefined;
+
+  constructor(
+    app: Pick<MetricsApp, "fetch">,
+    listener: Deno.Listener,
+    options: ServerOptions,
+  ) {
+    this.#app = app;
+    this.#listener = listener;
+    this.#limits = options.limits;
+    this.#context = options.context;
+    this.#origin = options.origin;
+    this.#onError = options.onError;
+    this.#accepting = this.#acceptLoop();
+  }
+
+  async shutdown(): Promise<void> {
+    if (!this.#stopping) {
+      this.#stopping = true;
+      try {
+        this.#listener.close();
+      } catch {
+        // Already closed.
+      }
+      if (this.#backoff !== undefined) {
+        clearTimeout(this.#backoff.timer);
+        this.#backoff.wake();
+      }
+      // Requests in flight finish (their responses say `connection:
+      // close`); every other connection has nothing to lose.
+      for (const c of this.#open) if (c.phase !== "request") c.close();
+    }
+    await this.#accepting;
+    if (this.#open.size > 0 || this.#refusing > 0) {
+      await new Promise<void>((resolve) => this.#drained = resolve);
+    }
+  }
+
+  async #acceptLoop(): Promise<void> {
+    let backoffMs = 0;
+    while (!this.#stopping) {
+      let conn: Deno.Conn;
+      try {
+        conn = await this.#listener.accept();
+        backoffMs = 0;
+      } catch (error) {
+        if (this.#stopping || error instanceof Deno.errors.BadResource) return;
+        if (outOfDescriptors(error)) {
+          this.#report(
+            "descriptors",
+            `metrics endpoint: out of file descriptors (${
+              oneLine(error)
+            }); not accepting for now, ${this.#open.size} connections open`,
+          );
+          // Give back what costs least to lose: kept-alive connections
+          // waiting for their next request (clients reconnect).
+          for (const c of this.#open) if (c.phase === "idle") c.close();
+          backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(10, backoffMs * 2));
+        } else {
+          // ECONNABORTED and the like: one connection's trouble.
+          this.#report("accept", `metrics endpoint: accept: ${oneLine(error)}`);
+          backoffMs = 10;
+        }
+        await new Promise<void>((wake) => {
+          this.#backoff = { timer: setTimeout(wake, backoffMs), wake };
+        });
+        this.#backoff = undefined;
+        continue;
+      }
+      this.#admit(conn);
+    }
+  }
+
+  /** Takes `conn` on, or refuses it at once when a bound is reached. */
+  #admit(conn: Deno.Conn): void {
+    const limits = this.#limits;
+    const client = clientKey(conn.remoteAddr);
+    const mine = this.#perClient.get(client) ?? 0;
+    if (this.#open.size >= limits.maxConnections) {
+      this.#report(
+        "connections",
+        `metrics endpoint: ${this.#open.size} connections open (the limit); refusing more`,
+      );
+      this.#refuse(conn, 503, "too many connections");
+      return;
+    }
+    if (mine >= limits.maxConnectionsPerClient) {
+      this.#report(
+        "client connections",
+        `metrics endpoint: ${mine} connections open from ${client} (the limit); refusing more from it`,
+      );
+      this.#refuse(conn, 429, "too many connections from this client");
+      return;
+    }
+    let transport: Transport;
+    let phase: Phase = "head";
+    if (this.#context !== undefined) {
+      if (this.#handshakes >= limits.maxHandshakes) {
+        this.#report(
+          "handshakes",
+          `metrics endpoint: ${this.#handshakes} TLS handshakes in progress (the limit); refusing more`,
+        );
+        close(conn);
+        return;
+      }
+      transport = new TlsTransport(conn, this.#context);
+      phase = "handshake";
+    } else {
+      transport = plainTransport(conn);
+    }
+    const c = new Connection(transport, conn.remoteAddr, phase);
+    this.#open.add(c);
+    this.#perClient.set(client, mine + 1);
+    this.#serve(c).catch(() => {
+      // Resets, timeouts, TLS failures: the client's business, not the
+      // operator's (and a flood of them must not flood the log).
+    }).then(() => c.finish()).finally(() => {
+      this.#open.delete(c);
+      const left = (this.#perClient.get(client) ?? 1) - 1;
+      if (left === 0) this.#perClient.delete(client);
+      else this.#perClient.set(client, left);
+      this.#maybeDrained();
+    });
+  }
+
+  /**
+   * Answers `status` and closes, without reading: cheap, and bounded by
+   * MAX_REFUSING (past it, or for TLS, where a plaintext answer would be
+   * noise, the connection is just closed).
+   */
+  #refuse(conn: Deno.Conn, status: number, message: string): void {
+    if (this.#context !== undefined || this.#refusing >= MAX_REFUSING) {
+      close(conn);
+      return;
+    }
+    this.#refusing++;
+    const c = new Connection(plainTransport(conn), conn.remoteAddr, "request");
+    c.lastWord(cannedResponse(status, message, { "retry-after": "1" }))
+      .finally(() => {
+        this.#refusing--;
+        this.#maybeDrained();
+      });
+  }
+
+  #maybeDrained(): void {
+    if (this.#stopping && this.#open.size === 0 && this.#refusing === 0) {
+      this.#drained?.();
+    }
+  }
+
+  async #serve(c: Connection): Promise<void> {
+    const limits = this.#limits;
+    if (c.transport instanceof TlsTransport) {
+      this.#handshakes++;
+      try {
+        c.deadline(limits.handshakeTimeoutMs, () => c.close());
+        await c.until(c.transport.secured);
+      } finally {
+        this.#handshakes--;
+      }
+      c.phase = "head";
+    }
+    const buf = new Uint8Array(limits.maxHeadBytes);
+    let length = 0;
+    c.deadline(limits.headerTimeoutMs, () => this.#headTimedOut(c));
+    while (true) {
+      // Read until a whole head is in; empty lines before it are skipped
+      // (RFC 9112 2.2), also when pipelined behind the last request.
+      const skipped = leadingEmptyLines(buf, length);
+      buf.copyWithin(0, skipped, length);
+      length -= skipped;
+      let end = findHeadEnd(buf, 0, length);
+      while (end < 0) {
+        if (length === buf.length) {
+          await c.lastWord(
+            cannedResponse(431, "request head too large"),
+          );
+          return;
+        }
+        const n = await c.until(c.transport.read(buf.subarray(length)));
+        if (n === null) return;
+        if (c.phase === "idle") {
+          // The next request has begun: it gets the head timeout from now.
+          c.phase = "head";
+          c.deadline(limits.headerTimeoutMs, () => this.#headTimedOut(c));
+        }
+        c.started = true;
+        const from = length;
+        length += n;
+        const blank = leadingEmptyLines(buf, length);
+        if (blank > 0) {
+          buf.copyWithin(0, blank, length);
+          length -= blank;
+        }
+        end = findHeadEnd(buf, Math.max(0, from - blank), length);
+      }
+
+      c.phase = "request";
+      c.deadline(limits.requestTimeoutMs, () => c.close());
+      const parsed = parseRequestHead(buf.subarray(0, end), limits);
+      // What follows the head is the next (pipelined) request's start.
+      buf.copyWithin(0, end, length);
+      length -= end;
+      if (!parsed.ok) {
+        const { status, message } = parsed.problem;
+        await c.lastWord(
+          cannedResponse(
+            status,
+            message,
+            status === 405 ? { allow: "GET, HEAD" } : {},
+          ),
+        );
+        return;
+      }
+      const close = await this.#exchange(c, parsed.head);
+      if (close || this.#stopping) return;
+
+      // Pipelined bytes already in: the next head's time starts now.
+      // Otherwise the connection idles until the next request begins.
+      if (length > 0) {
+        c.phase = "head";
+        c.started = true;
+        c.deadline(limits.headerTimeoutMs, () => this.#headTimedOut(c));
+      } else {
+        c.phase = "idle";
+        c.started = false;
+        c.deadline(limits.idleTimeoutMs, () => c.close());
+      }
+    }
+  }
+
+  /** A head that took too long: 408 if the client sent part of it, else just close. */
+  #headTimedOut(c: Connection): void {
+    if (c.started) {
+      c.lastWord(cannedResponse(408, "request head timeout")).catch(() => {});
+    } else {
+      c.close();
+    }
+  }
+
+  /**
+   * Asks the app for a response to `head` and writes it. Resolves whether
+   * the connection must close afterwards.
+   */
+  async #exchange(c: Connection, head: RequestHead): Promise<boolean> {
+    let request: Request;
+    try {
+      request = new Request(this.#origin + head.target, {
+        method: head.method,
+        headers: head.headers as [string, string][],
+      });
+    } catch {
+      await c.lastWord(cannedResponse(400, "malformed request"));
+      return true;
+    }
+    let response: Response;
+    try {
+      response = await c.until(
+        Promise.resolve().then(() =>
+          this.#app.fetch(request, { remoteAddr: c.remoteAddr })
+        ),
+      );
+    } catch (error) {
+      if (c.isEnded) throw error; // cut off meanwhile: nobody to answer
+      this.#report("handler", `metrics endpoint: ${oneLine(error)}`);
+      response = new Response("internal error\n", { status: 500 });
+    }
+    const close = head.close || this.#stopping;
+    const status = response.status;
+    const bodiless = status < 200 || status === 204 || status === 304;
+    let body: Uint8Array | undefined;
+    let bodyLength: number | undefined;
+    if (head.method === "HEAD" || bodiless) {
+      await response.body?.cancel();
+      // HEAD: the length a GET would have, when the app said it.
+      const declared = response.headers.get("content-length");
+      if (!bodiless && declared !== null && /^\d{1,15}$/.test(declared)) {
+        bodyLength = Number(declared);
+      }
+    } else {
+      body = new Uint8Array(await c.until(response.arrayBuffer()));
+      bodyLength = body.length;
+    }
+    const headBytes = responseHead(status, response.headers, {
+      bodyLength,
+      close,
+      date: new Date().toUTCString(),
+    });
+    if (body === undefined || body.length === 0) {
+      await c.until(c.transport.write(headBytes));
+    } else if (headBytes.length + body.length <= ONE_WRITE_BYTES) {
+      const all = new Uint8Array(headBytes.length + body.length);
+      all.set(headBytes);
+      all.set(body, headBytes.length);
+      await c.until(c.transport.write(all));
+    } else {
+      await c.until(c.transport.write(headBytes));
+      await c.until(c.transport.write(body));
+    }
+    return close;
+  }
+
+  /** Tells the operator of `kind` of trouble at most once per interval. */
+  #report(kind: string, message: string): void {
+    if (this.#onError === undefined) return;
+    const now = performance.now();
+    const last = this.#reports.get(kind);
+    if (last !== undefined && now - last.at < this.#limits.reportIntervalMs) {
+      last.more++;
+      return;
+    }
+    const more = last?.more ?? 0;
+    this.#reports.set(kind, { at: now, more: 0 });
+    this.#onError(
+      more > 0
+        ? `${message} (${more} more like it since the last report)`
+        : message,
+    );
+  }
+}
+
+/** Closes an accepted connection nobody will serve. */
+function close(conn: Deno.Conn): void {
+  try {
+    conn.close();
+  } catch {
+    // Already closed.
+  }
 }

@@ -1,0 +1,522 @@
+/**
+ * The endpoint's server under attack, on loopback only: each test is
+ * bounded in connections (tens) and time (a few seconds), with limits
+ * scaled down so that they are reached quickly.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { type ConnectionInfo, requestLimits } from "./limits.ts";
+import { Hono } from "hono";
+import {
+  type MetricsServer,
+  serveMetrics,
+  type ServeOptions,
+} from "./server.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+type Handler = (
+  request: Request,
+  env?: ConnectionInfo,
+) => Response | Promise<Response>;
+
+/**
+ * A server for one test, shut down by `await using`; a shutdown that takes
+ * over 5 s fails the test instead of hanging it.
+ */
+function serve(
+  fetch: Handler,
+  options: Partial<ServeOptions> = {},
+): MetricsServer & AsyncDisposable {
+  const server = serveMetrics({ fetch }, { listen: "127.0.0.1:0", ...options });
+  return {
+    ...server,
+    async [Symbol.asyncDispose]() {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<"late">((resolve) => {
+        timer = setTimeout(() => resolve("late"), 5000);
+      });
+      const done = await Promise.race([server.shutdown(), late]);
+      clearTimeout(timer);
+      if (done === "late") throw new Error("shutdown took over 5 s");
+    },
+  };
+}
+
+/** A raw TCP client, closed by `using`. */
+async function connect(port: number): Promise<Deno.TcpConn & Disposable> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  return Object.assign(conn, {
+    [Symbol.dispose]() {
+      try {
+        conn.close();
+      } catch {
+        // Closed already.
+      }
+    },
+  });
+}
+
+/**
+ * Reads until the server closes the connection or `ms` pass: what arrived
+ * (its first 64 KiB as text, and its length), whether it closed, and when
+ * (ms after the call).
+ */
+async function readUntilClosed(
+  conn: Deno.Conn,
+  ms: number,
+): Promise<{ text: string; bytes: number; closed: boolean; atMs: number }> {
+  const start = performance.now();
+  const chunks: Uint8Array[] = [];
+  const buf = new Uint8Array(64 * 1024);
+  let bytes = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), ms);
+  });
+  let closed = false;
+  try {
+    while (true) {
+      const n = await Promise.race([conn.read(buf), late]);
+      if (n === "late") break;
+      if (n === null) {
+        closed = true;
+        break;
+      }
+      if (bytes < buf.length) chunks.push(buf.slice(0, n));
+      bytes += n;
+    }
+  } catch {
+    closed = true; // reset
+  } finally {
+    clearTimeout(timer);
+  }
+  const text = chunks.map((c) => decoder.decode(c)).join("");
+  return { text, bytes, closed, atMs: performance.now() - start };
+}
+
+/** Reads one response to a request sent with `connection: close`. */
+async function request(port: number, head: string): Promise<string> {
+  using conn = await connect(port);
+  await conn.write(encoder.encode(head));
+  return (await readUntilClosed(conn, 3000)).text;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+Deno.test("serves the app over HTTP/1.1 with keep-alive, HEAD and the client's address", async () => {
+  const seen: string[] = [];
+  await using server = serve((req, env) => {
+    const addr = env?.remoteAddr as Deno.NetAddr;
+    seen.push(`${req.method} ${new URL(req.url).pathname} ${addr.hostname}`);
+    return new Response("hello\n", { headers: { "x-test": "1" } });
+  });
+  using conn = await connect(server.port);
+  // Two requests on one connection, the second pipelined behind the first.
+  await conn.write(encoder.encode(
+    "GET /a HTTP/1.1\r\nHost: x\r\n\r\nHEAD /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+  ));
+  const { text, closed } = await readUntilClosed(conn, 2000);
+  assert.ok(closed);
+  const responses = text.split(/(?=HTTP\/1\.1 )/);
+  assert.equal(responses.length, 2);
+  assert.match(responses[0], /^HTTP\/1\.1 200 OK\r\n/);
+  assert.match(responses[0], /\r\nx-test: 1\r\n/);
+  assert.match(responses[0], /\r\ncontent-length: 6\r\n/);
+  assert.ok(responses[0].endsWith("\r\n\r\nhello\n"));
+  assert.doesNotMatch(responses[0], /connection: close/);
+  // HEAD: no body; the connection closes as asked.
+  assert.ok(responses[1].endsWith("\r\nconnection: close\r\n\r\n"));
+  assert.deepEqual(seen, ["GET /a 127.0.0.1", "HEAD /b 127.0.0.1"]);
+  // And fetch, as a scraper would.
+  const res = await fetch(`${server.url}metrics`);
+  assert.equal(await res.text(), "hello\n");
+});
+
+Deno.test("connections over the cap are answered 503 at once, and a scraper is served once they go", async () => {
+  await using server = serve(() => new Response("ok\n"), {
+    limits: { maxConnections: 4 },
+  });
+  // Four connections that never send a request hold every place.
+  const holders = await Promise.all(
+    Array.from({ length: 4 }, () => connect(server.port)),
+  );
+  await sleep(100);
+  const extras = await Promise.all(
+    Array.from({ length: 3 }, () => connect(server.port)),
+  );
+  try {
+    for (const extra of extras) {
+      const { text, closed, atMs } = await readUntilClosed(extra, 1000);
+      assert.ok(closed, "an extra connection was left open");
+      assert.ok(atMs < 500, `refused after ${atMs} ms`);
+      assert.match(text, /^HTTP\/1\.1 503 Service Unavailable\r\n/);
+      assert.match(text, /\r\nretry-after: 1\r\n/);
+    }
+  } finally {
+    for (const conn of [...holders, ...extras]) conn[Symbol.dispose]();
+  }
+  await sleep(100);
+  const text = await request(
+    server.port,
+    "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+  );
+  assert.match(text, /^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nok\n$/);
+});
+
+Deno.test("one client cannot hold more than maxConnectionsPerClient connections: 429", async () => {
+  await using server = serve(() => new Response("ok\n"), {
+    limits: { maxConnectionsPerClient: 2 },
+  });
+  using a = await connect(server.port);
+  using b = await connect(server.port);
+  await sleep(100);
+  using c = await connect(server.port);
+  const { text, closed } = await readUntilClosed(c, 1000);
+  assert.ok(closed);
+  assert.match(text, /^HTTP\/1\.1 429 Too Many Requests\r\n/);
+  // The first two are still served.
+  await a.write(
+    encoder.encode("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+  );
+  assert.match((await readUntilClosed(a, 1000)).text, /^HTTP\/1\.1 200 OK/);
+  b[Symbol.dispose]();
+});
+
+Deno.test("slowloris: a head sent one byte a second is cut off at the header timeout, and so is a silent client", async () => {
+  await using server = serve(() => new Response("ok\n"), {
+    limits: { headerTimeoutMs: 2000 },
+  });
+  using slow = await connect(server.port);
+  using silent = await connect(server.port);
+  const head = encoder.encode("GET / HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaa");
+  let sent = 0;
+  const trickle = (async () => {
+    try {
+      while (sent < head.length) {
+        await slow.write(head.subarray(sent, sent + 1));
+        sent++;
+        await sleep(1000);
+      }
+    } catch {
+      // Cut off: what this test waits for.
+    }
+  })();
+  const [cut, quiet] = await Promise.all([
+    readUntilClosed(slow, 4500),
+    readUntilClosed(silent, 4500),
+  ]);
+  assert.ok(cut.closed, "the slow client was never cut off");
+  assert.ok(cut.atMs > 1900 && cut.atMs < 3000, `cut after ${cut.atMs} ms`);
+  assert.ok(sent >= 2, "bytes kept coming until the cut");
+  assert.match(cut.text, /^HTTP\/1\.1 408 Request Timeout\r\n/);
+  assert.ok(quiet.closed, "the silent client was never cut off");
+  assert.ok(quiet.atMs > 1900 && quiet.atMs < 3000);
+  assert.equal(quiet.text, "");
+  slow[Symbol.dispose]();
+  await trickle;
+});
+
+Deno.test("a kept-alive connection is closed after idleTimeoutMs without a request", async () => {
+  await using server = serve(() => new Response("ok\n"), {
+    limits: { idleTimeoutMs: 1000 },
+  });
+  using conn = await connect(server.port);
+  await conn.write(encoder.encode("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const buf = new Uint8Array(1024);
+  const n = await conn.read(buf);
+  assert.match(decoder.decode(buf.subarray(0, n ?? 0)), /^HTTP\/1\.1 200 OK/);
+  const { closed, atMs } = await readUntilClosed(conn, 3000);
+  assert.ok(closed, "the idle connection was never closed");
+  assert.ok(atMs > 900 && atMs < 2000, `closed after ${atMs} ms`);
+});
+
+Deno.test("a client that does not read its response is cut off at the request timeout", async () => {
+  // More than the kernel's socket buffers hold, so the write must wait.
+  const body = new Uint8Array(64 * 1024 * 1024);
+  await using server = serve(() => new Response(body), {
+    limits: { requestTimeoutMs: 1000 },
+  });
+  using conn = await connect(server.port);
+  await conn.write(encoder.encode("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+  await sleep(2000); // not reading
+  const { bytes, closed } = await readUntilClosed(conn, 3000);
+  assert.ok(closed, "the connection was never cut off");
+  assert.ok(bytes < body.length, `all ${bytes} bytes were sent`);
+});
+
+Deno.test("in-flight overload through the server: 429 for one client over its share, 503 over the total", async () => {
+  const waiting: (() => void)[] = [];
+  const app = new Hono<{ Bindings: ConnectionInfo }>();
+  app.use(requestLimits({ maxPerClient: 2, maxInFlight: 3 }));
+  app.get("/", async (c) => {
+    await new Promise<void>((resolve) => waiting.push(resolve));
+    return c.text("ok\n");
+  });
+  await using server = serve((req, env) => app.fetch(req, env));
+  const head = "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  const held = [request(server.port, head), request(server.port, head)];
+  while (waiting.length < 2) await sleep(10);
+  assert.match(await request(server.port, head), /^HTTP\/1\.1 429 /);
+  waiting.splice(0).forEach((release) => release());
+  for (const text of await Promise.all(held)) {
+    assert.match(text, /^HTTP\/1\.1 200 /);
+  }
+
+  // Total: a server-wide bound of 1 with a per-client bound above it.
+  const total = new Hono<{ Bindings: ConnectionInfo }>();
+  total.use(requestLimits({ maxPerClient: 5, maxInFlight: 1 }));
+  total.get("/", async (c) => {
+    await new Promise<void>((resolve) => waiting.push(resolve));
+    return c.text("ok\n");
+  });
+  await using second = serve((req, env) => total.fetch(req, env));
+  const one = request(second.port, head);
+  while (waiting.length < 1) await sleep(10);
+  assert.match(await request(second.port, head), /^HTTP\/1\.1 503 /);
+  waiting.splice(0).forEach((release) => release());
+  assert.match(await one, /^HTTP\/1\.1 200 /);
+});
+
+Deno.test("shutdown lets a request in flight finish, closes idle connections, then resolves", async () => {
+  let release = () => {};
+  const server = serveMetrics({
+    fetch: async () => {
+      await new Promise<void>((resolve) => release = resolve);
+      return new Response("late\n");
+    },
+  }, { listen: "127.0.0.1:0" });
+  using idle = await connect(server.port);
+  using busy = await connect(server.port);
+  await busy.write(encoder.encode("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+  await sleep(100);
+  const stopped = server.shutdown();
+  const idleEnd = await readUntilClosed(idle, 1000);
+  assert.ok(idleEnd.closed);
+  assert.equal(idleEnd.text, "");
+  release();
+  const { text, closed } = await readUntilClosed(busy, 1000);
+  assert.ok(closed);
+  assert.match(text, /\r\nconnection: close\r\n\r\nlate\n$/);
+  await stopped;
+  await assert.rejects(
+    Deno.connect({ hostname: "127.0.0.1", port: server.port }),
+  );
+});
+
+/** A child process serving with 64 file descriptors, its port and its stderr. */
+async function childWithFewDescriptors(dir: string) {
+  const script = `${dir}/serve.ts`;
+  const server = new URL("./server.ts", import.meta.url).href;
+  await Deno.writeTextFile(
+    script,
+    `import { serveMetrics } from ${JSON.stringify(server)};
+const s = serveMetrics({ fetch: () => new Response("alive\\n") }, {
+  listen: "127.0.0.1:0",
+  onError: (m) => console.error(m),
+});
+console.log(s.port);
+`,
+  );
+  const child = new Deno.Command("sh", {
+    args: [
+      "-c",
+      'ulimit -n 64 && exec "$0" run --no-prompt --allow-net=127.0.0.1 --allow-read "$1"',
+      Deno.execPath(),
+      script,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  while (!out.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("the child ended before listening");
+    out += value;
+  }
+  return { child, stdout: reader, port: Number(out.trim()) };
+}
+
+Deno.test("running out of file descriptors never ends the process: it reports once, waits, and serves on", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "server_test_" });
+  const { child, stdout, port } = await childWithFewDescriptors(dir);
+  let ended = false;
+  const status = child.status.then((s) => {
+    ended = true;
+    return s;
+  });
+  let answer = "";
+  try {
+    // Far more connections than the child has descriptors for.
+    const flood: Deno.Conn[] = [];
+    for (let i = 0; i < 120 && !ended; i++) {
+      try {
+        flood.push(await Deno.connect({ hostname: "127.0.0.1", port }));
+      } catch {
+        break; // refused: the child is gone
+      }
+    }
+    await sleep(1000);
+    for (const conn of flood) conn.close();
+    await sleep(500);
+    if (!ended) {
+      answer = await (await fetch(`http://127.0.0.1:${port}/`)).text();
+    }
+  } finally {
+    if (!ended) child.kill("SIGTERM");
+    await status;
+    await stdout.cancel();
+  }
+  const stderr = await new Response(child.stderr).text();
+  await Deno.remove(dir, { recursive: true });
+  assert.equal(answer, "alive\n", `the child did not serve on:\n${stderr}`);
+  const reports = stderr.split("\n").filter((line) =>
+    line.includes("out of file descriptors")
+  );
+  assert.equal(reports.length, 1, stderr);
+});
+
+/** A self-signed certificate for localhost (openssl), removed at unload. */
+async function makeCert(): Promise<{ cert: string; key: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "server_test_tls_" });
+  try {
+    const { code, stderr } = await new Deno.Command("openssl", {
+      args: [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        "-addext",
+        "basicConstraints=critical,CA:FALSE",
+        "-keyout",
+        `${dir}/tls.key`,
+        "-out",
+        `${dir}/tls.crt`,
+      ],
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    if (code !== 0) {
+      throw new Error(`openssl: ${decoder.decode(stderr).trim()}`);
+    }
+    return {
+      cert: await Deno.readTextFile(`${dir}/tls.crt`),
+      key: await Deno.readTextFile(`${dir}/tls.key`),
+    };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const tls = await makeCert();
+
+Deno.test("TLS: handshakes in progress are bounded, a silent client is cut at the handshake timeout, scrapers are served", async () => {
+  await using server = serve(() => new Response("secure\n"), {
+    tls,
+    limits: { maxHandshakes: 2, handshakeTimeoutMs: 1000 },
+  });
+  // Connect and never send a ClientHello.
+  using a = await connect(server.port);
+  using b = await connect(server.port);
+  await sleep(100);
+  using over = await connect(server.port);
+  const refused = await readUntilClosed(over, 1000);
+  assert.ok(
+    refused.closed && refused.atMs < 500,
+    "a third handshake was let in",
+  );
+  const [endA, endB] = await Promise.all([
+    readUntilClosed(a, 3000),
+    readUntilClosed(b, 3000),
+  ]);
+  assert.ok(
+    endA.closed && endB.closed,
+    "a silent TLS client was never cut off",
+  );
+  assert.ok(endA.atMs < 1500 && endB.atMs < 1500);
+  const client = Deno.createHttpClient({ caCerts: [tls.cert] });
+  try {
+    const res = await fetch(`https://localhost:${server.port}/`, { client });
+    assert.equal(await res.text(), "secure\n");
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("serves from a Worker with the endpoint's permissions (no env), TLS included, after giving up net", async () => {
+  const server = new URL("./server.ts", import.meta.url).href;
+  const source = `import { serveMetrics } from ${JSON.stringify(server)};
+let s;
+self.onmessage = async (e) => {
+  if (e.data === "stop") { await s.shutdown(); self.postMessage("stopped"); return; }
+  s = serveMetrics({ fetch: () => new Response("from a worker\\n") }, { listen: "127.0.0.1:0", tls: e.data });
+  await Deno.permissions.revoke({ name: "net" });
+  self.postMessage(s.port);
+};`;
+  const url = URL.createObjectURL(
+    new Blob([source], { type: "text/javascript" }),
+  );
+  const worker = new Worker(url, {
+    type: "module",
+    deno: {
+      permissions: {
+        net: "inherit",
+        read: "inherit",
+        sys: "inherit",
+        env: false,
+        write: false,
+        ffi: false,
+        run: false,
+        import: false,
+      },
+    },
+  });
+  const client = Deno.createHttpClient({ caCerts: [tls.cert] });
+  try {
+    const reply = () =>
+      new Promise<unknown>((resolve, reject) => {
+        worker.onmessage = (e) => resolve(e.data);
+        worker.onerror = (e) => {
+          e.preventDefault();
+          reject(new Error(e.message));
+        };
+      });
+    const port = reply();
+    worker.postMessage(tls);
+    const res = await fetch(`https://localhost:${await port}/`, { client });
+    assert.equal(await res.text(), "from a worker\n");
+    const stopped = reply();
+    worker.postMessage("stop");
+    assert.equal(await stopped, "stopped");
+  } finally {
+    client.close();
+    worker.terminate();
+    URL.revokeObjectURL(url);
+  }
+});
+
+Deno.test("pipelined requests with empty lines between them are all answered, in order", async () => {
+  let n = 0;
+  await using server = serve(() => new Response(`${++n}\n`));
+  const text = await request(
+    server.port,
+    "\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n\r\n" +
+      "GET / HTTP/1.1\r\nHost: x\r\n\r\n" +
+      "\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+  );
+  const bodies = text.split(/HTTP\/1\.1 200 OK\r\n[^]*?\r\n\r\n/).slice(1);
+  assert.deepEqual(bodies, ["1\n", "2\n", "3\n"]);
+});
