@@ -3,8 +3,9 @@
  * (node_exporter's `--web.config.file`), so operators reuse the file they
  * already have for TLS and basic auth on the metrics endpoint.
  *
- * The metrics endpoint runs on `Deno.serve`, whose TLS (rustls) cannot be
- * tuned the way Go's `crypto/tls` can. Each setting is therefore either
+ * The metrics endpoint's TLS is node:tls over its own sockets
+ * (metrics/transport.ts), which in Deno is rustls and cannot be tuned the
+ * way Go's `crypto/tls` can. Each setting is therefore either
  * honoured, satisfied anyway, or refused with an error naming it: a security
  * setting is never silently ignored. What Deno 2.9.6 offers was checked with
  * `openssl s_client`: TLS 1.2 and 1.3 only; TLS 1.3 suites AES-256-GCM,
@@ -22,7 +23,7 @@
  * | `cipher_suites` | accepted when it lists every TLS 1.2 suite Deno may pick for the certificate's key type, else refused |
  * | `curve_preferences` | empty only; a list is refused (the groups cannot be restricted) |
  * | `prefer_server_cipher_suites` | accepted; no effect (Go ignores it too since Go 1.18) |
- * | `http_server_config.http2` | accepted; `false` cannot switch HTTP/2 off and adds a warning |
+ * | `http_server_config.http2` | accepted either way: the endpoint speaks HTTP/1.1 only |
  * | `http_server_config.headers` | exporter-toolkit's five: `Strict-Transport-Security`, `X-Content-Type-Options` (`nosniff`), `X-Frame-Options` (`deny`, `sameorigin`), `X-XSS-Protection`, `Content-Security-Policy`; blank means unset |
  * | `basic_auth_users` | user → bcrypt hash, checked at load: no `:` in a user name, cost 12 at most |
  * | `rate_limit`, `auth_excluded_paths`, `ip_socket_config` | refused |
@@ -41,7 +42,7 @@ import { z } from "zod";
 import { errorMessage } from "../base/error_message.ts";
 import { basicAuthUserProblem } from "./basic_auth.ts";
 
-/** TLS material for `Deno.serve({ cert, key })`. */
+/** TLS material: the certificate chain and key, PEM. */
 export interface WebTls {
   /** Resolved `cert_file`; undefined when the PEM is inline (`cert`). */
   readonly certFile?: string;
@@ -57,7 +58,7 @@ export interface WebTls {
 export interface WebConfig {
   /** The web config file, as given. */
   readonly file: string;
-  /** PEM text for `Deno.serve({ cert, key })` when TLS is configured. */
+  /** PEM certificate chain and key, when TLS is configured. */
   readonly tls?: WebTls;
   /** user -> bcrypt hash; empty means no authentication. */
   readonly basicAuthUsers: ReadonlyMap<string, string>;
@@ -158,17 +159,12 @@ type TlsSection = NonNullable<z.infer<typeof schema>["tls_server_config"]>;
  *   `${dir}/web.yml`,
  *   `basic_auth_users:
  *   prometheus: $2y$10$X0h1gDsPszWURQaxFh.zoubFi6DXncSjhoQNJgRrnGs7EsimhC7zG
- * http_server_config:
- *   http2: false
  * `,
  * );
  * const web = await loadWebConfig(`${dir}/web.yml`);
  * assert.equal(web.tls, undefined); // plain HTTP
  * assert.deepEqual([...web.basicAuthUsers.keys()], ["prometheus"]);
- * // Accepted, but the operator is told it does nothing here.
- * assert.deepEqual(web.warnings, [
- *   `${dir}/web.yml: http_server_config.http2: false has no effect: Deno.serve cannot switch HTTP/2 off`,
- * ]);
+ * assert.deepEqual(web.warnings, []);
  *
  * // Certificate paths are relative to the file; a missing one keeps its class.
  * await Deno.writeTextFile(
@@ -366,13 +362,9 @@ export async function parseWebConfig(
     headers.set(canonical!, value.trim());
   }
 
+  // HTTP/2 is never offered (metrics/server.ts speaks HTTP/1.1 only), so
+  // `false` is already true and `true` asks for nothing that matters.
   const http2 = config.http_server_config?.http2 ?? true;
-  if (!http2) {
-    warnings.push(
-      `${file}: http_server_config.http2: false has no effect: ` +
-        "Deno.serve cannot switch HTTP/2 off",
-    );
-  }
 
   const tls = config.tls_server_config == null
     ? undefined
