@@ -128,7 +128,8 @@ export const COMPILE_TASKS: Readonly<
  * import { compileCommand } from "./permissions.ts";
  *
  * const command = compileCommand("compile:arm64");
- * assert.ok(command.startsWith("deno compile --no-prompt --allow-read="));
+ * assert.ok(command.startsWith("deno compile --no-prompt --v8-flags="));
+ * assert.ok(command.includes(" --allow-read=/etc/dpu-traceback,"));
  * assert.ok(command.includes("--target aarch64-unknown-linux-gnu"));
  * ```
  */

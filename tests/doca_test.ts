@@ -508,10 +508,13 @@ Deno.test("the endpoint reports the DOCA source's retried errors by name, and th
     );
     try {
       await agent.waitReady();
+      // The endpoint reads what the sampler published (every 100 ms), so
+      // the errors show up to 100 ms after the samples before them.
       const body = await agent.waitFor(
         "/metrics",
         (text) =>
-          /dpu_traceback_samples_total\{monitor="nic"\} [1-9]/.test(text),
+          /dpu_traceback_samples_total\{monitor="nic"\} [1-9]/.test(text) &&
+          text.includes('error="DOCA_ERROR_AGAIN"} 3\n'),
       );
       for (
         const line of [
