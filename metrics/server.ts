@@ -1,11 +1,23 @@
 /**
  * Serves the metrics app over HTTP/1.1, plain or TLS, on a `HOST:PORT`
  * listen address, within fixed bounds: connections open (in all and per
- * client), TLS handshakes in progress, time to send a request head, idle
- * time between requests, time to answer, and bytes of a request head. A
- * client over a bound is refused at once (503 or 429, then closed) or cut
- * off; running out of file descriptors is reported and waited out, never
- * fatal. Nothing here needs the main thread: it runs as well in a Worker.
+ * client), TLS handshakes in progress (in all and per client), time to
+ * send a request head, idle time between requests, time to answer, and
+ * bytes of a request head. A client over a bound is refused at once (503
+ * or 429, then closed) or cut off; running out of file descriptors is
+ * reported and waited out, never fatal. Nothing here needs the main
+ * thread: it runs as well in a Worker.
+ *
+ * The bounds are shared fairly: when every place (or every handshake
+ * place) is taken, a newcomer whose client would still hold fewer than
+ * the busiest client once in takes the place of one of the busiest
+ * client's connections that waits for a handshake or request head, or
+ * else idles between requests (never one being answered); out of file
+ * descriptors, the same ones of the busiest clients are closed first, a
+ * client's only connection last. So a flood from a few addresses cannot
+ * lock out a scraper that opens a connection per scrape (as Prometheus
+ * does when its interval exceeds the idle timeout), nor one that keeps
+ * its connection; only many distinct clients can fill the endpoint.
  *
  * Why not Deno.serve: in Deno 2.9.6 it has no connection cap, no header,
  * idle or handshake timeout, and an EMFILE on accept is thrown where no one
@@ -49,15 +61,27 @@ import {
 
 /** Bounds on connections; every field has a default. */
 export interface ServerLimitOptions {
-  /** Connections open at once; over it, 503 and close. Default 256. */
+  /**
+   * Connections open at once. At it, a newcomer whose client would still
+   * hold fewer than the busiest client once in takes the place of one of
+   * the busiest client's connections that waits or idles (never one being
+   * answered); otherwise 503 and close. Default 256.
+   */
   readonly maxConnections?: number;
   /**
    * Connections open at once from one client (IPv4 address, IPv6 /64);
    * over it, 429 and close. Default 32.
    */
   readonly maxConnectionsPerClient?: number;
-  /** TLS handshakes in progress at once; over it, closed. Default 32. */
+  /**
+   * TLS handshakes in progress at once. At it, a newcomer whose client
+   * would still have fewer in progress than the busiest client once in
+   * takes the place of the busiest client's oldest; otherwise closed.
+   * Default 32.
+   */
   readonly maxHandshakes?: number;
+  /** TLS handshakes in progress at once from one client; over it, closed. Default 4. */
+  readonly maxHandshakesPerClient?: number;
   /** Time for a TLS handshake, ms. Default 5000. */
   readonly handshakeTimeoutMs?: number;
   /**
@@ -123,6 +147,7 @@ const DEFAULTS: Required<ServerLimitOptions> = {
   maxConnections: 256,
   maxConnectionsPerClient: 32,
   maxHandshakes: 32,
+  maxHandshakesPerClient: 4,
   handshakeTimeoutMs: 5000,
   headerTimeoutMs: 5000,
   idleTimeoutMs: 20_000,
@@ -260,6 +285,12 @@ const LAST_WORD_MS = 1000;
 const MAX_BACKOFF_MS = 1000;
 /** Bodies up to this size go out in one write with their head. */
 const ONE_WRITE_BYTES = 64 * 1024;
+/**
+ * Out of file descriptors, connections closed at each failed accept: this
+ * share of those open, at least SHED_MIN.
+ */
+const SHED_SHARE = 1 / 8;
+const SHED_MIN = 4;
 
 /** Where a connection is in its life; decides what a deadline or shutdown does. */
 type Phase = "handshake" | "head" | "idle" | "request";
@@ -267,20 +298,38 @@ type Phase = "handshake" | "head" | "idle" | "request";
 /** One accepted connection: its transport, phase and deadline. */
 class Connection {
   phase: Phase;
+  /** When it entered its phase (`performance.now()`). */
+  since = performance.now();
   /** Whether bytes of the current request head have arrived. */
   started = false;
+  /** Whether it counts as a TLS handshake in progress. */
+  handshaking = false;
   readonly transport: Transport;
   readonly remoteAddr: Deno.Addr;
+  /** Its client's key (metrics/client_key.ts). */
+  readonly client: string;
   /** Rejects what {@linkcode until} waits for once the connection ends. */
   readonly #waiting = new Set<(reason: Error) => void>();
   #isEnded = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #lastWord: Promise<void> | undefined;
 
-  constructor(transport: Transport, remoteAddr: Deno.Addr, phase: Phase) {
+  constructor(
+    transport: Transport,
+    remoteAddr: Deno.Addr,
+    client: string,
+    phase: Phase,
+  ) {
     this.transport = transport;
     this.remoteAddr = remoteAddr;
+    this.client = client;
     this.phase = phase;
+  }
+
+  /** Moves on to `phase`, from now. */
+  enter(phase: Phase): void {
+    this.phase = phase;
+    this.since = performance.now();
   }
 
   /** Whether the connection is closed or saying its last word. */
@@ -350,6 +399,64 @@ class Connection {
   }
 }
 
+/**
+ * How cheaply `c` can be closed to make room, lowest first: in a TLS
+ * handshake 0, waiting for a request head 1, idle between requests 2;
+ * undefined while a request is being answered or once it is ending.
+ */
+function closingRank(c: Connection): number | undefined {
+  if (c.isEnded) return undefined;
+  switch (c.phase) {
+    case "handshake":
+      return 0;
+    case "head":
+      return 1;
+    case "idle":
+      return 2;
+    default:
+      return undefined;
+  }
+}
+
+/** A client's connections, in the order they came, and its handshakes. */
+interface ClientEntry {
+  readonly key: string;
+  readonly connections: Set<Connection>;
+  /** Of them, those in a TLS handshake. */
+  handshakes: number;
+}
+
+/** Whether `a` is cheaper to close than `b` (both closable): by closingRank, then the older in its phase. */
+function cheaper(a: Connection, b: Connection): boolean {
+  const ra = closingRank(a)!;
+  const rb = closingRank(b)!;
+  return ra < rb || (ra === rb && a.since < b.since);
+}
+
+/** Of `entry`'s connections, the cheapest to close (see {@linkcode cheaper}). */
+function cheapest(entry: ClientEntry): Connection | undefined {
+  let best: Connection | undefined;
+  for (const c of entry.connections) {
+    if (closingRank(c) === undefined) continue;
+    if (best === undefined || cheaper(c, best)) best = c;
+  }
+  return best;
+}
+
+/** `entry`'s oldest TLS handshake in progress (connections are in the order they came). */
+function oldestHandshake(entry: ClientEntry): Connection | undefined {
+  for (const c of entry.connections) {
+    if (c.handshaking && !c.isEnded) return c;
+  }
+  return undefined;
+}
+
+/** A connection to close to make room, and its client. */
+interface Eviction {
+  readonly victim: Connection;
+  readonly from: ClientEntry;
+}
+
 interface ServerOptions {
   readonly limits: Required<ServerLimitOptions>;
   readonly context?: TlsContext;
@@ -366,7 +473,7 @@ class Server {
   readonly #origin: string;
   readonly #onError: ((message: string) => void) | undefined;
   readonly #open = new Set<Connection>();
-  readonly #perClient = new Map<string, number>();
+  readonly #clients = new Map<string, ClientEntry>();
   readonly #reports = new Map<string, { at: number; more: number }>();
   readonly #accepting: Promise<void>;
   #handshakes = 0;
@@ -423,15 +530,16 @@ class Server {
       } catch (error) {
         if (this.#stopping || error instanceof Deno.errors.BadResource) return;
         if (outOfDescriptors(error)) {
+          const open = this.#open.size;
+          const closed = this.#shed(
+            Math.max(SHED_MIN, Math.ceil(open * SHED_SHARE)),
+          );
           this.#report(
             "descriptors",
             `metrics endpoint: out of file descriptors (${
               oneLine(error)
-            }); not accepting for now, ${this.#open.size} connections open`,
+            }); not accepting for now, ${open} connections open, ${closed} waiting or idle ones of the busiest clients closed`,
           );
-          // Give back what costs least to lose: kept-alive connections
-          // waiting for their next request (clients reconnect).
-          for (const c of this.#open) if (c.phase === "idle") c.close();
           backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(10, backoffMs * 2));
         } else {
           // ECONNABORTED and the like: one connection's trouble.
@@ -448,56 +556,193 @@ class Server {
     }
   }
 
-  /** Takes `conn` on, or refuses it at once when a bound is reached. */
+  /**
+   * Takes `conn` on, or refuses it at once when a bound is reached and no
+   * busier client's connection can make room for it.
+   */
   #admit(conn: Deno.Conn): void {
     const limits = this.#limits;
     const client = clientKey(conn.remoteAddr);
-    const mine = this.#perClient.get(client) ?? 0;
+    const mine = this.#clients.get(client)?.connections.size ?? 0;
+    let room: Eviction | undefined;
     if (this.#open.size >= limits.maxConnections) {
-      this.#report(
-        "connections",
-        `metrics endpoint: ${this.#open.size} connections open (the limit); refusing more`,
-      );
-      this.#refuse(conn, 503, "too many connections");
-      return;
+      if (mine < limits.maxConnectionsPerClient) {
+        room = this.#victim((e) => e.connections.size, mine, cheapest);
+      }
+      if (room === undefined) {
+        this.#report(
+          "connections",
+          `metrics endpoint: ${this.#open.size} connections open (the limit); refusing more`,
+        );
+        this.#refuse(conn, client, 503, "too many connections");
+        return;
+      }
     }
     if (mine >= limits.maxConnectionsPerClient) {
       this.#report(
         "client connections",
         `metrics endpoint: ${mine} connections open from ${client} (the limit); refusing more from it`,
       );
-      this.#refuse(conn, 429, "too many connections from this client");
+      this.#refuse(conn, client, 429, "too many connections from this client");
       return;
     }
-    let transport: Transport;
-    let phase: Phase = "head";
+    let handshakeRoom: Eviction | undefined;
     if (this.#context !== undefined) {
-      if (this.#handshakes >= limits.maxHandshakes) {
+      const handshaking = this.#clients.get(client)?.handshakes ?? 0;
+      if (handshaking >= limits.maxHandshakesPerClient) {
         this.#report(
-          "handshakes",
-          `metrics endpoint: ${this.#handshakes} TLS handshakes in progress (the limit); refusing more`,
+          "client handshakes",
+          `metrics endpoint: ${handshaking} TLS handshakes in progress from ${client} (the limit); refusing more from it`,
         );
         close(conn);
         return;
       }
-      transport = new TlsTransport(conn, this.#context);
-      phase = "handshake";
-    } else {
-      transport = plainTransport(conn);
+      const freed = room?.victim.handshaking ? 1 : 0;
+      if (this.#handshakes - freed >= limits.maxHandshakes) {
+        handshakeRoom = this.#victim(
+          (e) => e.handshakes,
+          handshaking,
+          oldestHandshake,
+        );
+        if (handshakeRoom === undefined) {
+          this.#report(
+            "handshakes",
+            `metrics endpoint: ${this.#handshakes} TLS handshakes in progress (the limit); refusing more`,
+          );
+          close(conn);
+          return;
+        }
+      }
     }
-    const c = new Connection(transport, conn.remoteAddr, phase);
+    if (room !== undefined) {
+      this.#report(
+        "connections making room",
+        `metrics endpoint: ${this.#open.size} connections open (the limit); closing one of the ${room.from.connections.size} of ${room.from.key} (waiting or idle) to let ${client} in`,
+      );
+      this.#evict(room.victim);
+    }
+    if (handshakeRoom !== undefined) {
+      this.#report(
+        "handshakes making room",
+        `metrics endpoint: ${this.#handshakes} TLS handshakes in progress (the limit); closing the oldest of the ${handshakeRoom.from.handshakes} of ${handshakeRoom.from.key} to let ${client} in`,
+      );
+      this.#evict(handshakeRoom.victim);
+    }
+
+    let entry = this.#clients.get(client);
+    if (entry === undefined) {
+      entry = { key: client, connections: new Set(), handshakes: 0 };
+      this.#clients.set(client, entry);
+    }
+    let c: Connection;
+    if (this.#context !== undefined) {
+      const transport = new TlsTransport(conn, this.#context);
+      c = new Connection(transport, conn.remoteAddr, client, "handshake");
+      c.handshaking = true;
+      this.#handshakes++;
+      entry.handshakes++;
+    } else {
+      c = new Connection(plainTransport(conn), conn.remoteAddr, client, "head");
+    }
     this.#open.add(c);
-    this.#perClient.set(client, mine + 1);
+    entry.connections.add(c);
     this.#serve(c).catch(() => {
       // Resets, timeouts, TLS failures: the client's business, not the
       // operator's (and a flood of them must not flood the log).
     }).then(() => c.finish()).finally(() => {
-      this.#open.delete(c);
-      const left = (this.#perClient.get(client) ?? 1) - 1;
-      if (left === 0) this.#perClient.delete(client);
-      else this.#perClient.set(client, left);
+      this.#forget(c);
       this.#maybeDrained();
     });
+  }
+
+  /**
+   * A connection to close so that a client holding `mine` (connections,
+   * or handshakes: `held` counts them) can have one more: one that `pick`
+   * chooses from the client holding the most, when that is at least 2 and
+   * more than `mine + 1` (the newcomer's client would then still hold
+   * fewer). Of clients holding as many, the one whose pick is cheapest to
+   * close (closingRank, then the oldest); when none has one (all being
+   * answered), those holding the next most, and so on. Cost: a pass over
+   * the clients, a sort of the busy ones, the connections of the busiest.
+   */
+  #victim(
+    held: (entry: ClientEntry) => number,
+    mine: number,
+    pick: (entry: ClientEntry) => Connection | undefined,
+  ): Eviction | undefined {
+    const least = Math.max(2, mine + 2);
+    const busy: ClientEntry[] = [];
+    for (const entry of this.#clients.values()) {
+      if (held(entry) >= least) busy.push(entry);
+    }
+    busy.sort((a, b) => held(b) - held(a));
+    let best: Eviction | undefined;
+    for (let i = 0; i < busy.length; i++) {
+      const from = busy[i];
+      const victim = pick(from);
+      if (
+        victim !== undefined &&
+        (best === undefined || cheaper(victim, best.victim))
+      ) {
+        best = { victim, from };
+      }
+      const next = busy[i + 1];
+      if (
+        best !== undefined && (next === undefined || held(next) < held(from))
+      ) {
+        return best;
+      }
+    }
+    return best;
+  }
+
+  /**
+   * Closes up to `count` connections to give file descriptors back, those
+   * of the clients holding the most first; of a client's, those waiting
+   * for a handshake or a request head, then idle ones, oldest first;
+   * never one being answered. A client's only connection comes last.
+   * Returns how many it closed.
+   */
+  #shed(count: number): number {
+    const candidates: { c: Connection; held: number; rank: number }[] = [];
+    for (const entry of this.#clients.values()) {
+      for (const c of entry.connections) {
+        const rank = closingRank(c);
+        if (rank !== undefined) {
+          candidates.push({ c, held: entry.connections.size, rank });
+        }
+      }
+    }
+    candidates.sort((a, b) =>
+      b.held - a.held || a.rank - b.rank || a.c.since - b.c.since
+    );
+    const victims = candidates.slice(0, count);
+    for (const { c } of victims) this.#evict(c);
+    return victims.length;
+  }
+
+  /** Closes `c` now and stops counting it, so that its place is free at once. */
+  #evict(c: Connection): void {
+    c.close();
+    this.#forget(c);
+  }
+
+  /** Stops counting `c` (idempotent). */
+  #forget(c: Connection): void {
+    if (!this.#open.delete(c)) return;
+    this.#handshakeOver(c);
+    const entry = this.#clients.get(c.client);
+    entry?.connections.delete(c);
+    if (entry?.connections.size === 0) this.#clients.delete(c.client);
+  }
+
+  /** Stops counting `c` as a handshake in progress (idempotent). */
+  #handshakeOver(c: Connection): void {
+    if (!c.handshaking) return;
+    c.handshaking = false;
+    this.#handshakes--;
+    const entry = this.#clients.get(c.client);
+    if (entry !== undefined) entry.handshakes--;
   }
 
   /**
@@ -505,13 +750,23 @@ class Server {
    * MAX_REFUSING (past it, or for TLS, where a plaintext answer would be
    * noise, the connection is just closed).
    */
-  #refuse(conn: Deno.Conn, status: number, message: string): void {
+  #refuse(
+    conn: Deno.Conn,
+    client: string,
+    status: number,
+    message: string,
+  ): void {
     if (this.#context !== undefined || this.#refusing >= MAX_REFUSING) {
       close(conn);
       return;
     }
     this.#refusing++;
-    const c = new Connection(plainTransport(conn), conn.remoteAddr, "request");
+    const c = new Connection(
+      plainTransport(conn),
+      conn.remoteAddr,
+      client,
+      "request",
+    );
     c.lastWord(cannedResponse(status, message, { "retry-after": "1" }))
       .finally(() => {
         this.#refusing--;
@@ -528,14 +783,13 @@ class Server {
   async #serve(c: Connection): Promise<void> {
     const limits = this.#limits;
     if (c.transport instanceof TlsTransport) {
-      this.#handshakes++;
       try {
         c.deadline(limits.handshakeTimeoutMs, () => c.close());
         await c.until(c.transport.secured);
       } finally {
-        this.#handshakes--;
+        this.#handshakeOver(c);
       }
-      c.phase = "head";
+      c.enter("head");
     }
     const buf = new Uint8Array(limits.maxHeadBytes);
     let length = 0;
@@ -558,7 +812,7 @@ class Server {
         if (n === null) return;
         if (c.phase === "idle") {
           // The next request has begun: it gets the head timeout from now.
-          c.phase = "head";
+          c.enter("head");
           c.deadline(limits.headerTimeoutMs, () => this.#headTimedOut(c));
         }
         c.started = true;
@@ -572,7 +826,7 @@ class Server {
         end = findHeadEnd(buf, Math.max(0, from - blank), length);
       }
 
-      c.phase = "request";
+      c.enter("request");
       c.deadline(limits.requestTimeoutMs, () => c.close());
       const parsed = parseRequestHead(buf.subarray(0, end), limits);
       // What follows the head is the next (pipelined) request's start.
@@ -595,11 +849,11 @@ class Server {
       // Pipelined bytes already in: the next head's time starts now.
       // Otherwise the connection idles until the next request begins.
       if (length > 0) {
-        c.phase = "head";
+        c.enter("head");
         c.started = true;
         c.deadline(limits.headerTimeoutMs, () => this.#headTimedOut(c));
       } else {
-        c.phase = "idle";
+        c.enter("idle");
         c.started = false;
         c.deadline(limits.idleTimeoutMs, () => c.close());
       }

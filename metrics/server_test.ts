@@ -1,18 +1,21 @@
 /**
- * The endpoint's server under attack, on loopback only: each test is
- * bounded in connections (tens) and time (a few seconds), with limits
+ * The endpoint's server under attack, on loopback only (127.0.0.x source
+ * addresses stand for distinct clients): each test is bounded in
+ * connections (a hundred or so) and time (a few seconds), with limits
  * scaled down so that they are reached quickly.
  *
  * @module
  */
 
 import assert from "node:assert/strict";
+import net from "node:net";
 import { type ConnectionInfo, requestLimits } from "./limits.ts";
 import { Hono } from "hono";
 import {
   type MetricsServer,
   serveMetrics,
   type ServeOptions,
+  type ServerLimitOptions,
 } from "./server.ts";
 
 const encoder = new TextEncoder();
@@ -107,6 +110,82 @@ async function request(port: number, head: string): Promise<string> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * A TCP client from `localAddress` (127.0.0.x, so that the server counts
+ * it as another client), destroyed by `using`. node:net, because only it
+ * can bind a chosen source address in Deno 2.9.6.
+ */
+class Peer implements Disposable {
+  /** What arrived, as text. */
+  text = "";
+  /** Whether the server closed (or reset) the connection. */
+  closed = false;
+  readonly #socket: net.Socket;
+  #wake = () => {};
+
+  private constructor(socket: net.Socket) {
+    this.#socket = socket;
+    socket.on("data", (chunk: Uint8Array) => {
+      this.text += decoder.decode(chunk);
+      this.#wake();
+    });
+    socket.on("close", () => {
+      this.closed = true;
+      this.#wake();
+    });
+    socket.on("error", () => {});
+  }
+
+  /** Connects to `port` on 127.0.0.1 from `localAddress`. */
+  static open(port: number, localAddress: string): Promise<Peer> {
+    return new Promise((resolve, reject) => {
+      const socket = net.connect({ host: "127.0.0.1", port, localAddress });
+      const peer = new Peer(socket);
+      socket.once("connect", () => resolve(peer));
+      socket.once("error", reject);
+    });
+  }
+
+  send(text: string): void {
+    this.#socket.write(text);
+  }
+
+  /** Waits until `done()` holds or `ms` pass; resolves whether it held. */
+  async until(done: () => boolean, ms: number): Promise<boolean> {
+    const end = performance.now() + ms;
+    while (!done()) {
+      const left = end - performance.now();
+      if (left <= 0) return false;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    return true;
+  }
+
+  [Symbol.dispose](): void {
+    this.#socket.destroy();
+  }
+}
+
+/** Waits until `done()` holds; throws naming `what` after `ms`. */
+async function eventually(done: () => boolean, ms: number, what: string) {
+  const end = performance.now() + ms;
+  while (!done()) {
+    if (performance.now() > end) throw new Error(`${what}: not in ${ms} ms`);
+    await sleep(10);
+  }
+}
+
+/** 127.0.0.`from` ... 127.0.0.`to`. */
+function loopbacks(from: number, to: number): string[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => `127.0.0.${from + i}`);
+}
+
 Deno.test("serves the app over HTTP/1.1 with keep-alive, HEAD and the client's address", async () => {
   const seen: string[] = [];
   await using server = serve((req, env) => {
@@ -184,6 +263,107 @@ Deno.test("one client cannot hold more than maxConnectionsPerClient connections:
   );
   assert.match((await readUntilClosed(a, 1000)).text, /^HTTP\/1\.1 200 OK/);
   b[Symbol.dispose]();
+});
+
+Deno.test("a full endpoint lets a new client in by closing a waiting connection of a busier one, never one being answered", async () => {
+  const waiting: (() => void)[] = [];
+  await using server = serve(async (req) => {
+    if (new URL(req.url).pathname === "/slow") {
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
+    return new Response("ok\n");
+  }, { limits: { maxConnections: 32 } });
+  const port = server.port;
+  const ok = /^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nok\n$/;
+  // 16 addresses hold two connections each, the cap: 127.0.0.10 two
+  // requests in flight, then 127.0.0.18 .. 25 two kept alive and idle
+  // after a request each, then 127.0.0.11 .. 17 two silent ones each.
+  // Silent and idle ones come back 100 ms after the server closes them, as
+  // a flood's would.
+  const peers = new Set<Peer>();
+  const closed = { silent: 0, idle: 0, refused: 0 };
+  let ready = 0;
+  let stopping = false;
+  const hold = async (addr: string, kind: "silent" | "idle") => {
+    let first = true;
+    while (!stopping) {
+      let peer: Peer;
+      try {
+        peer = await Peer.open(port, addr);
+      } catch {
+        await sleep(100);
+        continue;
+      }
+      if (stopping) {
+        peer[Symbol.dispose]();
+        break;
+      }
+      peers.add(peer);
+      if (kind === "idle") peer.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+      if (first) {
+        await peer.until(() => kind === "silent" || ok.test(peer.text), 2000);
+        ready++;
+        first = false;
+      }
+      await peer.until(() => peer.closed, 30_000);
+      peers.delete(peer);
+      if (stopping) break;
+      if (/^HTTP\/1\.1 503 /.test(peer.text)) closed.refused++;
+      else closed[kind]++;
+      await sleep(100);
+    }
+  };
+  const inFlight = await Promise.all(
+    [0, 1].map(() => Peer.open(port, "127.0.0.10")),
+  );
+  for (const peer of inFlight) {
+    peer.send("GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  }
+  const slots: Promise<void>[] = [];
+  try {
+    await eventually(() => waiting.length === 2, 2000, "requests in flight");
+    for (const addr of loopbacks(18, 25)) {
+      slots.push(hold(addr, "idle"), hold(addr, "idle"));
+    }
+    await eventually(() => ready === 16, 5000, "idle connections");
+    for (const addr of loopbacks(11, 17)) {
+      slots.push(hold(addr, "silent"), hold(addr, "silent"));
+    }
+    await eventually(() => ready === 30, 5000, "connections to the cap");
+    await sleep(200);
+    // Full: a third connection from a client with two is refused.
+    using third = await Peer.open(port, "127.0.0.11");
+    assert.ok(await third.until(() => third.closed, 1000));
+    assert.match(third.text, /^HTTP\/1\.1 503 /);
+    // A scraper opening a connection per scrape from 127.0.0.2 is served.
+    for (let i = 0; i < 5; i++) {
+      const start = performance.now();
+      using scraper = await Peer.open(port, "127.0.0.2");
+      scraper.send(
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+      );
+      assert.ok(await scraper.until(() => scraper.closed, 3000));
+      const ms = performance.now() - start;
+      assert.match(scraper.text, ok, `scrape ${i}`);
+      assert.ok(ms < 1500, `scrape ${i} took ${ms} ms`);
+      await sleep(300);
+    }
+    // Room was made by closing silent connections: of the busiest clients
+    // (two each), one waiting for a head goes before an idle one, and a
+    // request in flight never.
+    assert.ok(closed.silent >= 1, JSON.stringify(closed));
+    assert.equal(closed.idle, 0, JSON.stringify(closed));
+    waiting.splice(0).forEach((release) => release());
+    for (const peer of inFlight) {
+      assert.ok(await peer.until(() => peer.closed, 2000));
+      assert.match(peer.text, ok);
+    }
+  } finally {
+    stopping = true;
+    waiting.splice(0).forEach((release) => release());
+    for (const peer of [...inFlight, ...peers]) peer[Symbol.dispose]();
+    await Promise.all(slots);
+  }
 });
 
 Deno.test("slowloris: a head sent one byte a second is cut off at the header timeout, and so is a silent client", async () => {
@@ -308,15 +488,23 @@ Deno.test("shutdown lets a request in flight finish, closes idle connections, th
 });
 
 /** A child process serving with 64 file descriptors, its port and its stderr. */
-async function childWithFewDescriptors(dir: string) {
+async function childWithFewDescriptors(
+  dir: string,
+  limits: ServerLimitOptions = {},
+) {
   const script = `${dir}/serve.ts`;
   const server = new URL("./server.ts", import.meta.url).href;
   await Deno.writeTextFile(
     script,
+    // The signal listener first: Deno 2.9.6 sets up its signal handling
+    // on first use, and panics if no descriptor is free then (a flood
+    // right after start-up hit it).
     `import { serveMetrics } from ${JSON.stringify(server)};
+Deno.addSignalListener("SIGTERM", () => Deno.exit(143));
 const s = serveMetrics({ fetch: () => new Response("alive\\n") }, {
   listen: "127.0.0.1:0",
   onError: (m) => console.error(m),
+  limits: ${JSON.stringify(limits)},
 });
 console.log(s.port);
 `,
@@ -378,6 +566,95 @@ Deno.test("running out of file descriptors never ends the process: it reports on
     line.includes("out of file descriptors")
   );
   assert.equal(reports.length, 1, stderr);
+});
+
+Deno.test("out of file descriptors, a kept-alive scraper is served on while silent connections from another address flood", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "server_test_" });
+  // One address may take every descriptor: nothing but EMFILE stops it.
+  const { child, stdout, port } = await childWithFewDescriptors(dir, {
+    maxConnectionsPerClient: 256,
+  });
+  let ended = false;
+  const status = child.status.then((s) => {
+    ended = true;
+    return s;
+  });
+  const alive = (text: string) => text.split("alive\n").length - 1;
+  const scrapes: (number | string)[] = [];
+  const open = new Set<Deno.Conn>();
+  let stopping = false;
+  // 100 connections from 127.0.0.1 that send nothing, each back 20 ms
+  // after the child closes it.
+  const flood = async () => {
+    const buf = new Uint8Array(1024);
+    while (!stopping && !ended) {
+      let conn: Deno.Conn;
+      try {
+        conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      } catch {
+        await sleep(20);
+        continue;
+      }
+      if (stopping) {
+        conn.close();
+        break;
+      }
+      open.add(conn);
+      try {
+        while (await conn.read(buf) !== null) {
+          // Nothing comes.
+        }
+      } catch {
+        // Reset, or closed here at the end.
+      }
+      open.delete(conn);
+      try {
+        conn.close();
+      } catch {
+        // Closed at the end.
+      }
+      await sleep(20);
+    }
+  };
+  const slots: Promise<void>[] = [];
+  try {
+    // A scraper from 127.0.0.2 on one kept-alive connection.
+    using scraper = await Peer.open(port, "127.0.0.2");
+    const scrape = async () => {
+      const before = alive(scraper.text);
+      const start = performance.now();
+      scraper.send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+      await scraper.until(
+        () => alive(scraper.text) > before || scraper.closed,
+        1500,
+      );
+      const ms = performance.now() - start;
+      if (scraper.closed) return "closed";
+      return alive(scraper.text) > before ? ms : "no answer in 1.5 s";
+    };
+    scrapes.push(await scrape());
+    for (let i = 0; i < 100; i++) slots.push(flood());
+    await sleep(1000);
+    for (let i = 0; i < 8 && !ended; i++) {
+      await sleep(250);
+      scrapes.push(await scrape());
+    }
+  } finally {
+    stopping = true;
+    for (const conn of open) conn.close();
+    await Promise.all(slots);
+    if (!ended) child.kill("SIGTERM");
+    await status;
+    await stdout.cancel();
+  }
+  const stderr = await new Response(child.stderr).text();
+  await Deno.remove(dir, { recursive: true });
+  assert.match(stderr, /out of file descriptors/, "no EMFILE: no test");
+  assert.equal(scrapes.length, 9, `the child ended:\n${stderr}`);
+  assert.ok(
+    scrapes.every((s) => typeof s === "number"),
+    `scrapes: ${JSON.stringify(scrapes)}`,
+  );
 });
 
 /** A self-signed certificate for localhost (openssl), removed at unload. */
@@ -453,6 +730,57 @@ Deno.test("TLS: handshakes in progress are bounded, a silent client is cut at th
     assert.equal(await res.text(), "secure\n");
   } finally {
     client.close();
+  }
+});
+
+Deno.test("TLS: one client has at most 4 handshakes in progress, and a full handshake table makes room for another client", async () => {
+  await using server = serve(() => new Response("secure\n"), {
+    tls,
+    limits: { maxHandshakes: 6, handshakeTimeoutMs: 10_000 },
+  });
+  const port = server.port;
+  // TCP connections that never send a ClientHello: 127.0.0.10 six (two
+  // over the default bound of 4 a client), then 127.0.0.11 two.
+  const a: Peer[] = [];
+  const b: Peer[] = [];
+  const get = async () => {
+    const client = Deno.createHttpClient({ caCerts: [tls.cert] });
+    try {
+      const res = await fetch(`https://localhost:${port}/`, {
+        client,
+        signal: AbortSignal.timeout(3000),
+      });
+      return await res.text();
+    } finally {
+      client.close();
+    }
+  };
+  try {
+    for (let i = 0; i < 6; i++) {
+      a.push(await Peer.open(port, "127.0.0.10"));
+      await sleep(50);
+    }
+    for (let i = 0; i < 2; i++) b.push(await Peer.open(port, "127.0.0.11"));
+    for (const over of a.slice(4)) await over.until(() => over.closed, 1000);
+    await sleep(100);
+    const closed = (peers: Peer[]) => peers.map((p) => p.closed);
+    assert.deepEqual(closed(a), [false, false, false, false, true, true]);
+    assert.deepEqual(closed(b), [false, false]);
+    // Six in progress, the limit: a TLS client from 127.0.0.1 takes the
+    // place of 127.0.0.10's oldest.
+    assert.equal(await get(), "secure\n");
+    await a[0].until(() => a[0].closed, 1000);
+    assert.deepEqual(closed(a), [true, false, false, false, true, true]);
+    // Again, once 127.0.0.10 has filled the table again.
+    a.push(await Peer.open(port, "127.0.0.10"));
+    await sleep(100);
+    assert.equal(a[6].closed, false);
+    assert.equal(await get(), "secure\n");
+    await a[1].until(() => a[1].closed, 1000);
+    assert.deepEqual(closed(a), [true, true, false, false, true, true, false]);
+    assert.deepEqual(closed(b), [false, false]);
+  } finally {
+    for (const peer of [...a, ...b]) peer[Symbol.dispose]();
   }
 });
 
