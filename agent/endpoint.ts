@@ -39,14 +39,16 @@ export interface EndpointOptions {
 }
 
 /**
- * What the endpoint's thread may do: listen (until it does), read (its
- * modules, when run from source) and see the host's figures for the
- * `process_*` metrics; nothing else.
+ * What the endpoint's thread may do: listen (until it does) and read (its
+ * modules and the bcrypt worker's, when run from source; the compiled
+ * binary grants no read beyond /etc/dpu-traceback, the log directory and
+ * the device libraries); nothing else. The `process_*` metrics need no
+ * permission.
  */
 const ENDPOINT_PERMISSIONS = {
   net: "inherit",
   read: "inherit",
-  sys: "inherit",
+  sys: false,
   env: false,
   write: false,
   ffi: false,
@@ -138,7 +140,7 @@ export class Endpoint {
         // Its own permissions, so that what it gives up (net, once
         // listening) it gives up alone: the agent keeps net to restart it.
         // The thread that parses remote input can never write a file, load
-        // a library or run a program.
+        // a library, run a program or read the environment.
         deno: { permissions: ENDPOINT_PERMISSIONS },
       });
       worker.postMessage(start);

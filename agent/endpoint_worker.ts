@@ -3,8 +3,9 @@
  * JSON API from what the sampling thread publishes (metrics/shared_state.ts).
  * Everything a remote party can drive (connections, TLS, auth, rendering)
  * runs here, on its own event loop and heap; the sampler never waits for
- * it, and when it fails the agent's thread sees an error event, not a
- * crash.
+ * it, and when it throws the agent's thread sees an error event, not a
+ * crash. (V8 running out of memory ends the whole process, thread or not:
+ * the server's bounds are what keep memory in check.)
  *
  * Messages: the agent posts one {@linkcode EndpointStart}, then
  * `{ type: "shutdown" }`; the worker answers {@linkcode EndpointReply}s.

@@ -121,7 +121,7 @@ const INDEX = `<!doctype html>
  *
  * // No server needed: app.request answers in-process. A server passes the
  * // client's address: serveMetrics, or
- * // Deno.serve((req, info) => app.fetch(req, { remoteAddr: info.remoteAddr })).
+ * // serveMetrics(app, { listen: "127.0.0.1:9477" }) passes each client's address.
  * const app = createMetricsApp(metrics, { now: () => 200 });
  * const scrape = await app.request("/metrics");
  * assert.equal(scrape.headers.get("content-type"), "text/plain; version=0.0.4; charset=utf-8");
@@ -138,7 +138,7 @@ export function createMetricsApp(
   const now = options.now ?? Date.now;
   const renderer = new MetricsRenderer(metrics);
   // /metrics and /api/v1/snapshot alike: a flood of requests costs one
-  // render (and one gzip) per interval on the poll loop's thread.
+  // render (and one gzip) per interval on the endpoint's thread.
   const scrapes = new ScrapeCache<ExpositionFormat | "json">(
     (key, nowMs) =>
       key === "json"

@@ -6,8 +6,9 @@
  * - bcrypt runs in a module worker (`bcrypt_worker.ts`). bcryptjs's async
  *   compare yields only every 100 ms, so on the main thread one cost-10
  *   check froze the event loop for ~71 ms in one slice (measured with a 1 ms
- *   interval probe, Deno 2.9.6, bcryptjs 3), and the agent's per-sample poll
- *   loop shares that thread. Through the worker the worst gap was 2–4 ms.
+ *   interval probe, Deno 2.9.6, bcryptjs 3), and the endpoint's thread
+ *   serves every other client from that loop. Through the worker the worst
+ *   gap was 2–4 ms.
  * - Successful checks are cached (bounded, least recently used evicted), so
  *   a Prometheus scraping every 15 s costs one bcrypt per process lifetime.
  *   The cache key is an HMAC-SHA-256 of user and password under a random
@@ -445,7 +446,7 @@ export class BasicAuthVerifier implements Disposable {
  * realm="dpu-traceback", charset="UTF-8"` on missing or wrong credentials;
  * 429 with `Retry-After: 1` when this client's previous check is still
  * running; 503 with `Retry-After: 1` when the queue of checks is full. The
- * client is `c.env.remoteAddr`, what `Deno.serve` passes as handler info
+ * client is `c.env.remoteAddr`, what serveMetrics passes as handler info
  * (see {@linkcode ConnectionInfo}).
  *
  * @example

@@ -4,8 +4,8 @@
  * thread.
  *
  * bcryptjs's async `compare` yields only every 100 ms, so on the main thread
- * a single cost-10 comparison stalls the event loop (and with it the agent's
- * per-sample poll loop and the HTTP server) for about 70 ms. In this worker
+ * a single cost-10 comparison stalls the event loop (and with it every other
+ * client of the endpoint) for about 70 ms. In this worker
  * the synchronous compare is used: blocking here blocks nobody else.
  *
  * Protocol: the host posts {@linkcode BcryptRequest}s and gets one

@@ -6,13 +6,16 @@
  * The sampler must never wait for the endpoint, and the endpoint may be
  * flooded, slow or restarting, so the two share memory under a sequence
  * lock rather than a message queue (which a starved reader would let grow
- * without bound): {@linkcode StatePublisher} rewrites the whole state a
- * few times a second, bumping a sequence number before and after;
- * {@linkcode PublishedState} copies it into private memory and keeps the
- * copy only if the sequence number was even and unchanged around the copy.
- * The writer never blocks and never allocates in steady state; the reader
- * retries the copy (it takes microseconds) and otherwise keeps its last
- * good one.
+ * without bound): {@linkcode StatePublisher} builds the whole state in
+ * private memory a few times a second, then copies it into the shared
+ * buffer word by word, bumping a sequence number before and after;
+ * {@linkcode PublishedState} copies it out word by word and keeps the copy
+ * only if the sequence number was even and unchanged around it. Every
+ * shared access is an `Atomics` operation: plain accesses to shared memory
+ * may be reordered around the sequence number (Arm does), which would let a
+ * reader keep a copy mixed from two publications. The writer never blocks
+ * and never allocates in steady state; the reader keeps its last good copy
+ * when a publication overlapped its read.
  *
  * @module
  */
@@ -166,6 +169,8 @@ export class StatePublisher {
   readonly #monitors: readonly ServedMonitor[];
   readonly #layout: Layout;
   readonly #sequence: Int32Array;
+  readonly #shared: Int32Array;
+  readonly #staged: Int32Array;
   readonly #slots: Float64Array;
   readonly #bytes: Uint8Array;
   readonly #freshness: Freshness;
@@ -191,8 +196,12 @@ export class StatePublisher {
       );
     }
     this.#sequence = new Int32Array(buffer, 0, 1);
-    this.#slots = new Float64Array(buffer, HEADER_BYTES);
-    this.#bytes = new Uint8Array(buffer);
+    this.#shared = new Int32Array(buffer);
+    // Built here with plain writes, then published with atomic ones.
+    const staging = new ArrayBuffer(buffer.byteLength);
+    this.#staged = new Int32Array(staging);
+    this.#slots = new Float64Array(staging, HEADER_BYTES);
+    this.#bytes = new Uint8Array(staging);
     this.#freshness = new Freshness(monitors.map((m) => m.monitor), startMs);
     this.#errors = monitors.map(() => undefined);
     this.#names = monitors.map(() => 0);
@@ -202,7 +211,6 @@ export class StatePublisher {
   publish(nowMs: number = Date.now()): void {
     this.#freshness.tick(nowMs);
     const s = this.#slots;
-    Atomics.add(this.#sequence, 0, 1); // odd: a write is under way
     s[PUBLISHED_AT_MS] = nowMs;
     for (let i = 0; i < this.#monitors.length; i++) {
       const m = this.#monitors[i];
@@ -243,19 +251,45 @@ export class StatePublisher {
         this.#writeText(i);
       }
     }
+    // Nothing below can throw: a failure above leaves the shared state as
+    // it was, never half written.
+    const shared = this.#shared;
+    const staged = this.#staged;
+    Atomics.add(this.#sequence, 0, 1); // odd: a write is under way
+    for (let k = HEADER_BYTES / 4; k < staged.length; k++) {
+      Atomics.store(shared, k, staged[k]);
+    }
     Atomics.add(this.#sequence, 0, 1); // even: consistent again
   }
 
-  /** Publishes every `intervalMs` until the returned stop (which publishes once more). */
-  start(intervalMs = 100): { stop(): void } {
-    this.publish();
-    const timer = setInterval(() => this.publish(), intervalMs);
+  /**
+   * Publishes every `intervalMs` until the returned stop (which publishes
+   * once more). A publication that throws is told to `onError` (once
+   * until one succeeds again) and skipped: the endpoint then serves the
+   * last state, and the sampler goes on.
+   */
+  start(
+    intervalMs = 100,
+    onError: (error: unknown) => void = () => {},
+  ): { stop(): void } {
+    let failing = false;
+    const publish = () => {
+      try {
+        this.publish();
+        failing = false;
+      } catch (error) {
+        if (!failing) onError(error);
+        failing = true;
+      }
+    };
+    publish();
+    const timer = setInterval(publish, intervalMs);
     // The publisher never keeps the process alive by itself.
     Deno.unrefTimer(timer);
     return {
       stop: () => {
         clearInterval(timer);
-        this.publish();
+        publish();
       },
     };
   }
@@ -300,16 +334,25 @@ export class StatePublisher {
     const names = [...(m.collector.pollStats?.errors.keys() ?? [])]
       .slice(0, MAX_ERROR_NAMES)
       .map((n) => n.slice(0, MAX_NAME_CHARS));
-    const text = JSON.stringify({
-      error: m.status.error?.slice(0, MAX_ERROR_CHARS),
-      names,
-    });
     const at = this.#layout.texts[i];
-    const { written } = this.#encoder.encodeInto(
-      text,
-      this.#bytes.subarray(at + 4, at + TEXT_BYTES),
-    );
-    new DataView(this.#bytes.buffer).setUint32(at, written, true);
+    const room = this.#bytes.subarray(at + 4, at + TEXT_BYTES);
+    // JSON of controls or other escapes takes up to 6 bytes a character:
+    // shorten until the whole text fits, so the reader always gets JSON.
+    let errorChars = MAX_ERROR_CHARS;
+    let nameCount = names.length;
+    for (;;) {
+      const text = JSON.stringify({
+        error: m.status.error?.slice(0, errorChars),
+        names: names.slice(0, nameCount),
+      });
+      const { read, written } = this.#encoder.encodeInto(text, room);
+      if (read === text.length) {
+        new DataView(this.#bytes.buffer).setUint32(at, written, true);
+        break;
+      }
+      if (errorChars > 0) errorChars = Math.floor(errorChars / 2);
+      else nameCount = Math.floor(nameCount / 2);
+    }
     this.#slots[this.#layout.bases[i] + TEXT_VERSION]++;
   }
 }
@@ -393,9 +436,10 @@ export class PublishedState {
   readonly monitors: readonly ServedMonitor[];
   /** When each monitor last delivered a sample, as the sampler saw it. */
   readonly freshness: DataFreshness;
-  readonly #shared: Uint8Array;
+  readonly #shared: Int32Array;
   readonly #sequence: Int32Array;
   readonly #copy: Uint8Array;
+  readonly #copyWords: Int32Array;
   readonly #slots: Float64Array;
   readonly #layout: Layout;
   readonly #textVersions: Float64Array;
@@ -409,9 +453,10 @@ export class PublishedState {
         `shared state buffer is ${buffer.byteLength} bytes, the monitors need ${this.#layout.bytes}`,
       );
     }
-    this.#shared = new Uint8Array(buffer);
+    this.#shared = new Int32Array(buffer);
     this.#sequence = new Int32Array(buffer, 0, 1);
     this.#copy = new Uint8Array(buffer.byteLength);
+    this.#copyWords = new Int32Array(this.#copy.buffer);
     this.#slots = new Float64Array(this.#copy.buffer, HEADER_BYTES);
     this.#textVersions = new Float64Array(shapes.length);
     this.#readers = shapes.map((shape, i) =>
@@ -433,14 +478,18 @@ export class PublishedState {
 
   /**
    * Copies the newest consistent state. Returns false, keeping the last
-   * copy, when the sampler was writing on every try (it writes for
-   * microseconds a few times a second, so this means it is stuck mid-write).
+   * copy (at most one publication older), when the sampler published
+   * during every try.
    */
   refresh(): boolean {
+    const shared = this.#shared;
+    const words = this.#copyWords;
     for (let attempt = 0; attempt < 100; attempt++) {
       const before = Atomics.load(this.#sequence, 0);
       if ((before & 1) === 1) continue;
-      this.#copy.set(this.#shared);
+      for (let k = HEADER_BYTES / 4; k < words.length; k++) {
+        words[k] = Atomics.load(shared, k);
+      }
       if (Atomics.load(this.#sequence, 0) !== before) continue;
       for (let i = 0; i < this.#readers.length; i++) {
         const version = this.#slots[this.#layout.bases[i] + TEXT_VERSION];

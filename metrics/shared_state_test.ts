@@ -145,3 +145,59 @@ Deno.test("a buffer laid out for other monitors is refused", async () => {
     await fed.close();
   }
 });
+
+Deno.test("a failure text of escapes that overflows its room is shortened, never cut into broken JSON", async () => {
+  const fed = await fedMonitor(1e9);
+  try {
+    const live = fed.agentMonitor;
+    const buffer = sharedStateBuffer([shapeOf(live)]);
+    const publisher = new StatePublisher([live], buffer, NOW);
+    const state = new PublishedState(buffer, [shapeOf(live)]);
+    live.status.state = "failed";
+    // 1000 controls: 6 bytes each as JSON, more than the 4 KiB of room.
+    live.status.error = "\x01".repeat(1000);
+    publisher.publish(NOW);
+    assert.equal(state.refresh(), true);
+    const error = state.monitors[0].status.error;
+    assert.ok(error !== undefined && error.length > 0, String(error));
+    assert.ok(/^\x01+$/.test(error) && error.length < 1000, `${error.length}`);
+  } finally {
+    await fed.close();
+  }
+});
+
+Deno.test("a publication that throws leaves the shared state whole, and start() tells it once", async () => {
+  const fed = await fedMonitor(1e9);
+  try {
+    const live = fed.agentMonitor;
+    const buffer = sharedStateBuffer([shapeOf(live)]);
+    let broken = false;
+    const faulty: ServedMonitor = {
+      ...live,
+      log: {
+        path: live.log.path,
+        get stats() {
+          if (broken) throw new Error("stats unavailable");
+          return live.log.stats;
+        },
+      },
+    };
+    const publisher = new StatePublisher([faulty], buffer, NOW);
+    const state = new PublishedState(buffer, [shapeOf(faulty)]);
+    fed.feed(0n, 1n, 1n);
+    publisher.publish(NOW);
+    broken = true;
+    fed.feed(100_000_000n, 2n, 2n);
+    assert.throws(() => publisher.publish(NOW + 100), /stats unavailable/);
+    assert.equal(state.refresh(), true); // not left mid-write
+    assert.equal(state.monitors[0].monitor.samples, 1);
+
+    const errors: unknown[] = [];
+    const running = publisher.start(5, (e) => errors.push(e));
+    await new Promise((r) => setTimeout(r, 40));
+    running.stop();
+    assert.equal(errors.length, 1);
+  } finally {
+    await fed.close();
+  }
+});
