@@ -34,6 +34,12 @@ export interface EndpointOptions {
   readonly publishMs?: number;
   /** First delay before restarting a failed endpoint, ms; default 1000. */
   readonly restartMs?: number;
+  /**
+   * Restart the endpoint's thread when its heartbeat (once a second) has not
+   * moved for this long, ms; default 10000, at least 3000: a thread that is stuck (a loop,
+   * a wedged accept) serves nothing, but raises no error either.
+   */
+  readonly stallMs?: number;
   /** The worker module; tests substitute their own. */
   readonly workerUrl?: URL;
 }
@@ -90,12 +96,14 @@ export class Endpoint {
   #startedAt = performance.now();
   #restarts = 0;
   #stopping = false;
+  readonly #watchdog: ReturnType<typeof setInterval>;
 
   private constructor(
     first: { worker: Worker; url: string; port: number },
     spawn: () => Worker,
     options: EndpointOptions,
     publishing: { stop(): void },
+    heartbeat: Int32Array,
   ) {
     this.url = first.url;
     this.port = first.port;
@@ -104,6 +112,22 @@ export class Endpoint {
     this.#publishing = publishing;
     this.#delayMs = options.restartMs ?? 1000;
     this.#watch(first.worker);
+    const stallMs = Math.max(3000, options.stallMs ?? 10_000);
+    let beat = Atomics.load(heartbeat, 0);
+    let beatAt = performance.now();
+    this.#watchdog = setInterval(() => {
+      const now = Atomics.load(heartbeat, 0);
+      if (now !== beat || this.#worker === undefined) {
+        beat = now;
+        beatAt = performance.now();
+      } else if (performance.now() - beatAt > stallMs) {
+        beatAt = performance.now();
+        this.#failed(
+          this.#worker,
+          `it has not answered for ${stallMs / 1000} s (stuck)`,
+        );
+      }
+    }, Math.min(1000, stallMs / 4));
   }
 
   /**
@@ -121,11 +145,17 @@ export class Endpoint {
       monitors,
       buffer,
       options.info.startMs,
-    )
-      .start(options.publishMs ?? 100);
+    ).start(options.publishMs ?? 100, (error) =>
+      options.log.error(
+        `metrics endpoint: cannot publish the monitors' state (it serves the last one): ${
+          oneLine(errorMessage(error))
+        }`,
+      ));
+    const heartbeat = new SharedArrayBuffer(4);
     let start: EndpointStart = {
       type: "start",
       buffer,
+      heartbeat,
       shapes,
       info: options.info,
       listen: options.listen,
@@ -159,6 +189,7 @@ export class Endpoint {
         spawn,
         options,
         publishing,
+        new Int32Array(heartbeat),
       );
     } catch (error) {
       worker.terminate();
@@ -174,6 +205,7 @@ export class Endpoint {
   async shutdown(): Promise<void> {
     this.#stopping = true;
     clearTimeout(this.#timer);
+    clearInterval(this.#watchdog);
     const worker = this.#worker;
     this.#worker = undefined;
     if (worker !== undefined) {

@@ -192,3 +192,39 @@ Deno.test("an endpoint that cannot listen fails the start with one line and leav
     assert.deepEqual(await agent.close(), []);
   }
 });
+
+Deno.test("an endpoint whose thread is stuck is restarted by the watchdog, and sampling goes on", async () => {
+  await using dir = await tempDir("endpoint");
+  const agent = await simAgent(dir.path);
+  const lines: string[] = [];
+  const endpoint = await Endpoint.start(agent.monitors, {
+    listen: "127.0.0.1:0",
+    info,
+    log: quietLog(lines),
+    restartMs: 50,
+    stallMs: 3000,
+    workerUrl: new URL(
+      "../tests/fixtures/endpoint/misbehaving_worker.ts?mode=stall",
+      import.meta.url,
+    ),
+  });
+  const stop = new AbortController();
+  const running = agent.run(stop.signal);
+  try {
+    const deadline = Date.now() + 10_000;
+    while (endpoint.restarts === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(endpoint.restarts, 1);
+  } finally {
+    stop.abort();
+    await running;
+    await endpoint.shutdown();
+    assert.deepEqual(await agent.close(), []);
+  }
+  assert.equal(agent.monitors[0].monitor.droppedSamples, 0);
+  assert.match(
+    lines[0],
+    /^test: metrics endpoint failed: it has not answered for 3 s \(stuck\); restarting it in 0\.05 s \(sampling goes on\)$/,
+  );
+});

@@ -28,6 +28,8 @@ export interface EndpointStart {
   readonly type: "start";
   /** The state the sampling thread publishes. */
   readonly buffer: SharedArrayBuffer;
+  /** One Int32 this thread bumps every second while its loop runs. */
+  readonly heartbeat: SharedArrayBuffer;
   /** Its layout: the monitors as the publisher shaped them. */
   readonly shapes: readonly MonitorShape[];
   /** Agent-wide facts. */
@@ -45,6 +47,9 @@ export type EndpointReply =
   | { readonly type: "listening"; readonly url: string; readonly port: number }
   | { readonly type: "failed"; readonly message: string }
   | { readonly type: "closed" };
+
+/** How often the endpoint's thread shows it is alive, ms. */
+const HEARTBEAT_MS = 1000;
 
 /** Refresh the copy of the shared state at most this often, ms. */
 const REFRESH_MS = 5;
@@ -109,8 +114,12 @@ export async function serveEndpoint(
   // bound, give the permission back so nothing here can connect out.
   await Deno.permissions.revoke({ name: "net" });
   post({ type: "listening", url: server.url, port: server.port });
+  // Proof of life for the agent's watchdog: a stuck loop stops beating.
+  const beats = new Int32Array(start.heartbeat);
+  const beating = setInterval(() => Atomics.add(beats, 0, 1), HEARTBEAT_MS);
   return {
     async shutdown() {
+      clearInterval(beating);
       await server.shutdown();
       auth?.[Symbol.dispose]();
       lines.flush();

@@ -147,7 +147,10 @@ async function runLimitedEventsLog(
     new URL("../tests/fixtures/limited_events_log.ts", import.meta.url),
   );
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", fixture, JSON.stringify(plan)],
+    // No code cache: one run under load ended with 153 (SIGXFSZ) although
+    // the child handles the signal; Deno writing its code cache past the
+    // limit while the runtime shuts down is the likely cause.
+    args: ["run", "-A", "--no-code-cache", fixture, JSON.stringify(plan)],
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
