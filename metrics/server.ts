@@ -367,7 +367,12 @@ class Connection {
       // Waits end now, so that nothing else is read or written meanwhile.
       this.#stop();
       this.#lastWord = new Promise<void>((resolve) => {
-        const timer = setTimeout(() => this.transport.close(), LAST_WORD_MS);
+        // Resolved by the timer too: a TLS write whose callback never comes
+        // after destroy() must not hold the connection's place for good.
+        const timer = setTimeout(() => {
+          this.transport.close();
+          resolve();
+        }, LAST_WORD_MS);
         this.transport.write(bytes).catch(() => {}).finally(() => {
           clearTimeout(timer);
           this.transport.close();
