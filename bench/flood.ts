@@ -83,6 +83,7 @@ import {
   type DocaSim,
 } from "../tests/fixtures/libdoca_sim/build.ts";
 import type { ClientStats, Mode } from "./flood_clients.ts";
+import { selfSignedCert } from "../tests/tls_cert.ts";
 
 const HERE = new URL("./", import.meta.url);
 const CLIENTS = fileURLToPath(new URL("flood_clients.ts", HERE));
@@ -238,42 +239,12 @@ interface Setup {
   readonly benchAuth: string;
 }
 
-async function openssl(args: string[], cwd: string): Promise<void> {
-  const out = await new Deno.Command("openssl", {
-    args,
-    cwd,
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  if (!out.success) {
-    throw new Error(`openssl ${args[0]}: ${decoder.decode(out.stderr).trim()}`);
-  }
-}
-
 const basic = (user: string, password: string) =>
   `Basic ${btoa(`${user}:${password}`)}`;
 
 async function setUp(dir: string, sources: Source[]): Promise<Setup> {
   // A self-signed server certificate, as an operator would make one.
-  await openssl([
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=localhost",
-    "-addext",
-    "subjectAltName=DNS:localhost,IP:127.0.0.1",
-    "-addext",
-    "basicConstraints=critical,CA:FALSE",
-    "-keyout",
-    "tls.key",
-    "-out",
-    "tls.crt",
-  ], dir);
+  const tls = await selfSignedCert(dir, "tls", "rsa");
   const tlsWeb = join(dir, "web-tls.yml");
   await Deno.writeTextFile(
     tlsWeb,
@@ -296,7 +267,7 @@ async function setUp(dir: string, sources: Source[]): Promise<Setup> {
     doca,
     tlsWeb,
     authWeb,
-    caCert: await Deno.readTextFile(join(dir, "tls.crt")),
+    caCert: tls.cert,
     scraperAuth: basic("prometheus", scraperPassword),
     benchAuth: basic("bench", benchPassword),
   };

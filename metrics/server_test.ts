@@ -17,6 +17,7 @@ import {
   type ServeOptions,
   type ServerLimitOptions,
 } from "./server.ts";
+import { selfSignedCert } from "../tests/tls_cert.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -657,42 +658,12 @@ Deno.test("out of file descriptors, a kept-alive scraper is served on while sile
   );
 });
 
-/** A self-signed certificate for localhost (openssl), removed at unload. */
+/** A self-signed certificate for localhost; its files are not kept. */
 async function makeCert(): Promise<{ cert: string; key: string }> {
   const dir = await Deno.makeTempDir({ prefix: "server_test_tls_" });
   try {
-    const { code, stderr } = await new Deno.Command("openssl", {
-      args: [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=localhost",
-        "-addext",
-        "subjectAltName=DNS:localhost,IP:127.0.0.1",
-        "-addext",
-        "basicConstraints=critical,CA:FALSE",
-        "-keyout",
-        `${dir}/tls.key`,
-        "-out",
-        `${dir}/tls.crt`,
-      ],
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-    if (code !== 0) {
-      throw new Error(`openssl: ${decoder.decode(stderr).trim()}`);
-    }
-    return {
-      cert: await Deno.readTextFile(`${dir}/tls.crt`),
-      key: await Deno.readTextFile(`${dir}/tls.key`),
-    };
+    const { cert, key } = await selfSignedCert(dir);
+    return { cert, key };
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

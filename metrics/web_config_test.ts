@@ -4,65 +4,15 @@ import { Hono } from "hono";
 import { basicAuth, BasicAuthVerifier } from "./basic_auth.ts";
 import { loadWebConfig, parseWebConfig, type WebConfig } from "./web_config.ts";
 import { tempDir } from "../tests/temp_dir.ts";
+import { selfSignedCert } from "../tests/tls_cert.ts";
 
 const HASH = "$2y$10$X0h1gDsPszWURQaxFh.zoubFi6DXncSjhoQNJgRrnGs7EsimhC7zG";
 
-/** Runs openssl; throws with its stderr when it fails. */
-async function openssl(args: string[], cwd: string): Promise<void> {
-  const { code, stderr } = await new Deno.Command("openssl", {
-    args,
-    cwd,
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  if (code !== 0) {
-    throw new Error(
-      `openssl ${args[0]}: ${new TextDecoder().decode(stderr).trim()}`,
-    );
-  }
-}
-
-/**
- * A self-signed certificate for localhost in `dir`: `<name>.crt`,
- * `<name>.key`. CA:FALSE and a SAN, as rustls (Deno's fetch) insists.
- */
-async function makeCert(
-  dir: string,
-  name: string,
-  kind: "ec" | "rsa" = "ec",
-): Promise<{ cert: string; key: string }> {
-  await openssl([
-    "req",
-    "-x509",
-    "-newkey",
-    ...(kind === "ec"
-      ? ["ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
-      : ["rsa:2048"]),
-    "-nodes",
-    "-days",
-    "1",
-    "-subj",
-    "/CN=localhost",
-    "-addext",
-    "subjectAltName=DNS:localhost,IP:127.0.0.1",
-    "-addext",
-    "basicConstraints=critical,CA:FALSE",
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.crt`,
-  ], dir);
-  return {
-    cert: await Deno.readTextFile(`${dir}/${name}.crt`),
-    key: await Deno.readTextFile(`${dir}/${name}.key`),
-  };
-}
-
 // One directory of certificates for the whole file: openssl is slow-ish.
 const dir = await Deno.makeTempDir({ prefix: "web_config_test_" });
-const ec = await makeCert(dir, "ec");
-const other = await makeCert(dir, "other");
-const rsa = await makeCert(dir, "rsa", "rsa");
+const ec = await selfSignedCert(dir, "ec");
+const other = await selfSignedCert(dir, "other");
+const rsa = await selfSignedCert(dir, "rsa", "rsa");
 globalThis.addEventListener("unload", () => {
   Deno.removeSync(dir, { recursive: true });
 });
