@@ -21,186 +21,163 @@ function timeless(text: string): string {
     .join("\n");
 }
 
-Deno.test("what the endpoint renders from the published state is what it would render from the live monitors", async () => {
+/** A hand-fed monitor, a publisher of it and the endpoint's reader, over one buffer. */
+async function sharedPair(startMs = NOW) {
   const fed = await fedMonitor(1e9);
-  try {
-    // Two windows of samples; `lat "high"` goes active and stays.
-    for (let i = 0; i < 25; i++) {
-      fed.feed(BigInt(i) * 100_000_000n, BigInt(i * 1000), BigInt(i * 40));
-    }
-    const live: ServedMonitor = fed.agentMonitor;
-    const stats = live.collector.pollStats!;
-    stats.recordPoll(0.3);
-    stats.recordPoll(40);
-    stats.recordBatch(10, 100);
-    stats.recordError("DOCA_ERROR_AGAIN");
-    stats.recordError("DOCA_ERROR_AGAIN");
-    stats.recordError("DOCA_ERROR_IO_FAILED");
-    assert.equal(live.monitor.activeRules, 1);
+  const live = fed.agentMonitor;
+  const buffer = sharedStateBuffer([shapeOf(live)]);
+  return {
+    fed,
+    live,
+    buffer,
+    publisher: new StatePublisher([live], buffer, startMs),
+    state: new PublishedState(buffer, [shapeOf(live)]),
+    [Symbol.asyncDispose]: () => fed.close(),
+  };
+}
 
-    const buffer = sharedStateBuffer([shapeOf(live)]);
-    const publisher = new StatePublisher([live], buffer, NOW - 5000);
-    publisher.publish(NOW);
-    const state = new PublishedState(buffer, [shapeOf(live)]);
-    assert.equal(state.refresh(), true);
-    const published = new AgentMetrics(
-      state.monitors,
-      fed.metrics.info,
-      state.freshness,
-    );
-    fed.metrics.tick(NOW);
+Deno.test("what the endpoint renders from the published state is what it would render from the live monitors", async () => {
+  await using pair = await sharedPair(NOW - 5000);
+  const { fed, live, publisher, state } = pair;
+  // Two windows of samples; `lat "high"` goes active and stays.
+  for (let i = 0; i < 25; i++) {
+    fed.feed(BigInt(i) * 100_000_000n, BigInt(i * 1000), BigInt(i * 40));
+  }
+  const stats = live.collector.pollStats!;
+  stats.recordPoll(0.3);
+  stats.recordPoll(40);
+  stats.recordBatch(10, 100);
+  stats.recordError("DOCA_ERROR_AGAIN");
+  stats.recordError("DOCA_ERROR_AGAIN");
+  stats.recordError("DOCA_ERROR_IO_FAILED");
+  assert.equal(live.monitor.activeRules, 1);
 
-    assert.deepEqual(
-      timeless(new MetricsRenderer(published).render("openmetrics", NOW)),
-      timeless(new MetricsRenderer(fed.metrics).render("openmetrics", NOW)),
-    );
-    const fromShared = buildSnapshot(published, NOW);
-    const fromLive = buildSnapshot(fed.metrics, NOW);
-    for (const s of [fromShared, fromLive]) {
-      for (const m of s.monitors) {
-        for (const r of m.rules) {
-          (r as { active_seconds: number }).active_seconds = 0;
-        }
+  publisher.publish(NOW);
+  assert.equal(state.refresh(), true);
+  const published = new AgentMetrics(
+    state.monitors,
+    fed.metrics.info,
+    state.freshness,
+  );
+  fed.metrics.tick(NOW);
+
+  assert.deepEqual(
+    timeless(new MetricsRenderer(published).render("openmetrics", NOW)),
+    timeless(new MetricsRenderer(fed.metrics).render("openmetrics", NOW)),
+  );
+  const fromShared = buildSnapshot(published, NOW);
+  const fromLive = buildSnapshot(fed.metrics, NOW);
+  for (const s of [fromShared, fromLive]) {
+    for (const m of s.monitors) {
+      for (const r of m.rules) {
+        (r as { active_seconds: number }).active_seconds = 0;
       }
     }
-    assert.deepEqual(fromShared, fromLive);
-    assert.equal(fromShared.monitors[0].poll?.errors.DOCA_ERROR_AGAIN, 2);
-  } finally {
-    await fed.close();
   }
+  assert.deepEqual(fromShared, fromLive);
+  assert.equal(fromShared.monitors[0].poll?.errors.DOCA_ERROR_AGAIN, 2);
 });
 
 Deno.test("a source's failure and new error names reach the endpoint; figures stay put between refreshes", async () => {
-  const fed = await fedMonitor(1e9);
-  try {
-    const live = fed.agentMonitor;
-    const buffer = sharedStateBuffer([shapeOf(live)]);
-    const publisher = new StatePublisher([live], buffer, NOW);
-    const state = new PublishedState(buffer, [shapeOf(live)]);
-    publisher.publish(NOW);
-    state.refresh();
-    const [nic] = state.monitors;
-    assert.equal(nic.status.state, "running");
-    assert.equal(nic.status.error, undefined);
+  await using pair = await sharedPair();
+  const { fed, live, publisher, state } = pair;
+  publisher.publish(NOW);
+  state.refresh();
+  const [nic] = state.monitors;
+  assert.equal(nic.status.state, "running");
+  assert.equal(nic.status.error, undefined);
 
-    fed.feed(0n, 1n, 1n);
-    live.status.state = "failed";
-    live.status.error = "query_counters failed: DOCA_ERROR_IO_FAILED";
-    live.collector.pollStats!.recordError("DOCA_ERROR_IO_FAILED");
-    publisher.publish(NOW + 100);
-    // Not refreshed yet: the endpoint's copy has not moved.
-    assert.equal(nic.monitor.samples, 0);
-    assert.equal(nic.status.state, "running");
+  fed.feed(0n, 1n, 1n);
+  live.status.state = "failed";
+  live.status.error = "query_counters failed: DOCA_ERROR_IO_FAILED";
+  live.collector.pollStats!.recordError("DOCA_ERROR_IO_FAILED");
+  publisher.publish(NOW + 100);
+  // Not refreshed yet: the endpoint's copy has not moved.
+  assert.equal(nic.monitor.samples, 0);
+  assert.equal(nic.status.state, "running");
 
-    state.refresh();
-    assert.equal(nic.monitor.samples, 1);
-    assert.deepEqual(nic.status, {
-      state: "failed",
-      error: "query_counters failed: DOCA_ERROR_IO_FAILED",
-    });
-    assert.deepEqual([...nic.collector.pollStats!.errors], [[
-      "DOCA_ERROR_IO_FAILED",
-      1,
-    ]]);
-    assert.equal(state.freshness.hasData(0), true);
-    assert.equal(state.freshness.ageMs(0, NOW + 300), 200);
-  } finally {
-    await fed.close();
-  }
+  state.refresh();
+  assert.equal(nic.monitor.samples, 1);
+  assert.deepEqual(nic.status, {
+    state: "failed",
+    error: "query_counters failed: DOCA_ERROR_IO_FAILED",
+  });
+  assert.deepEqual([...nic.collector.pollStats!.errors], [[
+    "DOCA_ERROR_IO_FAILED",
+    1,
+  ]]);
+  assert.equal(state.freshness.hasData(0), true);
+  assert.equal(state.freshness.ageMs(0, NOW + 300), 200);
 });
 
 Deno.test("a reader never keeps a copy taken while the sampler was writing", async () => {
-  const fed = await fedMonitor(1e9);
-  try {
-    const live = fed.agentMonitor;
-    const buffer = sharedStateBuffer([shapeOf(live)]);
-    const publisher = new StatePublisher([live], buffer, NOW);
-    const state = new PublishedState(buffer, [shapeOf(live)]);
-    fed.feed(0n, 1n, 1n);
-    publisher.publish(NOW);
-    assert.equal(state.refresh(), true);
-    // A writer stopped mid-write: the sequence number stays odd.
-    const sequence = new Int32Array(buffer, 0, 1);
-    Atomics.add(sequence, 0, 1);
-    new Float64Array(buffer, 8)[1 + 0] = 999; // a half-written sample count
-    assert.equal(state.refresh(), false);
-    assert.equal(state.monitors[0].monitor.samples, 1);
-    Atomics.add(sequence, 0, 1);
-    assert.equal(state.refresh(), true);
-    assert.equal(state.monitors[0].monitor.samples, 999);
-  } finally {
-    await fed.close();
-  }
+  await using pair = await sharedPair();
+  const { fed, buffer, publisher, state } = pair;
+  fed.feed(0n, 1n, 1n);
+  publisher.publish(NOW);
+  assert.equal(state.refresh(), true);
+  // A writer stopped mid-write: the sequence number stays odd.
+  const sequence = new Int32Array(buffer, 0, 1);
+  Atomics.add(sequence, 0, 1);
+  new Float64Array(buffer, 8)[1 + 0] = 999; // a half-written sample count
+  assert.equal(state.refresh(), false);
+  assert.equal(state.monitors[0].monitor.samples, 1);
+  Atomics.add(sequence, 0, 1);
+  assert.equal(state.refresh(), true);
+  assert.equal(state.monitors[0].monitor.samples, 999);
 });
 
 Deno.test("a buffer laid out for other monitors is refused", async () => {
-  const fed = await fedMonitor(1e9);
-  try {
-    assert.throws(
-      () =>
-        new PublishedState(sharedStateBuffer([]), [shapeOf(fed.agentMonitor)]),
-      /shared state buffer is \d+ bytes, the monitors need \d+/,
-    );
-  } finally {
-    await fed.close();
-  }
+  await using pair = await sharedPair();
+  assert.throws(
+    () => new PublishedState(sharedStateBuffer([]), [shapeOf(pair.live)]),
+    /shared state buffer is \d+ bytes, the monitors need \d+/,
+  );
 });
 
 Deno.test("a failure text of escapes that overflows its room is shortened, never cut into broken JSON", async () => {
-  const fed = await fedMonitor(1e9);
-  try {
-    const live = fed.agentMonitor;
-    const buffer = sharedStateBuffer([shapeOf(live)]);
-    const publisher = new StatePublisher([live], buffer, NOW);
-    const state = new PublishedState(buffer, [shapeOf(live)]);
-    live.status.state = "failed";
-    // 1000 controls: 6 bytes each as JSON, more than the 4 KiB of room.
-    live.status.error = "\x01".repeat(1000);
-    publisher.publish(NOW);
-    assert.equal(state.refresh(), true);
-    const error = state.monitors[0].status.error;
-    assert.ok(error !== undefined && error.length > 0, String(error));
-    assert.ok(
-      error === "\x01".repeat(error.length) && error.length < 1000,
-      `${error.length}`,
-    );
-  } finally {
-    await fed.close();
-  }
+  await using pair = await sharedPair();
+  const { live, publisher, state } = pair;
+  live.status.state = "failed";
+  // 1000 controls: 6 bytes each as JSON, more than the 4 KiB of room.
+  live.status.error = "\x01".repeat(1000);
+  publisher.publish(NOW);
+  assert.equal(state.refresh(), true);
+  const error = state.monitors[0].status.error;
+  assert.ok(error !== undefined && error.length > 0, String(error));
+  assert.ok(
+    error === "\x01".repeat(error.length) && error.length < 1000,
+    `${error.length}`,
+  );
 });
 
 Deno.test("a publication that throws leaves the shared state whole, and start() tells it once", async () => {
-  const fed = await fedMonitor(1e9);
-  try {
-    const live = fed.agentMonitor;
-    const buffer = sharedStateBuffer([shapeOf(live)]);
-    let broken = false;
-    const faulty: ServedMonitor = {
-      ...live,
-      log: {
-        path: live.log.path,
-        get stats() {
-          if (broken) throw new Error("stats unavailable");
-          return live.log.stats;
-        },
+  await using pair = await sharedPair();
+  const { fed, live, buffer } = pair;
+  let broken = false;
+  const faulty: ServedMonitor = {
+    ...live,
+    log: {
+      path: live.log.path,
+      get stats() {
+        if (broken) throw new Error("stats unavailable");
+        return live.log.stats;
       },
-    };
-    const publisher = new StatePublisher([faulty], buffer, NOW);
-    const state = new PublishedState(buffer, [shapeOf(faulty)]);
-    fed.feed(0n, 1n, 1n);
-    publisher.publish(NOW);
-    broken = true;
-    fed.feed(100_000_000n, 2n, 2n);
-    assert.throws(() => publisher.publish(NOW + 100), /stats unavailable/);
-    assert.equal(state.refresh(), true); // not left mid-write
-    assert.equal(state.monitors[0].monitor.samples, 1);
+    },
+  };
+  const publisher = new StatePublisher([faulty], buffer, NOW);
+  const state = new PublishedState(buffer, [shapeOf(faulty)]);
+  fed.feed(0n, 1n, 1n);
+  publisher.publish(NOW);
+  broken = true;
+  fed.feed(100_000_000n, 2n, 2n);
+  assert.throws(() => publisher.publish(NOW + 100), /stats unavailable/);
+  assert.equal(state.refresh(), true); // not left mid-write
+  assert.equal(state.monitors[0].monitor.samples, 1);
 
-    const errors: unknown[] = [];
-    const running = publisher.start(5, (e) => errors.push(e));
-    await new Promise((r) => setTimeout(r, 40));
-    running.stop();
-    assert.equal(errors.length, 1);
-  } finally {
-    await fed.close();
-  }
+  const errors: unknown[] = [];
+  const running = publisher.start(5, (e) => errors.push(e));
+  await new Promise((r) => setTimeout(r, 40));
+  running.stop();
+  assert.equal(errors.length, 1);
 });
