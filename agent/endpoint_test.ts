@@ -3,7 +3,7 @@ import { parseConfig } from "../config/load.ts";
 import { Logger } from "../logging/logger.ts";
 import { tempDir } from "../tests/temp_dir.ts";
 import { Agent } from "./agent.ts";
-import { Endpoint } from "./endpoint.ts";
+import { Endpoint, type EndpointOptions } from "./endpoint.ts";
 
 /** An agent on the simulator: 1 kHz, one rule that fires on every sample. */
 async function simAgent(dir: string): Promise<Agent> {
@@ -37,17 +37,63 @@ async function metricValue(url: string, name: string): Promise<number> {
   return Number(line.split(" ").at(-1));
 }
 
-Deno.test("the endpoint serves, from its own thread, what the sampling thread published", async () => {
-  await using dir = await tempDir("endpoint");
-  const agent = await simAgent(dir.path);
-  const lines: string[] = [];
+/** A misbehaving endpoint thread (tests/fixtures/endpoint), by its query. */
+function misbehaving(query: string): URL {
+  return new URL(
+    `../tests/fixtures/endpoint/misbehaving_worker.ts?${query}`,
+    import.meta.url,
+  );
+}
+
+/**
+ * The simulated agent sampling, with its endpoint on a free port (options
+ * over that); its lines go to `lines`. `close()` stops sampling, shuts the
+ * endpoint down and checks every log closed cleanly.
+ */
+async function sampling(
+  dir: string,
+  lines: string[],
+  options: Partial<EndpointOptions> = {},
+) {
+  const agent = await simAgent(dir);
   const endpoint = await Endpoint.start(agent.monitors, {
     listen: "127.0.0.1:0",
     info,
     log: quietLog(lines),
+    ...options,
   });
   const stop = new AbortController();
   const running = agent.run(stop.signal);
+  const stopSampling = async () => {
+    stop.abort();
+    await running;
+  };
+  return {
+    agent,
+    endpoint,
+    stopSampling,
+    async close() {
+      await stopSampling();
+      await endpoint.shutdown();
+      assert.deepEqual(await agent.close(), []);
+    },
+  };
+}
+
+/** Waits (at most 10 s) until the endpoint has been restarted. */
+async function restarted(endpoint: Endpoint): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (endpoint.restarts === 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.equal(endpoint.restarts, 1);
+}
+
+Deno.test("the endpoint serves, from its own thread, what the sampling thread published", async () => {
+  await using dir = await tempDir("endpoint");
+  const lines: string[] = [];
+  const run = await sampling(dir.path, lines);
+  const { endpoint } = run;
   try {
     await new Promise((r) => setTimeout(r, 500));
     const first = await metricValue(
@@ -71,42 +117,28 @@ Deno.test("the endpoint serves, from its own thread, what the sampling thread pu
     const ready = await fetch(new URL("/readyz", endpoint.url));
     assert.equal(ready.status, 200, await ready.text());
   } finally {
-    stop.abort();
-    await running;
-    await endpoint.shutdown();
-    assert.deepEqual(await agent.close(), []);
+    await run.close();
   }
   assert.deepEqual(lines, []);
 });
 
 Deno.test("an endpoint whose thread never comes back costs no sample", async () => {
   await using dir = await tempDir("endpoint");
-  const agent = await simAgent(dir.path);
-  const endpoint = await Endpoint.start(agent.monitors, {
-    listen: "127.0.0.1:0",
-    info,
-    log: quietLog([]),
-    workerUrl: new URL(
-      "../tests/fixtures/endpoint/misbehaving_worker.ts?mode=stall",
-      import.meta.url,
-    ),
+  const run = await sampling(dir.path, [], {
+    workerUrl: misbehaving("mode=stall"),
   });
-  const stop = new AbortController();
-  const running = agent.run(stop.signal);
   const startedAt = performance.now();
   await new Promise((r) => setTimeout(r, 1000));
-  stop.abort();
-  await running;
+  await run.stopSampling();
   const elapsedMs = performance.now() - startedAt;
   // The endpoint's thread spins for good: its requests time out...
   await assert.rejects(
-    fetch(new URL("/metrics", endpoint.url), {
+    fetch(new URL("/metrics", run.endpoint.url), {
       signal: AbortSignal.timeout(300),
     }),
   );
-  await endpoint.shutdown(); // ...and shutdown ends it after its grace.
-  assert.deepEqual(await agent.close(), []);
-  const [nic] = agent.monitors;
+  await run.close(); // ...and shutdown ends it after its grace.
+  const [nic] = run.agent.monitors;
   // ...while the sampler went on: 1 kHz for about a second, nothing lost.
   assert.equal(nic.monitor.droppedSamples, 0);
   assert.ok(
@@ -117,30 +149,19 @@ Deno.test("an endpoint whose thread never comes back costs no sample", async () 
 
 Deno.test("an endpoint that dies is restarted where it listened, and sampling goes on", async () => {
   await using dir = await tempDir("endpoint");
-  const agent = await simAgent(dir.path);
   const lines: string[] = [];
   const marker = `${dir.path}/crashed`;
-  const endpoint = await Endpoint.start(agent.monitors, {
-    listen: "127.0.0.1:0",
-    info,
-    log: quietLog(lines),
+  const run = await sampling(dir.path, lines, {
     restartMs: 50,
-    workerUrl: new URL(
-      `../tests/fixtures/endpoint/misbehaving_worker.ts?mode=crash&marker=${
-        encodeURIComponent(marker)
-      }`,
-      import.meta.url,
+    workerUrl: misbehaving(
+      `mode=crash&marker=${encodeURIComponent(marker)}`,
     ),
   });
-  const stop = new AbortController();
-  const running = agent.run(stop.signal);
+  const { endpoint } = run;
   try {
     await Deno.writeTextFile(marker, "crash now");
+    await restarted(endpoint);
     const deadline = Date.now() + 10_000;
-    while (endpoint.restarts === 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    assert.equal(endpoint.restarts, 1);
     let samples = NaN;
     while (Date.now() < deadline) {
       try {
@@ -155,12 +176,9 @@ Deno.test("an endpoint that dies is restarted where it listened, and sampling go
     }
     assert.ok(samples > 0, `the restarted endpoint serves: ${samples}`);
   } finally {
-    stop.abort();
-    await running;
-    await endpoint.shutdown();
-    assert.deepEqual(await agent.close(), []);
+    await run.close();
   }
-  assert.equal(agent.monitors[0].monitor.droppedSamples, 0);
+  assert.equal(run.agent.monitors[0].monitor.droppedSamples, 0);
   assert.equal(lines.length, 1, lines.join("\n"));
   assert.match(
     lines[0],
@@ -195,34 +213,18 @@ Deno.test("an endpoint that cannot listen fails the start with one line and leav
 
 Deno.test("an endpoint whose thread is stuck is restarted by the watchdog, and sampling goes on", async () => {
   await using dir = await tempDir("endpoint");
-  const agent = await simAgent(dir.path);
   const lines: string[] = [];
-  const endpoint = await Endpoint.start(agent.monitors, {
-    listen: "127.0.0.1:0",
-    info,
-    log: quietLog(lines),
+  const run = await sampling(dir.path, lines, {
     restartMs: 50,
     stallMs: 3000,
-    workerUrl: new URL(
-      "../tests/fixtures/endpoint/misbehaving_worker.ts?mode=stall",
-      import.meta.url,
-    ),
+    workerUrl: misbehaving("mode=stall"),
   });
-  const stop = new AbortController();
-  const running = agent.run(stop.signal);
   try {
-    const deadline = Date.now() + 10_000;
-    while (endpoint.restarts === 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.equal(endpoint.restarts, 1);
+    await restarted(run.endpoint);
   } finally {
-    stop.abort();
-    await running;
-    await endpoint.shutdown();
-    assert.deepEqual(await agent.close(), []);
+    await run.close();
   }
-  assert.equal(agent.monitors[0].monitor.droppedSamples, 0);
+  assert.equal(run.agent.monitors[0].monitor.droppedSamples, 0);
   assert.match(
     lines[0],
     /^test: metrics endpoint failed: it has not answered for 3 s \(stuck\); restarting it in 0\.05 s \(sampling goes on\)$/,
