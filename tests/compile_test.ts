@@ -33,6 +33,7 @@ import { basename, join, relative, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { COMPILE_TASKS, INCLUDES } from "../deploy/permissions.ts";
 import { ROOT } from "./cli_util.ts";
+import { run } from "./deploy_util.ts";
 import { tempDir } from "./temp_dir.ts";
 
 /** Folders that hold no source of the binary. */
@@ -252,18 +253,13 @@ async function compileTask(task: string, dir: string): Promise<Compiled> {
   const output = join(dir, basename(words[at + 1]));
   words[at + 1] = output;
   const deno = await Deno.realPath(Deno.execPath());
-  const out = await new Deno.Command(deno, {
-    args: words.slice(1),
+  const out = await run(deno, words.slice(1), {
     cwd: ROOT,
     env: { DENORT_BIN: deno, NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
+  });
   return {
     code: out.code,
-    log: decoder.decode(out.stdout) + decoder.decode(out.stderr),
+    log: out.stdout + out.stderr,
     output,
   };
 }
