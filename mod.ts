@@ -32,12 +32,18 @@ export type {
   ColumnConfig,
   ColumnKind,
   ComparisonType,
+  Direction,
   GpuMode,
   MonitorColumn,
   MonitorConfig,
+  ReferenceRuleConfig,
   RuleConfig,
+  RuleLabels,
+  SignalKind,
+  SignalRuleConfig,
   SourceKind,
 } from "./config/types.ts";
+export { DEFAULT_SEVERITY, isReferenceRule } from "./config/types.ts";
 export { loadConfig, parseConfig } from "./config/load.ts";
 export type { LoadConfigOptions, ParseConfigOptions } from "./config/load.ts";
 export { describeConfig } from "./config/describe.ts";
@@ -46,8 +52,10 @@ export type { GpuColumnPattern, GpuReading } from "./config/gpu_readings.ts";
 export { withAutoGpuMonitor } from "./config/normalize.ts";
 
 export { SampleRing } from "./rules/ring.ts";
-export { Rule } from "./rules/rule.ts";
-export type { RuleOptions } from "./rules/rule.ts";
+export { ReferenceRule } from "./rules/reference_rule.ts";
+export { createRule } from "./rules/monitor_rule.ts";
+export type { MonitorRule } from "./rules/monitor_rule.ts";
+export { SignalRule } from "./rules/signal_rule.ts";
 export { Monitor } from "./rules/monitor.ts";
 export type {
   MonitorHooks,

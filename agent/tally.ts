@@ -7,6 +7,9 @@
 
 import { terminalSafe } from "../base/terminal_text.ts";
 import type { Monitor, TransitionListener } from "../rules/monitor.ts";
+import type { MonitorRule } from "../rules/monitor_rule.ts";
+import { ReferenceRule } from "../rules/reference_rule.ts";
+import { SignalRule } from "../rules/signal_rule.ts";
 
 /** One event: a rule's activation and, once it happened, its end. */
 export interface EventRecord {
@@ -14,6 +17,8 @@ export interface EventRecord {
   readonly monitor: string;
   /** The rule's name, as events.log writes it. */
   readonly rule: string;
+  /** The rule's severity (`warning` unless configured). */
+  readonly severity: string;
   /** Wall time the rule became active, Unix ms. */
   readonly startMs: number;
   /** Sample count of the monitor when the event started. */
@@ -22,6 +27,21 @@ export interface EventRecord {
   endMs: number | null;
   /** The monitor's sample count when it ended; null while still active. */
   endSample: number | null;
+  /**
+   * The event's peak, as the rule keeps it (its `peak`): read when the
+   * event ends; while it is still open, the peak so far, read again each
+   * time {@linkcode EventTally.events} is. NaN when no sample of the
+   * event had a known signal.
+   */
+  peak: number;
+  /** `min` for a rule that fires low (lt, dt_lt, `below`): its peak is its lowest. */
+  readonly peakKind: "max" | "min";
+  /**
+   * `/s` for a `rate` rule, whose peak is per second; `%` for a `ratio`
+   * rule, shown as a percentage as check-config shows its threshold;
+   * empty otherwise.
+   */
+  readonly peakUnit: "" | "/s" | "%";
 }
 
 /** Events a tally keeps for the closing table. */
@@ -38,52 +58,82 @@ export const MAX_TALLIED_EVENTS = 1000;
  * import { EventTally, formatEventTable } from "./tally.ts";
  *
  * // What the listener reads of the monitor that calls it.
- * const nic = { name: "nic", rules: [{ name: "ECN burst" }], samples: 100 };
+ * const rule = { name: "ECN burst", severity: "critical", peak: 150 };
+ * const nic = { name: "nic", rules: [rule], samples: 100 };
  * const tally = new EventTally();
  * tally.listener(nic as unknown as Monitor, 0, true, Date.UTC(2026, 10, 21, 14, 50));
+ * rule.peak = 400; // open: the peak so far
+ * assert.equal(tally.events[0].peak, 400);
  * nic.samples = 350;
+ * rule.peak = 900;
  * tally.listener(nic as unknown as Monitor, 0, false, Date.UTC(2026, 10, 21, 14, 50, 0, 25));
+ * rule.peak = 5; // a later event's: this one's stays
  * assert.deepEqual(tally.events, [{
- *   monitor: "nic", rule: "ECN burst",
+ *   monitor: "nic", rule: "ECN burst", severity: "critical",
  *   startMs: Date.UTC(2026, 10, 21, 14, 50), startSample: 100,
  *   endMs: Date.UTC(2026, 10, 21, 14, 50, 0, 25), endSample: 350,
+ *   peak: 900, peakKind: "max", peakUnit: "",
  * }]);
  * const [header, row] = formatEventTable(tally.events).split("\n");
- * assert.match(header, /^MONITOR +RULE +START \(UTC\) +DURATION +SAMPLES$/);
- * assert.match(row, /^nic +ECN burst +2026-11-21 14:50:00\.000 +0\.025 s +250$/);
+ * assert.match(header, /^MONITOR +RULE +START \(UTC\) +DURATION +SAMPLES +PEAK +SEVERITY$/);
+ * assert.match(row, /^nic +ECN burst +2026-11-21 14:50:00\.000 +0\.025 s +250 +900 +critical$/);
  * ```
  */
 export class EventTally {
+  readonly #events: EventRecord[] = [];
+  #earlier = 0;
+  readonly #open = new Map<Monitor, (EventRecord | undefined)[]>();
+
   /**
    * The most recent events, in start order: at most
    * {@linkcode MAX_TALLIED_EVENTS}, so a rule that flaps for days cannot
-   * grow the agent's memory (events.log has them all).
+   * grow the agent's memory (events.log has them all). Events still open
+   * get their peak so far as this is read.
    */
-  readonly events: EventRecord[] = [];
+  get events(): EventRecord[] {
+    for (const [monitor, open] of this.#open) {
+      for (let j = 0; j < open.length; j++) {
+        const record = open[j];
+        if (record !== undefined) record.peak = monitor.rules[j].peak;
+      }
+    }
+    return this.#events;
+  }
+
   /** Events started but no longer in {@linkcode events}. */
   get earlier(): number {
     return this.#earlier;
   }
-  #earlier = 0;
-  readonly #open = new Map<Monitor, (EventRecord | undefined)[]>();
 
   /** Pass to {@linkcode Monitor}'s constructor. */
   readonly listener: TransitionListener = (monitor, rule, active, unixMs) => {
     let open = this.#open.get(monitor);
     if (!open) this.#open.set(monitor, open = []);
+    const r = monitor.rules[rule];
     if (active) {
       const record: EventRecord = {
         monitor: monitor.name,
-        rule: monitor.rules[rule].name,
+        rule: r.name,
+        severity: r.severity,
         startMs: unixMs,
         startSample: monitor.samples,
         endMs: null,
         endSample: null,
+        peak: r.peak,
+        peakKind: firesLow(r) ? "min" : "max",
+        peakUnit: !(r instanceof SignalRule)
+          ? ""
+          : r.signal === "rate"
+          ? "/s"
+          : r.signal === "ratio"
+          ? "%"
+          : "",
       };
       open[rule] = record;
-      this.events.push(record);
-      if (this.events.length > MAX_TALLIED_EVENTS) {
-        this.events.shift();
+      const events = this.#events;
+      events.push(record);
+      if (events.length > MAX_TALLIED_EVENTS) {
+        events.shift();
         this.#earlier++;
       }
     } else {
@@ -91,16 +141,57 @@ export class EventTally {
       if (!record) return;
       record.endMs = unixMs;
       record.endSample = monitor.samples;
+      record.peak = r.peak;
       open[rule] = undefined;
     }
   };
 }
 
+/** Whether the rule's peak is a minimum. */
+function firesLow(rule: MonitorRule): boolean {
+  if (rule instanceof SignalRule) return rule.direction === "below";
+  if (rule instanceof ReferenceRule) {
+    return rule.comparisonType === "lt" || rule.comparisonType === "dt_lt";
+  }
+  return false;
+}
+
 /**
- * A plain-text table of events: monitor, rule, start (UTC), duration and
- * samples; events still open show as "active". It goes to the terminal:
- * terminal controls and bidi overrides in the names (from a configuration
- * file) are shown as `\uXXXX`.
+ * The PEAK cell: `-` without one; integers exact, other values to 6
+ * significant digits; `min` before the peak of a rule that fires low,
+ * `/s` after a rate's.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { peakCell } from "./tally.ts";
+ *
+ * assert.equal(peakCell({ peak: 2_500_000, peakKind: "max", peakUnit: "/s" }), "2500000/s");
+ * assert.equal(peakCell({ peak: 0.00123456789, peakKind: "max", peakUnit: "" }), "0.00123457");
+ * assert.equal(peakCell({ peak: 19600, peakKind: "min", peakUnit: "" }), "min 19600");
+ * assert.equal(peakCell({ peak: NaN, peakKind: "max", peakUnit: "" }), "-");
+ * assert.equal(peakCell({ peak: 0.0415486, peakKind: "max", peakUnit: "%" }), "4.15486 %");
+ * ```
+ */
+export function peakCell(
+  e: Pick<EventRecord, "peak" | "peakKind" | "peakUnit">,
+): string {
+  if (Number.isNaN(e.peak)) return "-";
+  const percent = e.peakUnit === "%";
+  const peak = percent ? e.peak * 100 : e.peak;
+  const value = Number.isInteger(peak)
+    ? String(peak)
+    : String(Number(peak.toPrecision(6)));
+  const unit = percent ? " %" : e.peakUnit;
+  return `${e.peakKind === "min" ? "min " : ""}${value}${unit}`;
+}
+
+/**
+ * A plain-text table of events: monitor, rule, start (UTC), duration,
+ * samples, peak and the rule's severity; events still open show as "active", with
+ * their peak so far. It goes to the terminal: terminal controls and bidi
+ * overrides in the names (from a configuration file) are shown as
+ * `\uXXXX`.
  *
  * @example A rule name that would clear the screen is shown, not obeyed
  * ```ts
@@ -108,8 +199,9 @@ export class EventTally {
  * import { formatEventTable } from "./tally.ts";
  *
  * const table = formatEventTable([{
- *   monitor: "nic", rule: "ECN\x1b[2J", startMs: 0, startSample: 0,
- *   endMs: 1000, endSample: 10,
+ *   monitor: "nic", rule: "ECN\x1b[2J", severity: "warning", startMs: 0,
+ *   startSample: 0, endMs: 1000, endSample: 10, peak: 7, peakKind: "max",
+ *   peakUnit: "",
  * }]);
  * assert.ok(table.includes("ECN\\u001b[2J"));
  * assert.ok(!table.includes("\x1b"));
@@ -120,7 +212,15 @@ export function formatEventTable(
   earlier = 0,
 ): string {
   if (events.length === 0 && earlier === 0) return "No events recorded.\n";
-  const rows = [["MONITOR", "RULE", "START (UTC)", "DURATION", "SAMPLES"]];
+  const rows = [[
+    "MONITOR",
+    "RULE",
+    "START (UTC)",
+    "DURATION",
+    "SAMPLES",
+    "PEAK",
+    "SEVERITY",
+  ]];
   for (const e of events) {
     rows.push([
       terminalSafe(e.monitor),
@@ -130,6 +230,9 @@ export function formatEventTable(
         ? "active"
         : `${((e.endMs - e.startMs) / 1000).toFixed(3)} s`,
       e.endSample === null ? "-" : String(e.endSample - e.startSample),
+      peakCell(e),
+      // A token of [a-z0-9_] when loaded; a rule built in code may say anything.
+      terminalSafe(e.severity),
     ]);
   }
   // A loop, not Math.max(...): a long run's rows would overflow the stack
@@ -142,13 +245,13 @@ export function formatEventTable(
   const note = earlier === 0
     ? ""
     : `${earlier} earlier events not shown (all are in the events logs: dpu-traceback review)\n`;
+  // Numbers (SAMPLES, PEAK) right-aligned, so their digits line up.
+  const right = (c: number) => c === 4 || c === 5;
   return note +
     rows.map((r) =>
-      r.map((cell, c) => c === r.length - 1 ? cell : cell.padEnd(widths[c]))
-        .join(
-          "  ",
-        )
-    )
-      .join("\n") +
+      r.map((cell, c) =>
+        right(c) ? cell.padStart(widths[c]) : cell.padEnd(widths[c])
+      ).join("  ").trimEnd()
+    ).join("\n") +
     "\n";
 }

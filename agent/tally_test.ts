@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import type { Monitor } from "../rules/monitor.ts";
+import { Monitor } from "../rules/monitor.ts";
+import { RecordingSink, writeRecord } from "../rules/rules_test_util.ts";
 import {
   type EventRecord,
   EventTally,
@@ -12,24 +13,32 @@ Deno.test("formatEventTable shows terminal controls in names as escapes, never a
   const events: EventRecord[] = [{
     monitor: HOSTILE.monitor,
     rule: HOSTILE.rule,
+    severity: "warning",
     startMs: Date.UTC(2026, 10, 21, 14, 50),
     startSample: 100,
     endMs: Date.UTC(2026, 10, 21, 14, 50, 0, 25),
     endSample: 350,
+    peak: 86,
+    peakKind: "max",
+    peakUnit: "",
   }, {
     monitor: "nic",
     rule: "rx\u2028\u2066\u200f\x85",
+    severity: "critical",
     startMs: Date.UTC(2026, 10, 21, 14, 51),
     startSample: 400,
     endMs: null,
     endSample: null,
+    peak: 3,
+    peakKind: "min",
+    peakUnit: "",
   }];
   const table = formatEventTable(events);
   assert.doesNotMatch(table, TERMINAL_CONTROL);
   const [, first, second] = table.trimEnd().split("\n");
   assert.match(
     first,
-    /^=1\+1\\u001b\[2J {2}GPU \\u202ehot\\u001b\[2J\\u001b\]52;c;ZXZpbA==\\u0007 \\u009b31m {2}2026-11-21 14:50:00\.000 {2}0\.025 s +250$/,
+    /^=1\+1\\u001b\[2J {2}GPU \\u202ehot\\u001b\[2J\\u001b\]52;c;ZXZpbA==\\u0007 \\u009b31m {2}2026-11-21 14:50:00\.000 {2}0\.025 s {7}250 {5}86 {2}warning$/,
   );
   // Still aligned: the escapes are counted in the column widths.
   assert.equal(second.indexOf("rx"), first.indexOf("GPU"));
@@ -37,7 +46,11 @@ Deno.test("formatEventTable shows terminal controls in names as escapes, never a
 });
 
 Deno.test("a rule that flaps all run long keeps the tally bounded and the table printable", () => {
-  const nic = { name: "nic", rules: [{ name: "flap" }], samples: 0 };
+  const nic = {
+    name: "nic",
+    rules: [{ name: "flap", severity: "info", peak: 1 }],
+    samples: 0,
+  };
   const tally = new EventTally();
   const events = 200_000;
   for (let i = 0; i < events; i++) {
@@ -60,13 +73,114 @@ Deno.test("a rule that flaps all run long keeps the tally bounded and the table 
 });
 
 Deno.test("the closing table of more rows than a call takes arguments", () => {
-  const records = Array.from({ length: 300_000 }, (_, i) => ({
+  const records: EventRecord[] = Array.from({ length: 300_000 }, (_, i) => ({
     monitor: "nic",
     rule: "r",
+    severity: "warning",
     startMs: i,
     startSample: i,
     endMs: i + 1,
     endSample: i + 1,
+    peak: i,
+    peakKind: "max",
+    peakUnit: "",
   }));
   assert.equal(formatEventTable(records).split("\n").length, 300_002);
+});
+
+Deno.test("the tally keeps each event's severity and peak: at its end, or so far while open", () => {
+  const tally = new EventTally();
+  const rules = [
+    // ecn rises 1000 a sample (1 ms apart), 2000 on samples 10..14 but
+    // 4000 on 12, 500 after: the rate over the last 2 increases is 2M/s
+    // on 11 (start), 3M/s on 12 and 13, 2M/s on 14, 1.25M/s on 15 and
+    // 500k/s on 16 (at or below 1M/s: the end).
+    {
+      name: "ECN storm",
+      signal: "rate" as const,
+      column: 0,
+      windowNs: 2_000_000,
+      direction: "above" as const,
+      threshold: 1_500_000,
+      clear: 1_000_000,
+      forNs: 0,
+      keepFiringForNs: 0,
+      severity: "critical",
+    },
+    // rx is 500, 80 from sample 20, 30 from 25: below 100 from 20 on.
+    {
+      name: "rx low",
+      signal: "value" as const,
+      column: 1,
+      windowNs: 0,
+      direction: "below" as const,
+      threshold: 100n,
+      clear: 100n,
+      forNs: 0,
+      keepFiringForNs: 0,
+      severity: "info",
+    },
+    // 8 samples in a row below 50: 25..32.
+    {
+      name: "rx < 50",
+      column: 1,
+      comparisonType: "lt" as const,
+      comparisonValue: 50n,
+    },
+  ];
+  const monitor = new Monitor(
+    { name: "nic", depth: 8, columns: ["ecn", "rx"], rules },
+    new RecordingSink(rules.map((r) => r.name)),
+    { onTransition: tally.listener },
+  );
+  let ecn = 0n;
+  const feed = (i: number, rx: bigint) => {
+    ecn += i === 0
+      ? 0n
+      : i < 10
+      ? 1000n
+      : i === 12
+      ? 4000n
+      : i < 15
+      ? 2000n
+      : 500n;
+    writeRecord(monitor.words, monitor.claim(), BigInt(i) * 1_000_000n, [
+      ecn,
+      rx,
+    ]);
+    monitor.commit();
+  };
+  for (let i = 0; i < 40; i++) feed(i, i < 20 ? 500n : i < 25 ? 80n : 30n);
+
+  const facts = () =>
+    tally.events.map((e) => [
+      e.rule,
+      e.severity,
+      e.startSample,
+      e.endSample,
+      e.peak,
+      e.peakKind,
+      e.peakUnit,
+    ]);
+  assert.deepEqual(facts(), [
+    ["ECN storm", "critical", 12, 17, 3_000_000, "max", "/s"],
+    ["rx low", "info", 21, null, 30, "min", ""],
+    ["rx < 50", "warning", 33, null, 30, "min", ""],
+  ]);
+  const lines = formatEventTable(tally.events).split("\n");
+  assert.match(
+    lines[0],
+    /^MONITOR +RULE +START \(UTC\) +DURATION +SAMPLES +PEAK +SEVERITY$/,
+  );
+  assert.match(
+    lines[1],
+    /^nic +ECN storm +\S+ \S+ +\d+\.\d{3} s +5 +3000000\/s +critical$/,
+  );
+  assert.match(lines[2], /^nic +rx low +\S+ \S+ +active +- +min 30 +info$/);
+  assert.match(lines[3], /^nic +rx < 50 +\S+ \S+ +active +- +min 30 +warning$/);
+  assert.equal(lines[1].length, lines[0].length);
+
+  // Still open: a lower value is the peak so far; the ended event keeps its own.
+  feed(40, 20n);
+  assert.deepEqual(tally.events.map((e) => e.peak), [3_000_000, 20, 20]);
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describeConfig, describeRule } from "./describe.ts";
 import { parseConfig } from "./load.ts";
+import type { SignalRuleConfig } from "./types.ts";
 
 Deno.test("describeConfig() summarizes a reference config", () => {
   const config = parseConfig(
@@ -111,4 +112,164 @@ Deno.test("describeRule() spells out each rule type", () => {
       `"r": ${type} ${condition}`,
     );
   }
+});
+
+const COUNTERS = {
+  depth: 64,
+  columns: ["port_0_rx_ecn_packets", "port_0_rx_packets", "discards"].map((
+    name,
+    i,
+  ) => ({
+    name,
+    dataId: `0x000000000000000${i + 1}`,
+    kind: "counter" as const,
+  })),
+};
+
+/** A signal rule on column 0 with `change` applied. */
+function signal(change: Partial<SignalRuleConfig>): SignalRuleConfig {
+  return {
+    name: "r",
+    signal: "value",
+    column: 0,
+    windowNs: 0,
+    direction: "above",
+    threshold: 5n,
+    clear: 5n,
+    forNs: 0,
+    keepFiringForNs: 0,
+    ...change,
+  };
+}
+
+Deno.test("describeRule() spells out the ECN storm of issue 14", () => {
+  assert.equal(
+    describeRule(
+      signal({
+        name: "ECN storm",
+        signal: "rate",
+        windowNs: 1_000_000,
+        threshold: 1_000_000,
+        clear: 200_000,
+        forNs: 500_000,
+        keepFiringForNs: 10_000_000,
+        severity: "critical",
+      }),
+      COUNTERS,
+    ),
+    '"ECN storm" (critical): starts when the rate of port_0_rx_ecn_packets over 1 ms stays above 1,000,000/s for 500 µs; ends when it stays at or below 200,000/s for 10 ms',
+  );
+});
+
+Deno.test("describeRule() names each signal, threshold form and condition", () => {
+  const cases: [Partial<SignalRuleConfig>, string][] = [
+    // value, no for, keep_firing_for 0, clear equal to the threshold.
+    [
+      { threshold: 18446744073709551615n, clear: 18446744073709551615n },
+      "starts when the value of port_0_rx_ecn_packets goes above 18,446,744,073,709,551,615; ends when it is at or below 18,446,744,073,709,551,615",
+    ],
+    [
+      {
+        signal: "increase",
+        direction: "below",
+        threshold: 10n,
+        clear: 1000n,
+        forNs: 1_500_000,
+      },
+      "starts when the increase of port_0_rx_ecn_packets per sample stays below 10 for 1.5 ms; ends when it is at or above 1,000",
+    ],
+    [
+      {
+        signal: "rate",
+        column: 1,
+        windowNs: 10_000_000,
+        threshold: 0.5,
+        clear: 0.25,
+        keepFiringForNs: 2_000_000_000,
+      },
+      "starts when the rate of port_0_rx_packets over 10 ms goes above 0.5/s; ends when it stays at or below 0.25/s for 2 s",
+    ],
+    [
+      {
+        signal: "ratio",
+        column: 2,
+        denominator: 1,
+        windowNs: 1_000_000,
+        threshold: 0.001,
+        clear: 0.001,
+      },
+      "starts when the ratio of discards to port_0_rx_packets over 1 ms goes above 0.1 %; ends when it is at or below 0.1 %",
+    ],
+    [
+      {
+        signal: "ratio",
+        column: 2,
+        denominator: 1,
+        windowNs: 100_000,
+        direction: "below",
+        threshold: 15,
+        clear: 0.0007,
+      },
+      "starts when the ratio of discards to port_0_rx_packets over 100 µs goes below 1,500 %; ends when it is at or above 0.07 %",
+    ],
+    // M of N, with and without keep_firing_for.
+    [
+      { mOfN: { m: 3, n: 5 }, clear: 2n },
+      "starts when the value of port_0_rx_ecn_packets is above 5 on at least 3 of the last 5 samples; ends when it is at or below 2 and above 5 on fewer than 3 of the last 5 samples",
+    ],
+    [
+      {
+        signal: "rate",
+        windowNs: 1_000_000,
+        direction: "below",
+        threshold: 1e6,
+        clear: 2e6,
+        mOfN: { m: 1, n: 128 },
+        keepFiringForNs: 500_000,
+      },
+      "starts when the rate of port_0_rx_ecn_packets over 1 ms is below 1,000,000/s on at least 1 of the last 128 samples; ends when it stays at or above 2,000,000/s and below 1,000,000/s on fewer than 1 of the last 128 samples for 500 µs",
+    ],
+  ];
+  for (const [change, words] of cases) {
+    assert.equal(
+      describeRule(signal(change), COUNTERS),
+      `"r" (warning): ${words}`,
+    );
+  }
+});
+
+Deno.test("describeConfig() shows signal rules, severities and summaries", () => {
+  const config = parseConfig(
+    `
+monitors:
+  - name: nic
+    source: sim
+    depth: 64
+    columns:
+      - {name: ecn, data_id: "0x1"}
+      - {name: rx, data_id: "0x2"}
+    rules:
+      - name: ECN storm
+        rate: ecn
+        window: 1ms
+        above: 1M/s
+        clear: 200k/s
+        for: 500us
+        keep_firing_for: 10ms
+        severity: critical
+        summary: ECN marks above 1M/s on port 0
+      - {name: busy, column: rx, comparison_type: gt, comparison_value: 5, severity: info}
+      - {name: quiet, column: rx, comparison_type: lt, comparison_value: 1, summary: "no \\"rx\\""}
+`,
+    "signals.yaml",
+  );
+  const lines = describeConfig(config).split("\n");
+  assert.deepEqual(lines.slice(lines.indexOf("  rules (3):") + 1), [
+    '    "ECN storm" (critical): starts when the rate of ecn over 1 ms stays above 1,000,000/s for 500 µs; ends when it stays at or below 200,000/s for 10 ms',
+    '      summary: "ECN marks above 1M/s on port 0"',
+    // A reference rule shows its severity when it is not the default.
+    '    "busy" (info): gt rx > 5 for 64 samples in a row',
+    '    "quiet": lt rx < 1 for 64 samples in a row',
+    '      summary: "no \\"rx\\""',
+  ]);
 });

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { describeConfig } from "./describe.ts";
 import { loadConfig } from "./load.ts";
+import { isReferenceRule } from "./types.ts";
 
 const DEPLOY = new URL("../deploy/", import.meta.url);
 
@@ -20,10 +21,9 @@ Deno.test("deploy/example-config.yaml loads as the agent form", async () => {
     "03:00.0",
     "03:00.1",
   ]);
-  assert.equal(
-    config.monitors[0].rules[3].comparisonValue,
-    18446744073709000000n,
-  );
+  const rule = config.monitors[0].rules[3];
+  assert.ok(isReferenceRule(rule));
+  assert.equal(rule.comparisonValue, 18446744073709000000n);
   assert.match(
     describeConfig(config),
     /"PCIe max read latency > 4 us for 5 s": gt/,
@@ -36,7 +36,9 @@ Deno.test("deploy/example-rules.json loads as the reference form", async () => {
   );
   assert.equal(config.form, "reference");
   assert.deepEqual(
-    config.monitors[0].rules.map((r) => r.comparisonType),
+    config.monitors[0].rules.map((r) =>
+      isReferenceRule(r) ? r.comparisonType : r.signal
+    ),
     ["dt_gt", "inc_gt", "dt_gt"],
   );
 });

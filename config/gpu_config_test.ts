@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { parseGpuColumn } from "./gpu_readings.ts";
 import { parseConfig } from "./load.ts";
 import { withAutoGpuMonitor } from "./normalize.ts";
+import { isReferenceRule } from "./types.ts";
 import { applyRunOptions } from "../cli/overrides.ts";
 
 const NIC = `  - name: nic
@@ -82,6 +83,7 @@ Deno.test("a GPU monitor: readings expand to one column per reading, GPU default
     column: 0,
     comparisonType: "gt",
     comparisonValue: 85n,
+    severity: "warning",
   }]);
   assert.equal(config.gpu, "auto");
 });
@@ -157,14 +159,16 @@ Deno.test("withAutoGpuMonitor adds a GPU monitor beside a NIC monitor, unless to
   const gpu = auto.monitors[1];
   assert.equal(gpu.columns.length, 19);
   assert.deepEqual(
-    gpu.rules.map((
-      r,
-    ) => [
-      r.name,
-      gpu.columns[r.column].name,
-      r.comparisonType,
-      r.comparisonValue,
-    ]),
+    gpu.rules.map((r) =>
+      isReferenceRule(r)
+        ? [
+          r.name,
+          gpu.columns[r.column].name,
+          r.comparisonType,
+          r.comparisonValue,
+        ]
+        : [r.name, r.signal]
+    ),
     [
       ["GPU Xid error", "gpu*.xid_errors", "inc_gt", 1n],
       ["GPU uncorrected ECC error", "gpu*.ecc_uncorrected", "inc_gt", 1n],
@@ -267,5 +271,128 @@ monitors:
   assert.equal(
     withAutoGpuMonitor(config).monitors[2].eventLog,
     "logs/gpu-3-events.log",
+  );
+});
+
+Deno.test("a GPU monitor takes signal rules on gpu* and gpuN columns", () => {
+  const config = parseConfig(
+    agent(`  - name: gpu
+    source: nvml
+    readings: [gpu*.*, gpu1.*]
+    rules:
+      - { name: hot, value: gpu*.temperature, above: 85, clear: 80, for: 10s, severity: critical }
+      - { name: Xid, increase: gpu*.xid_errors, above: 0 }
+      - { name: power, rate: gpu1.energy, window: 10s, above: 400k/s, for: 2 of 3 }
+      - name: NVLink replays per CRC error
+        ratio: gpu*.nvlink_replay_errors
+        to: gpu*.nvlink_crc_flit_errors
+        window: 119s
+        above: 50%
+`),
+    "a.yaml",
+  );
+  const gpu = config.monitors[1];
+  const named = (name: string) => gpu.columns.findIndex((c) => c.name === name);
+  assert.deepEqual(gpu.rules, [
+    {
+      name: "hot",
+      signal: "value",
+      column: named("gpu*.temperature"),
+      windowNs: 0,
+      direction: "above",
+      threshold: 85n,
+      clear: 80n,
+      forNs: 10_000_000_000,
+      keepFiringForNs: 0,
+      severity: "critical",
+    },
+    {
+      name: "Xid",
+      signal: "increase",
+      column: named("gpu*.xid_errors"),
+      windowNs: 0,
+      direction: "above",
+      threshold: 0n,
+      clear: 0n,
+      forNs: 0,
+      keepFiringForNs: 0,
+      severity: "warning",
+    },
+    {
+      name: "power",
+      signal: "rate",
+      column: named("gpu1.energy"),
+      windowNs: 10_000_000_000,
+      direction: "above",
+      threshold: 400_000,
+      clear: 400_000,
+      forNs: 0,
+      mOfN: { m: 2, n: 3 },
+      keepFiringForNs: 0,
+      severity: "warning",
+    },
+    {
+      // 119 s is the longest window a 60-sample depth at 1 s holds.
+      name: "NVLink replays per CRC error",
+      signal: "ratio",
+      column: named("gpu*.nvlink_replay_errors"),
+      denominator: named("gpu*.nvlink_crc_flit_errors"),
+      windowNs: 119_000_000_000,
+      direction: "above",
+      threshold: 0.5,
+      clear: 0.5,
+      forNs: 0,
+      keepFiringForNs: 0,
+      severity: "warning",
+    },
+  ]);
+});
+
+Deno.test("a GPU ratio divides one GPU's readings: a mix of GPUs is refused", () => {
+  const rule = (top: string, bottom: string) =>
+    agent(`  - name: gpu
+    source: nvml
+    readings: [gpu*.*, gpu0.*, gpu1.*]
+    rules:
+      - { name: r, ratio: ${top}, to: ${bottom}, window: 10s, above: 1% }
+`);
+  const at = "Cannot load config a.yaml: monitors[1].rules[0].to";
+  assert.equal(
+    problem(rule("gpu*.nvlink_replay_errors", "gpu0.nvlink_crc_flit_errors")),
+    `${at} must be on the same GPUs as ratio (gpu*.nvlink_replay_errors), as in to: gpu*.nvlink_crc_flit_errors: a ratio divides each GPU's readings by the same GPU's, got "gpu0.nvlink_crc_flit_errors"`,
+  );
+  assert.equal(
+    problem(rule("gpu0.nvlink_replay_errors", "gpu*.nvlink_crc_flit_errors")),
+    `${at} must be on the same GPUs as ratio (gpu0.nvlink_replay_errors), as in to: gpu0.nvlink_crc_flit_errors: a ratio divides each GPU's readings by the same GPU's, got "gpu*.nvlink_crc_flit_errors"`,
+  );
+  assert.equal(
+    problem(rule("gpu1.nvlink_replay_errors", "gpu0.nvlink_crc_flit_errors")),
+    `${at} must be on the same GPUs as ratio (gpu1.nvlink_replay_errors), as in to: gpu1.nvlink_crc_flit_errors: a ratio divides each GPU's readings by the same GPU's, got "gpu0.nvlink_crc_flit_errors"`,
+  );
+  // The same GPU, or gpu* on both sides, is fine.
+  for (
+    const [top, bottom] of [
+      ["gpu1.nvlink_replay_errors", "gpu1.nvlink_crc_flit_errors"],
+      ["gpu*.nvlink_replay_errors", "gpu*.nvlink_crc_flit_errors"],
+    ]
+  ) {
+    assert.equal(parseConfig(rule(top, bottom), "a.yaml").monitors.length, 2);
+  }
+});
+
+Deno.test("a GPU monitor's window must fit its ring at its period", () => {
+  assert.equal(
+    problem(agent(`  - name: gpu
+    source: nvml
+    rules: [{ name: r, rate: gpu*.energy, window: 2m, above: 1 }]
+`)),
+    "Cannot load config a.yaml: monitors[1].rules[0].window 2m needs depth >= 61 at a 1 s period (W <= (2 x depth - 1) x period), got depth 60 (the default), which fits a window of at most 119 s",
+  );
+  assert.equal(
+    problem(agent(`  - name: gpu
+    source: nvml
+    rules: [{ name: r, value: gpu*.temperature, above: 1, data_id: "0x1" }]
+`)),
+    'Cannot load config a.yaml: monitors[1].rules[0].data_id is for reference rules; a signal rule names its column in value (value: <column name>), got "0x1"',
   );
 });

@@ -87,6 +87,26 @@ export const MAX_EVENT_LOG_KEEP = 1000;
 export const MAX_RING_BYTES = 1024 * 1024 * 1024;
 
 /**
+ * Longest duration a rule may give (`window`, `for`, `keep_firing_for`),
+ * ns: 7 days. Rules compare time differences as float64 nanoseconds, exact
+ * to 2^53 ns (104 days); a rule that waits a week to start or end is
+ * already past what an operator on call would wait for.
+ */
+export const MAX_RULE_DURATION_NS = 7 * 86_400 * 1_000_000_000;
+
+/**
+ * Longest rule `summary`, in characters: one line an alert or a terminal
+ * shows whole.
+ */
+export const MAX_SUMMARY_CHARS = 256;
+
+/**
+ * Longest severity, in characters: alert routing matches it as a label
+ * value, so it is a short lowercase token.
+ */
+export const MAX_SEVERITY_CHARS = 32;
+
+/**
  * Longest `--duration`, s: ten years. Leave the option out to run until
  * stopped.
  */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { quoteColumnName } from "../events/header.ts";
+import { quoteColumnName, quoteName } from "../events/header.ts";
 import { STALE_PERIODS } from "../metrics/agent_metrics.ts";
 import { MAX_LINE_BYTES } from "../review/lines.ts";
 import { GPU_READINGS, MAX_GPU_INDEX } from "./gpu_readings.ts";
@@ -9,7 +9,9 @@ import {
   MAX_METRICS_WINDOW_S,
   MAX_NAME_CHARS,
   MAX_RING_BYTES,
+  MAX_RULE_DURATION_NS,
   MAX_SAMPLE_PERIOD_NS,
+  MAX_SUMMARY_CHARS,
   MIN_METRICS_WINDOW_S,
 } from "./limits.ts";
 import { MAX_COLUMNS } from "./values.ts";
@@ -71,4 +73,17 @@ Deno.test("the other bounds hold what a configuration needs", () => {
     2,
   );
   assert.ok(doc.length < MAX_CONFIG_BYTES / 2, `${doc.length} bytes`);
+});
+
+Deno.test("rule durations and summaries fit what rules and logs hold", () => {
+  // Rules take time differences as float64 ns, exact below 2^53; the
+  // longest window or for, added to a timestamp difference, stays exact.
+  assert.ok(Number.isSafeInteger(MAX_RULE_DURATION_NS));
+  assert.ok(2 * MAX_RULE_DURATION_NS < 2 ** 53);
+  // The longest summary of the widest characters, quoted as the events
+  // log's header writes it, is a line review reads.
+  for (const char of ["\u{10FFFF}", '"', "\\"]) {
+    const line = `\t\t\tSummary: ${quoteName(char.repeat(MAX_SUMMARY_CHARS))}`;
+    assert.ok(new TextEncoder().encode(line).length < MAX_LINE_BYTES);
+  }
 });

@@ -78,7 +78,9 @@ export interface ParseConfigOptions {
  * const config = await loadConfig(path);
  * assert.equal(config.form, "agent");
  * assert.deepEqual(config.monitors.map((m) => m.name), ["nic"]);
- * assert.equal(config.monitors[0].rules[0].comparisonValue, 5n);
+ * assert.deepEqual(config.monitors[0].rules[0], {
+ *   name: "busy", column: 0, comparisonType: "gt", comparisonValue: 5n, severity: "warning",
+ * });
  *
  * await Deno.remove(path);
  * await assert.rejects(loadConfig(path), Deno.errors.NotFound);
@@ -120,7 +122,10 @@ export async function loadConfig(
  * );
  * assert.equal(config.form, "reference");
  * assert.equal(config.monitors[0].name, "nic");
- * assert.equal(config.monitors[0].rules[0].comparisonType, "dt_gt");
+ * assert.deepEqual(config.monitors[0].rules[0], {
+ *   name: "Rx Bytes/s > 1MeBs", column: 0, comparisonType: "dt_gt", comparisonValue: 1048576n,
+ *   severity: "warning",
+ * });
  *
  * assert.throws(
  *   () =>

@@ -1,7 +1,18 @@
 import assert from "node:assert/strict";
 import { loadConfig, parseConfig } from "./load.ts";
-import { DEFAULTS } from "./types.ts";
+import {
+  DEFAULTS,
+  isReferenceRule,
+  type ReferenceRuleConfig,
+  type RuleConfig,
+} from "./types.ts";
 import { tempDir } from "../tests/temp_dir.ts";
+
+/** `rule`, which must be one of the five reference types. */
+function reference(rule: RuleConfig): ReferenceRuleConfig {
+  assert.ok(isReferenceRule(rule), `${rule.name} is a signal rule`);
+  return rule;
+}
 
 /** The reference app's documented example, verbatim. */
 const REFERENCE_EXAMPLE = `{
@@ -720,6 +731,7 @@ Deno.test("parseConfig() accepts the reference example verbatim", () => {
         column: 0,
         comparisonType: "dt_gt",
         comparisonValue: 1048576n,
+        severity: "warning",
       }],
       eventLog: "events.log",
       seed: DEFAULTS.seed,
@@ -751,11 +763,11 @@ Deno.test("parseConfig() normalizes all ten comparison_type spellings", () => {
   });
   const rules = parseConfig(text, "rules.json").monitors[0].rules;
   assert.deepEqual(
-    rules.map((r) => r.comparisonType),
+    rules.map((r) => reference(r).comparisonType),
     spellings.map(([, short]) => short),
   );
   assert.deepEqual(
-    rules.map((r) => r.comparisonValue),
+    rules.map((r) => reference(r).comparisonValue),
     spellings.map((_, i) => BigInt(i)),
   );
 });
@@ -790,7 +802,7 @@ Deno.test("parseConfig() keeps comparison values exact up to 2^64 - 1", () => {
     "rules.json",
   );
   assert.equal(
-    json.monitors[0].rules[0].comparisonValue,
+    reference(json.monitors[0].rules[0]).comparisonValue,
     18446744073709551615n,
   );
   const yaml = parseConfig(
@@ -801,7 +813,7 @@ Deno.test("parseConfig() keeps comparison values exact up to 2^64 - 1", () => {
     "demo.yaml",
   );
   assert.equal(
-    yaml.monitors[0].rules[0].comparisonValue,
+    reference(yaml.monitors[0].rules[0]).comparisonValue,
     18446744073709551615n,
   );
   const safe = parseConfig(
@@ -811,7 +823,7 @@ Deno.test("parseConfig() keeps comparison values exact up to 2^64 - 1", () => {
     "rules.json",
   );
   assert.equal(
-    safe.monitors[0].rules[0].comparisonValue,
+    reference(safe.monitors[0].rules[0]).comparisonValue,
     BigInt(Number.MAX_SAFE_INTEGER),
   );
 });
@@ -838,7 +850,10 @@ Deno.test("parseConfig() rejects 9007199254740993 as a number, asking for quotes
     json.replace("9007199254740993", '"9007199254740993"'),
     "rules.json",
   );
-  assert.equal(quoted.monitors[0].rules[0].comparisonValue, 9007199254740993n);
+  assert.equal(
+    reference(quoted.monitors[0].rules[0]).comparisonValue,
+    9007199254740993n,
+  );
 });
 
 Deno.test("parseConfig() reads the agent form with defaults", () => {
@@ -868,6 +883,7 @@ Deno.test("parseConfig() reads the agent form with defaults", () => {
       column: 0,
       comparisonType: "dt_gt",
       comparisonValue: 1048576n,
+      severity: "warning",
     }],
     eventLog: "events.log",
     seed: DEFAULTS.seed,
@@ -919,6 +935,7 @@ monitors:
     column: 1,
     comparisonType: "lt",
     comparisonValue: 0n,
+    severity: "warning",
   }]);
   assert.equal(replayed.source, "replay");
   assert.equal(replayed.device, "04:00.0");
@@ -948,7 +965,7 @@ Deno.test("parseConfig() reads the agent form written as JSON", () => {
   });
   const config = parseConfig(text, "agent.json");
   assert.equal(config.form, "agent");
-  assert.equal(config.monitors[0].rules[0].comparisonValue, 5n);
+  assert.equal(reference(config.monitors[0].rules[0]).comparisonValue, 5n);
 });
 
 const RULES_ONLY = JSON.stringify({
@@ -1096,5 +1113,559 @@ Deno.test("loadConfig() reads files and says when one is missing", async () => {
   await assert.rejects(
     () => loadConfig(rules, { dataIdsFile: `${dir.path}/none.json` }),
     { message: `Cannot load config ${dir.path}/none.json: file not found` },
+  );
+});
+
+/** An agent-form file whose one monitor has three counters and `rules`. */
+function signalYaml(rules: string, monitor = "\n    depth: 64"): string {
+  return `
+monitors:
+  - name: nic
+    source: sim${monitor}
+    columns:
+      - {name: port_0_rx_ecn_packets, data_id: "0x1"}
+      - {name: port_0_rx_packets, data_id: "0x2"}
+      - {name: port_0_rx_discard_buf_packets, data_id: "0x3"}
+    rules:
+${rules}
+`;
+}
+
+Deno.test("parseConfig() reads signal rules of every kind into their normalized form", () => {
+  const config = parseConfig(
+    signalYaml(`
+      - name: ECN storm
+        rate: port_0_rx_ecn_packets
+        window: 1ms
+        above: 1M/s
+        clear: 200k/s
+        for: 500us
+        keep_firing_for: 10ms
+        severity: critical
+        summary: ECN marks above 1M/s on port 0
+      - name: Rx discards over 0.1 %
+        ratio: port_0_rx_discard_buf_packets
+        to: port_0_rx_packets
+        window: 1ms
+        above: 0.1%
+      - name: idle
+        value: port_0_rx_packets
+        below: 1_000
+        clear: "1.5k"
+        for: 1.5ms
+        keep_firing_for: 0
+      - name: PFC bursts
+        increase: port_0_rx_ecn_packets
+        above: 5
+        for: 3 of 5 samples
+        keep_firing_for: 2 ms
+        severity: info
+      - name: plain numbers
+        rate: port_0_rx_packets
+        window: 12.7ms
+        above: 1000000
+        clear: 2e5
+        for: 128 of 128
+      - name: top of the range
+        value: port_0_rx_packets
+        below: "18446744073709551615"
+      - name: reference with labels
+        column: port_0_rx_packets
+        comparison_type: gt
+        comparison_value: 5
+        severity: critical
+        summary: rx above 5 for 64 samples
+      - name: reference
+        data_id: "0x3"
+        comparison_type: incremental_greater_than
+        comparison_value: "7"`),
+    "signals.yaml",
+  );
+  assert.deepEqual(config.monitors[0].rules, [
+    {
+      name: "ECN storm",
+      signal: "rate",
+      column: 0,
+      windowNs: 1_000_000,
+      direction: "above",
+      threshold: 1_000_000,
+      clear: 200_000,
+      forNs: 500_000,
+      keepFiringForNs: 10_000_000,
+      severity: "critical",
+      summary: "ECN marks above 1M/s on port 0",
+    },
+    {
+      name: "Rx discards over 0.1 %",
+      signal: "ratio",
+      column: 2,
+      denominator: 1,
+      windowNs: 1_000_000,
+      direction: "above",
+      threshold: 0.001,
+      clear: 0.001,
+      forNs: 0,
+      keepFiringForNs: 0,
+      severity: "warning",
+    },
+    {
+      name: "idle",
+      signal: "value",
+      column: 1,
+      windowNs: 0,
+      direction: "below",
+      threshold: 1000n,
+      clear: 1500n,
+      forNs: 1_500_000,
+      keepFiringForNs: 0,
+      severity: "warning",
+    },
+    {
+      name: "PFC bursts",
+      signal: "increase",
+      column: 0,
+      windowNs: 0,
+      direction: "above",
+      threshold: 5n,
+      clear: 5n,
+      forNs: 0,
+      mOfN: { m: 3, n: 5 },
+      keepFiringForNs: 2_000_000,
+      severity: "info",
+    },
+    {
+      // The window and N at the ring's limit: (2 x 64 - 1) x 100 µs, 2 x 64.
+      name: "plain numbers",
+      signal: "rate",
+      column: 1,
+      windowNs: 12_700_000,
+      direction: "above",
+      threshold: 1_000_000,
+      clear: 200_000,
+      forNs: 0,
+      mOfN: { m: 128, n: 128 },
+      keepFiringForNs: 0,
+      severity: "warning",
+    },
+    {
+      name: "top of the range",
+      signal: "value",
+      column: 1,
+      windowNs: 0,
+      direction: "below",
+      threshold: 18446744073709551615n,
+      clear: 18446744073709551615n,
+      forNs: 0,
+      keepFiringForNs: 0,
+      severity: "warning",
+    },
+    {
+      name: "reference with labels",
+      column: 1,
+      comparisonType: "gt",
+      comparisonValue: 5n,
+      severity: "critical",
+      summary: "rx above 5 for 64 samples",
+    },
+    {
+      name: "reference",
+      column: 2,
+      comparisonType: "inc_gt",
+      comparisonValue: 7n,
+      severity: "warning",
+    },
+  ]);
+});
+
+Deno.test("parseConfig() reads signal rules written as JSON", () => {
+  const text = JSON.stringify({
+    monitors: [{
+      name: "nic",
+      columns: [{ name: "a", data_id: "0x1" }, { name: "b", data_id: "0x2" }],
+      rules: [{
+        name: "r",
+        ratio: "a",
+        to: "b",
+        window: "10 ms",
+        below: 0.5,
+        clear: "60%",
+        for: "2 of 3",
+        keep_firing_for: "1s",
+      }],
+    }],
+  });
+  assert.deepEqual(parseConfig(text, "agent.json").monitors[0].rules, [{
+    name: "r",
+    signal: "ratio",
+    column: 0,
+    denominator: 1,
+    windowNs: 10_000_000,
+    direction: "below",
+    threshold: 0.5,
+    clear: 0.6,
+    forNs: 0,
+    mOfN: { m: 2, n: 3 },
+    keepFiringForNs: 1_000_000_000,
+    severity: "warning",
+  }]);
+});
+
+/** The message `parseConfig` throws for `text`, checking its class. */
+function loadError(
+  text: string,
+  kind: typeof TypeError | typeof RangeError,
+  file = "signals.yaml",
+): string {
+  try {
+    parseConfig(text, file);
+  } catch (error) {
+    assert.ok(error instanceof Error && error.constructor === kind, `${error}`);
+    return error.message;
+  }
+  assert.fail("parseConfig() accepted it");
+}
+
+Deno.test("parseConfig() refuses each malformed signal rule, naming the field and what would fit", () => {
+  const at = "Cannot load config signals.yaml: monitors[0].rules[0]";
+  const cases: [string, typeof TypeError | typeof RangeError, string][] = [
+    [
+      "{name: r, column: port_0_rx_packets}",
+      TypeError,
+      `${at} needs comparison_type (a reference rule) or one of value, increase, rate, ratio (a signal rule), got {"name":"r","column":"port_0_rx_packets"}`,
+    ],
+    [
+      "{name: r, comparison_type: gt, comparison_value: 1, rate: port_0_rx_packets}",
+      TypeError,
+      `${at}.rate is a signal rule key, but this rule has comparison_type (a reference rule); write it as one kind of rule or the other, got "port_0_rx_packets"`,
+    ],
+    [
+      "{name: r, column: port_0_rx_packets, comparison_value: 1, above: 5}",
+      TypeError,
+      `${at}.above is a signal rule key, but this rule has comparison_value (a reference rule); write it as one kind of rule or the other, got 5`,
+    ],
+    [
+      "{name: r, column: port_0_rx_packets, comparison_type: gt}",
+      TypeError,
+      `${at}.comparison_value is required, got nothing`,
+    ],
+    [
+      "{name: r, rate: port_0_rx_packets, ratio: port_0_rx_packets, window: 1ms, above: 1}",
+      TypeError,
+      `${at}.ratio cannot be given with rate: a signal rule watches one signal, got "port_0_rx_packets"`,
+    ],
+    [
+      "{name: r, value: port_0_rx_packets, column: port_0_rx_packets, above: 1}",
+      TypeError,
+      `${at}.column is for reference rules; a signal rule names its column in value (value: <column name>), got "port_0_rx_packets"`,
+    ],
+    [
+      '{name: r, rate: port_0_rx_packets, data_id: "0x2", window: 1ms, above: 1}',
+      TypeError,
+      `${at}.data_id is for reference rules; a signal rule names its column in rate (rate: <column name>), got "0x2"`,
+    ],
+    [
+      "{name: r, value: port_9, above: 1}",
+      TypeError,
+      `${at}.value must be one of this monitor's column names (port_0_rx_ecn_packets, port_0_rx_packets, port_0_rx_discard_buf_packets), got "port_9"`,
+    ],
+    [
+      "{name: r, ratio: port_0_rx_packets, window: 1ms, above: 1%}",
+      TypeError,
+      `${at}.to is required for a ratio: the column whose increase divides, e.g. to: port_0_rx_packets, got nothing`,
+    ],
+    [
+      "{name: r, ratio: port_0_rx_packets, to: packets, window: 1ms, above: 1%}",
+      TypeError,
+      `${at}.to must be one of this monitor's column names (port_0_rx_ecn_packets, port_0_rx_packets, port_0_rx_discard_buf_packets), got "packets"`,
+    ],
+    [
+      "{name: r, rate: port_0_rx_packets, to: port_0_rx_packets, window: 1ms, above: 1}",
+      TypeError,
+      `${at}.to is for ratio rules only (the column that divides), got "port_0_rx_packets"`,
+    ],
+    [
+      "{name: r, rate: port_0_rx_packets, above: 1M/s}",
+      TypeError,
+      `${at}.window is required for a rate: the time it is taken over, e.g. window: 1ms, got nothing`,
+    ],
+    [
+      "{name: r, increase: port_0_rx_packets, window: 1ms, above: 1}",
+      TypeError,
+      `${at}.window is for rate and ratio rules; an increase rule looks at each sample (use rate: for a rate over a window), got "1ms"`,
+    ],
+    [
+      "{name: r, rate: port_0_rx_packets, window: 0, above: 1}",
+      RangeError,
+      `${at}.window must be longer than 0, e.g. "500us" or "10ms", got 0`,
+    ],
+    [
+      "{name: r, rate: port_0_rx_packets, window: 1000, above: 1}",
+      TypeError,
+      `${at}.window needs a unit, e.g. "500us" or "10ms" (ns, us, µs, ms, s, m (minutes) or h), got 1000`,
+    ],
+    [
+      "{name: r, value: port_0_rx_packets, above: 1, below: 0}",
+      TypeError,
+      `${at}.below cannot be given with above: a rule is raised in one direction, got 0`,
+    ],
+    [
+      "{name: r, value: port_0_rx_packets, clear: 1}",
+      TypeError,
+      `${at} needs above or below: the threshold it watches for, got {"name":"r","value":"port_0_rx_packets","clear":1}`,
+    ],
+    [
+      "{name: r, rate: port_0_rx_packets, window: 1ms, above: 1M/s, clear: 2M/s}",
+      RangeError,
+      `${at}.clear must not be above the threshold (above: "1M/s"): an above rule ends once its signal is at or below the clear level, got "2M/s"`,
+    ],
+    [
+      "{name: r, value: port_0_rx_packets, below: 10, clear: 9}",
+      RangeError,
+      `${at}.clear must not be below the threshold (below: 10): a below rule ends once its signal is at or above the clear level, got 9`,
+    ],
+    [
+      "{name: r, value: port_0_rx_packets, above: 1.5}",
+      TypeError,
+      `${at}.above must be a whole number: a value threshold is an exact unsigned 64-bit integer, got 1.5`,
+    ],
+    [
+      "{name: r, increase: port_0_rx_packets, above: 1k/s}",
+      TypeError,
+      `${at}.above is per second, but an increase is per sample; use rate: (over a window) for a threshold per second, got "1k/s"`,
+    ],
+    [
+      "{name: r, rate: port_0_rx_packets, window: 1ms, above: 10%}",
+      TypeError,
+      `${at}.above is a percentage, which only a ratio threshold can be, got "10%"`,
+    ],
+    [
+      "{name: r, ratio: port_0_rx_packets, to: port_0_rx_ecn_packets, window: 1ms, below: 1M/s}",
+      TypeError,
+      `${at}.below is per second, but a ratio has no unit; write a fraction or a percentage, e.g. 0.001 or "0.1%", got "1M/s"`,
+    ],
+    [
+      "{name: r, value: port_0_rx_packets, above: 5, clear: -1}",
+      RangeError,
+      `${at}.clear must not be negative, got -1`,
+    ],
+    [
+      "{name: r, value: port_0_rx_packets, above: 5, for: 5 of 3}",
+      RangeError,
+      `${at}.for needs M <= N: 5 of the last 3 samples can never hold, got "5 of 3"`,
+    ],
+    [
+      "{name: r, value: port_0_rx_packets, above: 5, for: 0 of 3}",
+      RangeError,
+      `${at}.for needs M >= 1: 0 of N would hold on every sample, got "0 of 3"`,
+    ],
+    [
+      "{name: r, value: port_0_rx_packets, above: 5, for: 3 of 0}",
+      RangeError,
+      `${at}.for needs N >= 1: the rule looks at the last N samples, got "3 of 0"`,
+    ],
+    [
+      "{name: r, value: port_0_rx_packets, above: 5, for: 3 of 129}",
+      RangeError,
+      `${at}.for 3 of 129 needs depth >= 65 (N <= 2 x depth, the samples the ring holds), got depth 64`,
+    ],
+    [
+      "{name: r, rate: port_0_rx_packets, window: 12.8ms, above: 5}",
+      RangeError,
+      `${at}.window 12.8ms needs depth >= 65 at a 100 µs period (W <= (2 x depth - 1) x period), got depth 64, which fits a window of at most 12.7 ms`,
+    ],
+    [
+      "{name: r, value: port_0_rx_packets, above: 5, keep_firing_for: 10}",
+      TypeError,
+      `${at}.keep_firing_for needs a unit, e.g. "500us" or "10ms" (ns, us, µs, ms, s, m (minutes) or h), got 10`,
+    ],
+    [
+      "{name: r, value: port_0_rx_packets, above: 5, for: 8d}",
+      TypeError,
+      `${at}.for has an unknown unit "d"; use ns, us, µs, ms, s, m (minutes) or h, got "8d"`,
+    ],
+    [
+      "{name: r, value: port_0_rx_packets, above: 5, severity: Critical}",
+      TypeError,
+      `${at}.severity must be a lowercase word such as critical, warning or info (a-z, 0-9 and _, starting with a letter, at most 32 characters), got "Critical"`,
+    ],
+    [
+      '{name: r, value: port_0_rx_packets, above: 5, summary: "a\\nb"}',
+      TypeError,
+      `${at}.summary contains U+000A (a line break) at index 1; a summary must be one line of printable text, got "a\\nb"`,
+    ],
+    [
+      "{name: r, value: port_0_rx_packets, above: 5, keep_firing_fro: 1ms}",
+      TypeError,
+      `${at}.keep_firing_fro is not a known key (did you mean "keep_firing_for"?); expected one of name, column, data_id, comparison_type, comparison_value, value, increase, rate, ratio, to, window, above, below, clear, for, keep_firing_for, severity, summary, got "1ms"`,
+    ],
+    [
+      "{name: r, ratio: port_0_rx_packets, to: port_0_rx_packets, window: 1ms, above: 1%}",
+      TypeError,
+      `${at}.to names the same column as ratio: the ratio would always be 1, got "port_0_rx_packets"`,
+    ],
+    [
+      "{name: r, rate: port_0_rx_packets, window: 1ms, below: 0/s}",
+      RangeError,
+      `${at}.below can never hold: a rate is never below 0, got "0/s"`,
+    ],
+    [
+      "{name: r, value: port_0_rx_packets, below: 0}",
+      RangeError,
+      `${at}.below can never hold: a value is never below 0, got 0`,
+    ],
+    [
+      '{name: r, value: port_0_rx_packets, above: "18446744073709551615"}',
+      RangeError,
+      `${at}.above can never hold: no 64-bit value is above it, got "18446744073709551615"`,
+    ],
+    [
+      '{name: r, increase: port_0_rx_packets, above: "9223372036854775807"}',
+      RangeError,
+      `${at}.above can never hold: an increase of 2^63 or more is a counter reset, not an increase, got "9223372036854775807"`,
+    ],
+  ];
+  for (const [rule, kind, message] of cases) {
+    assert.equal(
+      loadError(signalYaml(`      - ${rule}`), kind),
+      message,
+      rule,
+    );
+  }
+  // The largest thresholds that can still be crossed load.
+  for (
+    const rule of [
+      '{name: r, value: port_0_rx_packets, above: "18446744073709551614"}',
+      '{name: r, increase: port_0_rx_packets, above: "9223372036854775806"}',
+      "{name: r, value: port_0_rx_packets, below: 1}",
+    ]
+  ) {
+    assert.equal(
+      parseConfig(signalYaml(`      - ${rule}`), "s.yaml").monitors[0].rules
+        .length,
+      1,
+    );
+  }
+});
+
+Deno.test("parseConfig() refuses increase, rate and ratio on a gauge column", () => {
+  const yaml = (rule: string) => `
+monitors:
+  - name: nic
+    source: sim
+    columns:
+      - {name: rx, data_id: "0x1"}
+      - {name: latency, data_id: "0x2", kind: gauge}
+    rules:
+      - ${rule}
+`;
+  const at = "Cannot load config g.yaml: monitors[0].rules[0]";
+  assert.equal(
+    loadError(
+      yaml("{name: r, rate: latency, window: 1ms, above: 5}"),
+      TypeError,
+      "g.yaml",
+    ),
+    `${at}.rate names a gauge (a level, not a running count); rate needs a counter: use value: latency, got "latency"`,
+  );
+  assert.equal(
+    loadError(
+      yaml("{name: r, increase: latency, above: 5}"),
+      TypeError,
+      "g.yaml",
+    ),
+    `${at}.increase names a gauge (a level, not a running count); increase needs a counter: use value: latency, got "latency"`,
+  );
+  assert.equal(
+    loadError(
+      yaml("{name: r, ratio: rx, to: latency, window: 1ms, above: 5}"),
+      TypeError,
+      "g.yaml",
+    ),
+    `${at}.to names a gauge (a level, not a running count); ratio needs a counter, got "latency"`,
+  );
+  // A level is what value rules are for.
+  assert.equal(
+    parseConfig(yaml("{name: r, value: latency, above: 5}"), "g.yaml")
+      .monitors[0].rules.length,
+    1,
+  );
+});
+
+Deno.test("parseConfig() names the depth a window or M of N needs, as configured or defaulted", () => {
+  // The example of issue 14: 10 ms at 100 µs needs 10 ms <= (2 x 51 - 1) x 100 µs.
+  assert.equal(
+    loadError(
+      signalYaml(
+        "      - {name: r, rate: port_0_rx_packets, window: 10ms, above: 5}",
+        "\n    depth: 32",
+      ),
+      RangeError,
+    ),
+    "Cannot load config signals.yaml: monitors[0].rules[0].window 10ms needs depth >= 51 at a 100 µs period (W <= (2 x depth - 1) x period), got depth 32, which fits a window of at most 6.3 ms",
+  );
+  // One sample period less fits exactly.
+  const fits = parseConfig(
+    signalYaml(
+      "      - {name: r, rate: port_0_rx_packets, window: 9.9ms, above: 5}",
+      "\n    depth: 50",
+    ),
+    "signals.yaml",
+  );
+  assert.equal(fits.monitors[0].rules.length, 1);
+  assert.equal(
+    loadError(
+      signalYaml(
+        "      - {name: r, rate: port_0_rx_packets, window: 1 s, above: 5}",
+        "\n    sample_period_ns: 1000",
+      ),
+      RangeError,
+    ),
+    "Cannot load config signals.yaml: monitors[0].rules[0].window 1 s needs depth >= 500001 at a 1 µs period (W <= (2 x depth - 1) x period), got depth 1024 (the default), which fits a window of at most 2.047 ms",
+  );
+  assert.equal(
+    loadError(
+      signalYaml(
+        "      - {name: r, increase: port_0_rx_packets, above: 5, for: 1 of 2049}",
+        "",
+      ),
+      RangeError,
+    ),
+    "Cannot load config signals.yaml: monitors[0].rules[0].for 1 of 2049 needs depth >= 1025 (N <= 2 x depth, the samples the ring holds), got depth 1024 (the default)",
+  );
+});
+
+Deno.test("parseConfig() keeps the reference form verbatim: no signal keys, no labels", () => {
+  for (
+    const [key, value] of [
+      ["rate", "port_0_rx_bytes"],
+      ["window", "1ms"],
+      ["above", 5],
+      ["severity", "critical"],
+      ["summary", "s"],
+    ]
+  ) {
+    const text = referenceWith((d) => (d.rules[0][key] = value));
+    const message = loadError(text, TypeError, "rules.json");
+    assert.ok(
+      message.startsWith(
+        `Cannot load config rules.json: rules[0].${key} is not a known key`,
+      ),
+      message,
+    );
+    assert.ok(
+      message.includes(
+        "expected one of name, data_id, comparison_type, comparison_value",
+      ),
+      message,
+    );
+  }
+  // A reference rule without a comparison_type says what it needs.
+  assert.equal(
+    loadError(
+      referenceWith((d) => delete d.rules[0].comparison_type),
+      TypeError,
+      "rules.json",
+    ),
+    "Cannot load config rules.json: rules[0].comparison_type is required, got nothing",
   );
 });

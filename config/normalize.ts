@@ -1,24 +1,31 @@
 /**
  * From a validated document to the one {@linkcode AgentConfig} shape: fill
  * defaults and check what a schema cannot see, namely unique names, unique
- * data IDs, rules that point at declared columns, and distinct event logs.
+ * data IDs, rules that point at declared columns, windows and M of N that
+ * fit the monitor's ring, and distinct event logs.
  *
  * @module
  */
 
 import { posix } from "node:path";
+import { formatDuration } from "./durations.ts";
 import {
   configError,
   type ConfigPath,
   type ConfigSource,
   formatBytes,
   formatPath,
+  limitError,
+  lookup,
 } from "./errors.ts";
 import type {
   AgentDocument,
+  AgentRuleDocument,
   ColumnDocument,
   MonitorDocument,
   ReferenceDocument,
+  ReferenceRuleDocument,
+  SignalRuleDocument,
 } from "./schema.ts";
 import {
   GPU_READINGS,
@@ -30,10 +37,13 @@ import { MAX_RING_BYTES } from "./limits.ts";
 import { maxDepth, ringBytes, ringColumns } from "./ring_budget.ts";
 import {
   type AgentConfig,
+  DEFAULT_SEVERITY,
   DEFAULTS,
   type MonitorColumn,
   type MonitorConfig,
+  type ReferenceRuleConfig,
   type RuleConfig,
+  type SignalRuleConfig,
 } from "./types.ts";
 
 /** Data IDs that came from a separate `--data-ids` file. */
@@ -92,13 +102,27 @@ export function normalizeReference(
     }
     declared = checkColumns(doc["data-ids"], source, ["data-ids"]);
   }
+  const samplePeriodNs = doc.diag_sample_period_ns ??
+    DEFAULTS.samplePeriodNs;
+  const depth = doc.sample_history_depth ?? DEFAULTS.depth;
   // A reference rule is an agent rule that names its counter by data_id.
-  const rules = resolveRules(doc.rules, declared, source, []);
+  const rules = resolveRules(
+    doc.rules,
+    {
+      declared,
+      samplePeriodNs,
+      depth,
+      depthDefaulted: doc.sample_history_depth === undefined,
+      gpu: false,
+    },
+    source,
+    [],
+  );
   const monitor: MonitorConfig = {
     name: REFERENCE_MONITOR,
     source: "doca",
-    samplePeriodNs: doc.diag_sample_period_ns ?? DEFAULTS.samplePeriodNs,
-    depth: doc.sample_history_depth ?? DEFAULTS.depth,
+    samplePeriodNs,
+    depth,
     columns: declared.columns,
     rules,
     eventLog: DEFAULTS.eventLog,
@@ -212,14 +236,28 @@ function normalizeMonitor(
     : monitorColumns(m, source, at);
   // A GPU monitor reads every GPU NVML finds; the NIC device is not its.
   const reads = gpu ? undefined : m.device ?? device;
+  const samplePeriodNs = m.sample_period_ns ??
+    (gpu ? DEFAULTS.gpuSamplePeriodNs : DEFAULTS.samplePeriodNs);
+  const depth = m.depth ?? (gpu ? DEFAULTS.gpuDepth : DEFAULTS.depth);
+  const rules = resolveRules(
+    m.rules,
+    {
+      declared,
+      samplePeriodNs,
+      depth,
+      depthDefaulted: m.depth === undefined,
+      gpu,
+    },
+    source,
+    at,
+  );
   return {
     name: m.name,
     source: m.source ?? "doca",
-    samplePeriodNs: m.sample_period_ns ??
-      (gpu ? DEFAULTS.gpuSamplePeriodNs : DEFAULTS.samplePeriodNs),
-    depth: m.depth ?? (gpu ? DEFAULTS.gpuDepth : DEFAULTS.depth),
+    samplePeriodNs,
+    depth,
     columns: declared.columns,
-    rules: resolveRules(m.rules, declared, source, at),
+    rules,
     eventLog,
     seed: m.seed ?? DEFAULTS.seed,
     ...(reads === undefined ? {} : { device: reads }),
@@ -312,8 +350,7 @@ function gpuMonitorColumns(
         "type",
       );
     }
-    const named: { data_id?: string } = rule;
-    if (named.data_id !== undefined) {
+    if (!("signal" in rule) && rule.data_id !== undefined) {
       throw configError(
         source,
         [...at, "rules", j, "data_id"],
@@ -394,16 +431,29 @@ const GPU_ALL = "gpu*.*";
 /** Below this, a GPU monitor would mostly re-read NVML's cached values. */
 const MIN_GPU_PERIOD_NS = 10_000_000;
 
-/** Rules with their counter resolved to a column index. */
+/** What a monitor's rules are resolved against. */
+interface RuleContext {
+  /** The monitor's columns. */
+  readonly declared: Columns;
+  /** Its sample period, ns. */
+  readonly samplePeriodNs: number;
+  /** Its history depth, as configured or defaulted. */
+  readonly depth: number;
+  /** Whether the configuration left the depth to its default. */
+  readonly depthDefaulted: boolean;
+  /** Whether it is a GPU monitor, whose columns are GPU patterns. */
+  readonly gpu: boolean;
+}
+
+/** Rules with their columns resolved to indexes and defaults filled in. */
 function resolveRules(
-  rules: MonitorDocument["rules"] | ReferenceDocument["rules"],
-  declared: Columns,
+  rules: readonly AgentRuleDocument[] | undefined,
+  monitor: RuleContext,
   source: ConfigSource,
   at: ConfigPath,
 ): RuleConfig[] {
   const byName = new Map<string, number>();
   return (rules ?? []).map((rule, j): RuleConfig => {
-    const named: { column?: string; data_id?: string } = rule;
     const here: ConfigPath = [...at, "rules", j];
     // A rule's name labels its metrics and its events; two rules with one
     // name could not be told apart in either.
@@ -419,47 +469,239 @@ function resolveRules(
       );
     }
     byName.set(rule.name, j);
-    let column: number | undefined;
-    if ((named.column === undefined) === (named.data_id === undefined)) {
+    return "signal" in rule
+      ? resolveSignalRule(rule, monitor, source, here)
+      : resolveReferenceRule(rule, monitor.declared, source, here);
+  });
+}
+
+/** The labels a rule carries, with the default severity filled in. */
+function labels(
+  rule: { readonly severity?: string; readonly summary?: string },
+): { severity: string; summary?: string } {
+  return {
+    severity: rule.severity ?? DEFAULT_SEVERITY,
+    ...(rule.summary === undefined ? {} : { summary: rule.summary }),
+  };
+}
+
+function resolveReferenceRule(
+  rule: ReferenceRuleDocument,
+  declared: Columns,
+  source: ConfigSource,
+  here: ConfigPath,
+): ReferenceRuleConfig {
+  let column: number | undefined;
+  if ((rule.column === undefined) === (rule.data_id === undefined)) {
+    throw configError(
+      source,
+      here,
+      "must name its counter with exactly one of column or data_id",
+      "type",
+    );
+  }
+  if (rule.column !== undefined) {
+    column = columnByName(rule.column, declared, source, [...here, "column"]);
+  } else {
+    column = declared.byDataId.get(rule.data_id!);
+    if (column === undefined) {
       throw configError(
         source,
-        here,
-        "must name its counter with exactly one of column or data_id",
+        [...here, "data_id"],
+        `${rule.data_id} is not one of the declared data IDs (${
+          listSome(declared.columns.map((c) => c.dataId))
+        })`,
         "type",
       );
     }
-    if (named.column !== undefined) {
-      column = declared.byName.get(named.column);
-      if (column === undefined) {
-        throw configError(
-          source,
-          [...here, "column"],
-          `must be one of this monitor's column names (${
-            listSome(declared.columns.map((c) => c.name))
-          })`,
-          "type",
-        );
-      }
-    } else {
-      column = declared.byDataId.get(named.data_id!);
-      if (column === undefined) {
-        throw configError(
-          source,
-          [...here, "data_id"],
-          `${named.data_id} is not one of the declared data IDs (${
-            listSome(declared.columns.map((c) => c.dataId))
-          })`,
-          "type",
-        );
-      }
+  }
+  return {
+    name: rule.name,
+    column,
+    comparisonType: rule.comparison_type,
+    comparisonValue: rule.comparison_value,
+    ...labels(rule),
+  };
+}
+
+/**
+ * A signal rule with its columns resolved, checked against the monitor's
+ * ring: a window must fit in it (W <= (2 x depth - 1) x period, so that
+ * the sample a window starts at is still there) and so must M of N's
+ * last N samples (N <= 2 x depth).
+ */
+function resolveSignalRule(
+  rule: SignalRuleDocument,
+  monitor: RuleContext,
+  source: ConfigSource,
+  here: ConfigPath,
+): SignalRuleConfig {
+  const { declared, depth, samplePeriodNs } = monitor;
+  const column = columnByName(rule.column, declared, source, [
+    ...here,
+    rule.signal,
+  ]);
+  let denominator: number | undefined;
+  if (rule.to !== undefined) {
+    denominator = columnByName(rule.to, declared, source, [...here, "to"]);
+    if (monitor.gpu) checkSameGpus(rule, source, here);
+  }
+  checkSignalColumns(rule, column, denominator, declared, source, here);
+  checkCanRaise(rule, source, here);
+  const hadDepth = `got depth ${depth}${
+    monitor.depthDefaulted ? " (the default)" : ""
+  }`;
+  if (rule.windowNs > (2 * depth - 1) * samplePeriodNs) {
+    const written = lookup(source.doc, [...here, "window"]);
+    throw limitError(
+      source.file,
+      [...here, "window"],
+      `${
+        typeof written === "string" ? written : formatDuration(rule.windowNs)
+      } needs depth >= ${
+        Math.ceil((rule.windowNs + samplePeriodNs) / (2 * samplePeriodNs))
+      } at a ${
+        formatDuration(samplePeriodNs)
+      } period (W <= (2 x depth - 1) x period), ${hadDepth}, which fits a window of at most ${
+        formatDuration((2 * depth - 1) * samplePeriodNs)
+      }`,
+    );
+  }
+  if (rule.mOfN !== undefined && rule.mOfN.n > 2 * depth) {
+    throw limitError(
+      source.file,
+      [...here, "for"],
+      `${rule.mOfN.m} of ${rule.mOfN.n} needs depth >= ${
+        Math.ceil(rule.mOfN.n / 2)
+      } (N <= 2 x depth, the samples the ring holds), ${hadDepth}`,
+    );
+  }
+  return {
+    name: rule.name,
+    signal: rule.signal,
+    column,
+    ...(denominator === undefined ? {} : { denominator }),
+    windowNs: rule.windowNs,
+    direction: rule.direction,
+    threshold: rule.threshold,
+    clear: rule.clear,
+    forNs: rule.forNs,
+    ...(rule.mOfN === undefined ? {} : { mOfN: rule.mOfN }),
+    keepFiringForNs: rule.keepFiringForNs,
+    ...labels(rule),
+  };
+}
+
+/**
+ * A signal that needs increases reads counters: a gauge's every fall would
+ * read as a counter reset (an unknown signal), silently. A ratio of a
+ * column to itself is 1 or unknown, never a signal.
+ */
+function checkSignalColumns(
+  rule: SignalRuleDocument,
+  column: number,
+  denominator: number | undefined,
+  declared: Columns,
+  source: ConfigSource,
+  here: ConfigPath,
+): void {
+  if (rule.signal !== "value") {
+    for (
+      const [key, k] of [[rule.signal, column], ["to", denominator]] as const
+    ) {
+      if (k === undefined || declared.columns[k].kind !== "gauge") continue;
+      throw configError(
+        source,
+        [...here, key],
+        `names a gauge (a level, not a running count); ${rule.signal} needs a counter${
+          rule.signal === "ratio"
+            ? ""
+            : `: use value: ${declared.columns[k].name}`
+        }`,
+        "type",
+      );
     }
-    return {
-      name: rule.name,
-      column,
-      comparisonType: rule.comparison_type,
-      comparisonValue: rule.comparison_value,
-    };
-  });
+  }
+  if (denominator !== undefined && denominator === column) {
+    throw configError(
+      source,
+      [...here, "to"],
+      "names the same column as ratio: the ratio would always be 1",
+      "type",
+    );
+  }
+}
+
+/** The largest increase that is not a counter reset: 2^63 - 1. */
+const MAX_INCREASE = (1n << 63n) - 1n;
+/** The largest u64. */
+const MAX_U64 = (1n << 64n) - 1n;
+
+/** A threshold no sample can cross would make a rule that never starts. */
+function checkCanRaise(
+  rule: SignalRuleDocument,
+  source: ConfigSource,
+  here: ConfigPath,
+): void {
+  const t = rule.threshold;
+  let why: string | undefined;
+  if (rule.direction === "below" && (t === 0n || t === 0)) {
+    why = `can never hold: a ${rule.signal} is never below 0`;
+  } else if (rule.direction === "above" && typeof t === "bigint") {
+    if (rule.signal === "value" && t >= MAX_U64) {
+      why = "can never hold: no 64-bit value is above it";
+    } else if (rule.signal === "increase" && t >= MAX_INCREASE) {
+      why =
+        "can never hold: an increase of 2^63 or more is a counter reset, not an increase";
+    }
+  }
+  if (why !== undefined) {
+    throw configError(source, [...here, rule.direction], why, "range");
+  }
+}
+
+/**
+ * On a GPU monitor, a ratio's two columns must be on the same GPUs: a rule
+ * on `gpu*` columns is copied once per GPU, and its copy for GPU 3 divides
+ * GPU 3's readings.
+ */
+function checkSameGpus(
+  rule: SignalRuleDocument,
+  source: ConfigSource,
+  here: ConfigPath,
+): void {
+  const top = parseGpuColumn(rule.column);
+  const bottom = parseGpuColumn(rule.to!);
+  // Declared GPU columns always parse, with one reading each.
+  if (!top.ok || !bottom.ok || top.value.gpu === bottom.value.gpu) return;
+  const reading = rule.to!.slice(rule.to!.indexOf(".") + 1);
+  throw configError(
+    source,
+    [...here, "to"],
+    `must be on the same GPUs as ${rule.signal} (${rule.column}), as in to: gpu${top.value.gpu}.${reading}: a ratio divides each GPU's readings by the same GPU's`,
+    "type",
+  );
+}
+
+/** The index of the column named `name`, or an error at `path`. */
+function columnByName(
+  name: string,
+  declared: Columns,
+  source: ConfigSource,
+  path: ConfigPath,
+): number {
+  const column = declared.byName.get(name);
+  if (column === undefined) {
+    throw configError(
+      source,
+      path,
+      `must be one of this monitor's column names (${
+        listSome(declared.columns.map((c) => c.name))
+      })`,
+      "type",
+    );
+  }
+  return column;
 }
 
 /** Checks names and data IDs are unique, and builds the lookups. */

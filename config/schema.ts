@@ -2,15 +2,22 @@
  * The shapes of the three kinds of configuration text: the reference app's
  * rules JSON, our agent form, and a `--data-ids` file. Every object is
  * strict (an unknown key such as `comparision_type` is an error), and every
- * leaf goes through a parser from `values.ts`, so these schemas check shape
- * and single values only; cross-references (a rule's column, unique names)
- * are checked in `normalize.ts`.
+ * leaf goes through a parser (`values.ts`, `names.ts`, `durations.ts`,
+ * `thresholds.ts`, `m_of_n.ts`, `rule_labels.ts`), so these schemas check
+ * shape, single values and which keys of a rule go together;
+ * cross-references (a rule's columns, unique names) and what depends on a
+ * monitor's ring are checked in `normalize.ts`.
  *
  * @module
  */
 
 import { z } from "zod";
-import { unknownKeyProblem } from "./errors.ts";
+import { formatValue, type ProblemKind, unknownKeyProblem } from "./errors.ts";
+import { parseDuration, parseWindow } from "./durations.ts";
+import { type MOfN, parseFor } from "./m_of_n.ts";
+import { parseSeverity, parseSummary } from "./rule_labels.ts";
+import { parseThreshold } from "./thresholds.ts";
+import type { ComparisonType, Direction, SignalKind } from "./types.ts";
 import { MAX_MONITORS, MAX_RULES } from "./limits.ts";
 import { parseName } from "./names.ts";
 import {
@@ -140,17 +147,301 @@ export const referenceSchema = strict({
   rules: list(referenceRuleSchema, RULES, 0, MAX_RULES).optional(),
 }, ["monitors"]);
 
+/** The keys that make a rule a signal rule, each naming the column it watches. */
+export const SIGNAL_KEYS: readonly SignalKind[] = [
+  "value",
+  "increase",
+  "rate",
+  "ratio",
+];
+
+/** Keys only a signal rule has, besides its signal key. */
+const SIGNAL_ONLY_KEYS = [
+  "to",
+  "window",
+  "above",
+  "below",
+  "clear",
+  "for",
+  "keep_firing_for",
+] as const;
+
+/** A rule of one of the five reference types, as validated. */
+export interface ReferenceRuleDocument {
+  /** The rule's name. */
+  readonly name: string;
+  /** Its counter by column name (agent form only). */
+  readonly column?: string;
+  /** Its counter by data ID. */
+  readonly data_id?: string;
+  /** The rule type, in its short spelling. */
+  readonly comparison_type: ComparisonType;
+  /** The exact threshold. */
+  readonly comparison_value: bigint;
+  /** As configured, if at all (agent form only). */
+  readonly severity?: string;
+  /** As configured, if at all (agent form only). */
+  readonly summary?: string;
+}
+
 /**
- * An agent-form rule: names its counter by `column` (a column name) or by
- * `data_id`; exactly one is checked in `normalize.ts`.
+ * A signal rule as validated: every value parsed, keys checked to fit
+ * together; its columns are still names, and whether its window and M of
+ * N fit the monitor's ring is checked in normalize.ts.
  */
-export const agentRuleSchema = strict({
+export interface SignalRuleDocument {
+  /** The rule's name. */
+  readonly name: string;
+  /** Which of {@linkcode SIGNAL_KEYS} the rule has. */
+  readonly signal: SignalKind;
+  /** The column that key names (for `ratio`, the numerator). */
+  readonly column: string;
+  /** For `ratio`: the column `to` names. */
+  readonly to?: string;
+  /** `window` in ns (rate and ratio); 0 for value and increase. */
+  readonly windowNs: number;
+  /** Which of `above` and `below` the rule has. */
+  readonly direction: Direction;
+  /** T: bigint for value and increase, number for rate and ratio. */
+  readonly threshold: bigint | number;
+  /** Tc: `clear`, or T when not given. */
+  readonly clear: bigint | number;
+  /** `for` as a duration, ns (0 when not given or when it is M of N). */
+  readonly forNs: number;
+  /** `for` as M of N. */
+  readonly mOfN?: MOfN;
+  /** `keep_firing_for`, ns (0 when not given). */
+  readonly keepFiringForNs: number;
+  /** As configured, if at all. */
+  readonly severity?: string;
+  /** As configured, if at all. */
+  readonly summary?: string;
+}
+
+/** Either kind of agent-form rule; `"signal" in rule` tells them apart. */
+export type AgentRuleDocument = ReferenceRuleDocument | SignalRuleDocument;
+
+/** Every key an agent-form rule may have, each through its parser. */
+const agentRuleKeys = strict({
   name: leaf(parseName),
   column: leaf(parseName).optional(),
   data_id: leaf(parseDataId).optional(),
-  comparison_type: leaf(parseComparisonType),
-  comparison_value: leaf(parseU64),
+  comparison_type: leaf(parseComparisonType).optional(),
+  comparison_value: leaf(parseU64).optional(),
+  value: leaf(parseName).optional(),
+  increase: leaf(parseName).optional(),
+  rate: leaf(parseName).optional(),
+  ratio: leaf(parseName).optional(),
+  to: leaf(parseName).optional(),
+  window: leaf(parseWindow).optional(),
+  // Thresholds are read by the signal's parser once the signal is known.
+  above: z.unknown().optional(),
+  below: z.unknown().optional(),
+  clear: z.unknown().optional(),
+  for: leaf(parseFor).optional(),
+  keep_firing_for: leaf(parseDuration).optional(),
+  severity: leaf(parseSeverity).optional(),
+  summary: leaf(parseSummary).optional(),
 });
+
+type AgentRuleKeys = z.output<typeof agentRuleKeys>;
+
+/** Reports one problem at `path` (relative to the rule) and gives up. */
+function refuse(
+  ctx: z.core.$RefinementCtx,
+  path: readonly (string | number)[],
+  message: string,
+  kind: ProblemKind = "type",
+): never {
+  ctx.addIssue({ code: "custom", message, path: [...path], params: { kind } });
+  return z.NEVER;
+}
+
+/** `severity` and `summary` where the rule gives them. */
+function labels(
+  rule: AgentRuleKeys,
+): { severity?: string; summary?: string } {
+  return {
+    ...(rule.severity === undefined ? {} : { severity: rule.severity }),
+    ...(rule.summary === undefined ? {} : { summary: rule.summary }),
+  };
+}
+
+/**
+ * Tells a rule's kind from its keys and checks that they fit together: a
+ * reference rule has comparison_type and comparison_value and no signal
+ * key; a signal rule has one signal key, one of above and below, a window
+ * exactly for rate and ratio, and `to` exactly for ratio.
+ */
+function ruleDocument(
+  rule: AgentRuleKeys,
+  ctx: z.core.$RefinementCtx,
+): AgentRuleDocument {
+  const has = (key: keyof AgentRuleKeys) => rule[key] !== undefined;
+  const reference = (["comparison_type", "comparison_value"] as const).filter(
+    has,
+  );
+  const signals = SIGNAL_KEYS.filter(has);
+  const signalOnly = SIGNAL_ONLY_KEYS.filter(has);
+  if (reference.length > 0) {
+    const mixed = [...signals, ...signalOnly][0];
+    if (mixed !== undefined) {
+      return refuse(
+        ctx,
+        [mixed],
+        `is a signal rule key, but this rule has ${
+          reference[0]
+        } (a reference rule); write it as one kind of rule or the other`,
+      );
+    }
+    if (rule.comparison_type === undefined) {
+      return refuse(ctx, ["comparison_type"], "is required");
+    }
+    if (rule.comparison_value === undefined) {
+      return refuse(ctx, ["comparison_value"], "is required");
+    }
+    return {
+      name: rule.name,
+      ...(rule.column === undefined ? {} : { column: rule.column }),
+      ...(rule.data_id === undefined ? {} : { data_id: rule.data_id }),
+      comparison_type: rule.comparison_type,
+      comparison_value: rule.comparison_value,
+      ...labels(rule),
+    };
+  }
+  if (signals.length === 0) {
+    return refuse(
+      ctx,
+      [],
+      `needs comparison_type (a reference rule) or one of ${
+        SIGNAL_KEYS.join(", ")
+      } (a signal rule)`,
+    );
+  }
+  const signal = signals[0];
+  if (signals.length > 1) {
+    return refuse(
+      ctx,
+      [signals[1]],
+      `cannot be given with ${signal}: a signal rule watches one signal`,
+    );
+  }
+  for (const key of ["column", "data_id"] as const) {
+    if (has(key)) {
+      return refuse(
+        ctx,
+        [key],
+        `is for reference rules; a signal rule names its column in ${signal} (${signal}: <column name>)`,
+      );
+    }
+  }
+  const ratio = signal === "ratio";
+  if (ratio && rule.to === undefined) {
+    return refuse(
+      ctx,
+      ["to"],
+      "is required for a ratio: the column whose increase divides, e.g. to: port_0_rx_packets",
+    );
+  }
+  if (!ratio && rule.to !== undefined) {
+    return refuse(
+      ctx,
+      ["to"],
+      "is for ratio rules only (the column that divides)",
+    );
+  }
+  const windowed = ratio || signal === "rate";
+  if (windowed && rule.window === undefined) {
+    return refuse(
+      ctx,
+      ["window"],
+      `is required for a ${signal}: the time it is taken over, e.g. window: 1ms`,
+    );
+  }
+  if (!windowed && rule.window !== undefined) {
+    return refuse(
+      ctx,
+      ["window"],
+      `is for rate and ratio rules; ${
+        signal === "value" ? "a value" : "an increase"
+      } rule looks at each sample (use rate: for a rate over a window)`,
+    );
+  }
+  if (has("above") === has("below")) {
+    return has("above")
+      ? refuse(
+        ctx,
+        ["below"],
+        "cannot be given with above: a rule is raised in one direction",
+      )
+      : refuse(ctx, [], "needs above or below: the threshold it watches for");
+  }
+  const direction: Direction = has("above") ? "above" : "below";
+  const threshold = parseThreshold(signal, rule[direction]);
+  if (!threshold.ok) {
+    return refuse(ctx, [direction], threshold.problem, threshold.kind);
+  }
+  let clear = threshold.value;
+  if (rule.clear !== undefined) {
+    const parsed = parseThreshold(signal, rule.clear);
+    if (!parsed.ok) return refuse(ctx, ["clear"], parsed.problem, parsed.kind);
+    clear = parsed.value;
+    const wrongSide = direction === "above"
+      ? clear > threshold.value
+      : clear < threshold.value;
+    if (wrongSide) {
+      return refuse(
+        ctx,
+        ["clear"],
+        `must not be ${direction} the threshold (${direction}: ${
+          formatValue(rule[direction])
+        }): ${
+          direction === "above" ? "an" : "a"
+        } ${direction} rule ends once its signal is at or ${
+          direction === "above" ? "below" : "above"
+        } the clear level`,
+        "range",
+      );
+    }
+  }
+  const start = rule.for ?? 0;
+  return {
+    name: rule.name,
+    signal,
+    column: rule[signal]!,
+    ...(ratio ? { to: rule.to } : {}),
+    windowNs: rule.window ?? 0,
+    direction,
+    threshold: threshold.value,
+    clear,
+    forNs: typeof start === "number" ? start : 0,
+    ...(typeof start === "number" ? {} : { mOfN: start }),
+    keepFiringForNs: rule.keep_firing_for ?? 0,
+    ...labels(rule),
+  };
+}
+
+/**
+ * An agent-form rule of either kind. A reference rule names its counter
+ * by `column` (a column name) or by `data_id` (exactly one is checked in
+ * `normalize.ts`); a signal rule by its signal key (`rate: <column>`).
+ *
+ * @example Both kinds
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { agentRuleSchema } from "./schema.ts";
+ *
+ * assert.deepEqual(
+ *   agentRuleSchema.parse({ name: "ECN storm", rate: "ecn", window: "1ms", above: "1M/s", for: "3 of 5" }),
+ *   {
+ *     name: "ECN storm", signal: "rate", column: "ecn", windowNs: 1_000_000, direction: "above",
+ *     threshold: 1_000_000, clear: 1_000_000, forNs: 0, mOfN: { m: 3, n: 5 }, keepFiringForNs: 0,
+ *   },
+ * );
+ * assert.equal(agentRuleSchema.safeParse({ name: "r", rate: "ecn", comparison_type: "gt" }).success, false);
+ * ```
+ */
+export const agentRuleSchema = agentRuleKeys.transform(ruleDocument);
 
 /** One monitor in the agent form; `columns` may be spelled `data-ids`. */
 export const monitorSchema = strict({

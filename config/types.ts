@@ -45,8 +45,26 @@ export interface MonitorColumn extends ColumnConfig {
   readonly kind: ColumnKind;
 }
 
-/** One hysteresis rule over one column. */
-export interface RuleConfig {
+/**
+ * What a rule's event says about itself, on alerts and on the metrics
+ * endpoint. Loaded configurations always carry a severity; a rule built in
+ * code without one reads as {@linkcode DEFAULT_SEVERITY}.
+ */
+export interface RuleLabels {
+  /**
+   * How urgent the rule's events are: a lowercase token (`critical`,
+   * `warning`, `info` or a site's own) that alert routing matches on.
+   */
+  readonly severity?: string;
+  /** One line an operator reads first when the rule fires. */
+  readonly summary?: string;
+}
+
+/** The severity of a rule that names none. */
+export const DEFAULT_SEVERITY = "warning";
+
+/** One reference-application rule (one of the five types) over one column. */
+export interface ReferenceRuleConfig extends RuleLabels {
   /**
    * Operator-facing name, unique within its monitor: events.log markers
    * (`Rule: "..."`) and the `rule` label of metrics carry it, so two rules
@@ -64,6 +82,75 @@ export interface RuleConfig {
   readonly comparisonType: ComparisonType;
   /** Exact unsigned 64-bit threshold, 0 <= value < 2^64. */
   readonly comparisonValue: bigint;
+}
+
+/**
+ * What a signal rule looks at each sample (detection-rules.md): the
+ * column's `value`, its `increase` since the previous sample, its `rate`
+ * per second over a window, or the `ratio` of two columns' increases over
+ * a window.
+ */
+export type SignalKind = "value" | "increase" | "rate" | "ratio";
+
+/** Whether a signal rule is raised by its signal going above or below the threshold. */
+export type Direction = "above" | "below";
+
+/**
+ * A rule in the operator's terms (detection-rules.md): a signal above or
+ * below a threshold, with an optional clear level, `for` or M of N to
+ * start, and `keep_firing_for` to end.
+ */
+export interface SignalRuleConfig extends RuleLabels {
+  /** Operator-facing name, unique within its monitor, as for reference rules. */
+  readonly name: string;
+  /** What is computed from the column(s) each sample. */
+  readonly signal: SignalKind;
+  /** The column the signal reads; for `ratio`, the numerator. */
+  readonly column: number;
+  /** For `ratio` only: the column whose increase divides. */
+  readonly denominator?: number;
+  /** For `rate` and `ratio`: the window W in nanoseconds (> 0); 0 otherwise. */
+  readonly windowNs: number;
+  /** `above`: raised when signal > threshold; `below`: when signal < threshold. */
+  readonly direction: Direction;
+  /**
+   * T: an exact u64 (`bigint`) for `value` and `increase`, a float64
+   * (`number`, per second for `rate`) for `rate` and `ratio`.
+   */
+  readonly threshold: bigint | number;
+  /**
+   * Tc, the clear level, of the same type as {@linkcode threshold}: at or
+   * below it (`above`) or at or above it (`below`) the rule may end.
+   * Equal to the threshold when the configuration gives none.
+   */
+  readonly clear: bigint | number;
+  /** F: how long the raise condition must hold to start, ns (0: at once). */
+  readonly forNs: number;
+  /**
+   * Instead of `for`: start when the raise condition held on at least `m`
+   * of the last `n` samples (1 <= m <= n <= 2 x depth).
+   */
+  readonly mOfN?: { readonly m: number; readonly n: number };
+  /** K: how long the clear condition must hold to end, ns (0: at once). */
+  readonly keepFiringForNs: number;
+}
+
+/** Either kind of rule; `"signal" in rule` tells them apart. */
+export type RuleConfig = ReferenceRuleConfig | SignalRuleConfig;
+
+/**
+ * Whether `rule` is one of the reference application's five types.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isReferenceRule } from "./types.ts";
+ *
+ * assert.equal(isReferenceRule({ name: "r", column: 0, comparisonType: "gt", comparisonValue: 5n }), true);
+ * ```
+ */
+export function isReferenceRule(rule: RuleConfig): rule is ReferenceRuleConfig {
+  return "comparisonType" in rule;
 }
 
 /** One monitor: a source, its ring, its rules and its events log. */

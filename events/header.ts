@@ -7,10 +7,13 @@
  */
 
 import { stringify } from "csv-stringify/sync";
-import type {
-  ColumnConfig,
-  ComparisonType,
-  RuleConfig,
+import {
+  type ColumnConfig,
+  type ComparisonType,
+  DEFAULT_SEVERITY,
+  isReferenceRule,
+  type RuleConfig,
+  type SignalRuleConfig,
 } from "../config/types.ts";
 
 /** The words that open a header block, before the writer's version. */
@@ -38,8 +41,10 @@ export interface HeaderOptions {
   /** The `Data IDs` list: each column's name and data ID, in order. */
   readonly columns: readonly ColumnConfig[];
   /**
-   * The `Rules` list. Each rule's `column` must index `columns`: the header
-   * names a rule's column by its data ID.
+   * The `Rules` list. Each rule's `column` (and a ratio's `denominator`)
+   * must index `columns`: the header names a rule's columns by data ID.
+   * Reference rules print as the reference prints them; signal rules as
+   * {@linkcode signalRuleLines} says.
    */
   readonly rules: readonly RuleConfig[];
 }
@@ -122,13 +127,86 @@ export function formatHeader(options: HeaderOptions): string {
       "\t\t{",
       `\t\t\tName: ${quoteName(rule.name)},`,
       `\t\t\tData ID: ${options.columns[rule.column].dataId}`,
-      `\t\t\tComparison type: ${HEADER_TYPE_NAMES[rule.comparisonType]}`,
-      `\t\t\tComparison value: ${rule.comparisonValue}`,
-      "\t\t},",
     );
+    // Reference rules stay exactly as the reference prints them (without
+    // severity or summary); signal rules have no comparison type.
+    if (isReferenceRule(rule)) {
+      lines.push(
+        `\t\t\tComparison type: ${HEADER_TYPE_NAMES[rule.comparisonType]}`,
+        `\t\t\tComparison value: ${rule.comparisonValue}`,
+      );
+    } else {
+      lines.push(...signalRuleLines(rule, options.columns));
+    }
+    lines.push("\t\t},");
   }
   lines.push("\t]", "", "", "");
   return lines.join("\n");
+}
+
+/**
+ * The lines of a signal rule's header item after its `Data ID`: every
+ * figure of its definition, exact (durations in ns, u64 thresholds in
+ * decimal, float thresholds in JavaScript's shortest round-trip form), so
+ * a reader of the log alone knows what the rule was:
+ *
+ * ```
+ * Signal: rate over 1000000ns
+ * Condition: above 1000000, clear 200000, for 500000ns, keep_firing_for 10000000ns
+ * Severity: critical
+ * Summary: "ECN marks above 1M/s"
+ * ```
+ *
+ * A ratio adds `Denominator data ID: <data ID>` after `Signal`; M of N
+ * reads `for 3 of 5 samples`; `Summary` is there only when configured.
+ *
+ * @example A ratio with M of N
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { signalRuleLines } from "./header.ts";
+ *
+ * assert.deepEqual(
+ *   signalRuleLines({
+ *     name: "discards", signal: "ratio", column: 0, denominator: 1,
+ *     windowNs: 1_000_000, direction: "above", threshold: 0.001, clear: 0.001,
+ *     forNs: 0, mOfN: { m: 3, n: 5 }, keepFiringForNs: 0,
+ *   }, [
+ *     { name: "rx_discards", dataId: "0x1020000c00000000" },
+ *     { name: "rx_packets", dataId: "0x1020000200000000" },
+ *   ]),
+ *   [
+ *     "\t\t\tSignal: ratio over 1000000ns",
+ *     "\t\t\tDenominator data ID: 0x1020000200000000",
+ *     "\t\t\tCondition: above 0.001, clear 0.001, for 3 of 5 samples, keep_firing_for 0ns",
+ *     "\t\t\tSeverity: warning",
+ *   ],
+ * );
+ * ```
+ */
+export function signalRuleLines(
+  rule: SignalRuleConfig,
+  columns: readonly ColumnConfig[],
+): string[] {
+  const windowed = rule.signal === "rate" || rule.signal === "ratio";
+  const lines = [
+    `\t\t\tSignal: ${rule.signal}${windowed ? ` over ${rule.windowNs}ns` : ""}`,
+  ];
+  if (rule.signal === "ratio" && rule.denominator !== undefined) {
+    lines.push(
+      `\t\t\tDenominator data ID: ${columns[rule.denominator].dataId}`,
+    );
+  }
+  const start = rule.mOfN === undefined
+    ? `for ${rule.forNs}ns`
+    : `for ${rule.mOfN.m} of ${rule.mOfN.n} samples`;
+  lines.push(
+    `\t\t\tCondition: ${rule.direction} ${rule.threshold}, clear ${rule.clear}, ${start}, keep_firing_for ${rule.keepFiringForNs}ns`,
+    `\t\t\tSeverity: ${rule.severity ?? DEFAULT_SEVERITY}`,
+  );
+  if (rule.summary !== undefined) {
+    lines.push(`\t\t\tSummary: ${quoteName(rule.summary)}`);
+  }
+  return lines;
 }
 
 /**

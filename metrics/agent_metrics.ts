@@ -11,6 +11,7 @@ import type { Collector, SourceStatus } from "../collectors/collector.ts";
 import type { MonitorConfig } from "../config/types.ts";
 import type { EventsLog } from "../events/log.ts";
 import type { Monitor } from "../rules/monitor.ts";
+import type { MonitorRule } from "../rules/monitor_rule.ts";
 import type { WindowAggregator } from "./aggregate.ts";
 import { type DataFreshness, Freshness } from "./freshness.ts";
 
@@ -33,10 +34,10 @@ export type MonitorView =
     /** How full the ring is. */
     readonly ring: { readonly count: number; readonly capacity: number };
     /** Each rule's state, in configuration order. */
-    readonly rules: readonly {
-      readonly active: boolean;
-      readonly activations: number;
-    }[];
+    readonly rules: readonly Pick<
+      MonitorRule,
+      "active" | "activations" | "pending" | "peak"
+    >[];
     /** Milliseconds rule `i` has been active in all, up to now. */
     ruleActiveMs(i: number): number;
   };

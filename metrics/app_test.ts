@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createMetricsApp } from "./app.ts";
-import { fedMonitor } from "./metrics_test_util.ts";
+import { fedMonitor, nicConfig } from "./metrics_test_util.ts";
 import type { AgentSnapshot } from "./snapshot.ts";
 
 const T0 = 1_700_000_000_000_000_000n; // ns, on a whole second
@@ -82,7 +82,7 @@ Deno.test("GET /metrics renders the last completed window exactly", async () => 
     );
     // Rule thresholds are exact u64 text, from the config.
     assert.ok(body.includes(
-      'dpu_traceback_rule_info{monitor="nic",rule="rx\\\\total",column="rx",comparison_type="gt",comparison_value="2000000"} 1',
+      'dpu_traceback_rule_info{monitor="nic",rule="rx\\\\total",column="rx",comparison_type="gt",comparison_value="2000000",severity="warning"} 1',
     ));
   } finally {
     await fed.close();
@@ -269,6 +269,122 @@ Deno.test("web config headers are added to every response", async () => {
       assert.equal(res.headers.get("x-content-type-options"), "nosniff");
       assert.equal(res.headers.get("cache-control"), "no-store");
     }
+  } finally {
+    await fed.close();
+  }
+});
+
+Deno.test("a signal rule shows pending, then active with its peak, in /metrics and the snapshot", async () => {
+  // rate of rx over 2 ms above 1.5M/s, for 3 ms, clear at 1M/s. rx rises
+  // 1000 a sample (1 ms apart: 1M/s) to sample 9, then 2000 (the rate over
+  // the last 2 increases: 1.5M/s on sample 10, 2M/s from 11, which starts
+  // the raise run), 3000 on sample 15 (2.5M/s on 15 and 16), 500 from
+  // sample 18 (1.25M/s on 18, 500k/s on 19: at or below the clear level).
+  const fed = await fedMonitor(1e9, (eventLog) => ({
+    ...nicConfig(eventLog),
+    depth: 4,
+    rules: [{
+      name: "rx burst",
+      signal: "rate",
+      column: 0,
+      windowNs: 2_000_000,
+      direction: "above",
+      threshold: 1_500_000,
+      clear: 1_000_000,
+      forNs: 3_000_000,
+      keepFiringForNs: 0,
+      severity: "critical",
+      summary: "rx above 1.5M/s",
+    }],
+  }));
+  let rx = 0n;
+  let i = 0;
+  const feedTo = (last: number) => {
+    for (; i <= last; i++) {
+      rx += i === 0
+        ? 0n
+        : i < 10
+        ? 1000n
+        : i === 15
+        ? 3000n
+        : i < 18
+        ? 2000n
+        : 500n;
+      fed.feed(T0 + BigInt(i) * MS, rx, 100n);
+    }
+  };
+  // Each scrape a second after the last: past the scrape cache.
+  let nowMs = 1_700_000_000_000;
+  const app = createMetricsApp(fed.metrics, { now: () => nowMs += 1000 });
+  const scrape = async () => {
+    const body = await (await app.request("/metrics")).text();
+    const snap: AgentSnapshot = await (await app.request("/api/v1/snapshot"))
+      .json();
+    const rule = snap.monitors[0].rules[0];
+    return {
+      series: ["active", "pending", "last_event_peak", "activations_total"]
+        .map((s) =>
+          lineOf(body, `dpu_traceback_rule_${s}{monitor="nic",rule="rx burst"}`)
+            .split(" ").at(-1)
+        ),
+      snapshot: [rule.active, rule.pending, rule.peak, rule.activations],
+      body,
+      rule,
+    };
+  };
+  try {
+    feedTo(13); // raised on 11, 12, 13: 2 ms of the 3 it needs
+    const pending = await scrape();
+    assert.deepEqual(pending.series, ["0", "1", "NaN", "0"]);
+    assert.deepEqual(pending.snapshot, [false, true, null, 0]);
+
+    feedTo(16); // 3 ms on sample 14: active; 2.5M/s on 15 and 16
+    const active = await scrape();
+    assert.deepEqual(active.series, ["1", "0", "2500000", "1"]);
+    assert.deepEqual(active.snapshot, [true, false, 2_500_000, 1]);
+
+    feedTo(20); // ends on sample 19; the peak stays the last event's
+    const ended = await scrape();
+    assert.deepEqual(ended.series, ["0", "0", "2500000", "1"]);
+    assert.deepEqual(ended.snapshot, [false, false, 2_500_000, 1]);
+
+    // The definition, from the configuration, in both.
+    assert.equal(
+      lineOf(
+        ended.body,
+        'dpu_traceback_rule_info{monitor="nic",rule="rx burst",column="rx",signal="rate",window_seconds="0.002",direction="above",threshold="1500000",clear="1000000",for_seconds="0.003",keep_firing_for_seconds="0",severity="critical",summary="rx above 1.5M/s"}',
+      ).split(" ").at(-1),
+      "1",
+    );
+    assert.match(
+      ended.body,
+      /\n# HELP dpu_traceback_rule_pending 1 while the rule's raise condition holds/,
+    );
+    assert.match(
+      ended.body,
+      /\n# TYPE dpu_traceback_rule_last_event_peak gauge\n/,
+    );
+    const { active_seconds: _, last_transition, ...rest } = ended.rule;
+    assert.ok(last_transition !== null);
+    assert.deepEqual(rest, {
+      name: "rx burst",
+      column: "rx",
+      severity: "critical",
+      summary: "rx above 1.5M/s",
+      signal: "rate",
+      window_seconds: 0.002,
+      denominator: null,
+      direction: "above",
+      threshold: "1500000",
+      clear: "1000000",
+      for_seconds: 0.003,
+      m_of_n: null,
+      keep_firing_for_seconds: 0,
+      active: false,
+      pending: false,
+      activations: 1,
+      peak: 2_500_000,
+    });
   } finally {
     await fed.close();
   }

@@ -53,6 +53,46 @@ export function nicConfig(eventLog: string): MonitorConfig {
   };
 }
 
+/**
+ * {@linkcode nicConfig} with two signal rules after its reference rules:
+ * `lat rising` (value of lat above 600 for 10 s, so it waits long) and
+ * `rx rate` (rate of rx over 2 ms above 5000/s, clear at 4000/s; severity
+ * critical, a summary).
+ */
+export function mixedConfig(eventLog: string): MonitorConfig {
+  const nic = nicConfig(eventLog);
+  return {
+    ...nic,
+    rules: [
+      ...nic.rules,
+      {
+        name: "lat rising",
+        signal: "value",
+        column: 1,
+        windowNs: 0,
+        direction: "above",
+        threshold: 600n,
+        clear: 600n,
+        forNs: 10_000_000_000,
+        keepFiringForNs: 0,
+      },
+      {
+        name: "rx rate",
+        signal: "rate",
+        column: 0,
+        windowNs: 2_000_000,
+        direction: "above",
+        threshold: 5000,
+        clear: 4000,
+        forNs: 0,
+        keepFiringForNs: 0,
+        severity: "critical",
+        summary: "rx moves",
+      },
+    ],
+  };
+}
+
 /** A monitor of an agent, fed by hand. */
 export interface FedMonitor {
   readonly agentMonitor: ServedMonitor;

@@ -14,6 +14,12 @@
 import process from "node:process";
 import { LATENESS_BOUNDS_S } from "../collectors/poll_stats.ts";
 import { configuredDevice } from "../config/device.ts";
+import {
+  type ColumnConfig,
+  DEFAULT_SEVERITY,
+  isReferenceRule,
+  type RuleConfig,
+} from "../config/types.ts";
 import type { AgentMetrics } from "./agent_metrics.ts";
 import {
   type ExpositionFormat,
@@ -76,13 +82,7 @@ export class MetricsRenderer {
           formatLabels([monitor, ["rule", r.name]])
         ),
         ruleInfo: m.config.rules.map((r) =>
-          formatLabels([
-            monitor,
-            ["rule", r.name],
-            ["column", m.config.columns[r.column].name],
-            ["comparison_type", r.comparisonType],
-            ["comparison_value", r.comparisonValue.toString()],
-          ])
+          formatLabels([monitor, ...ruleInfoLabels(r, m.config.columns)])
         ),
       };
     });
@@ -438,7 +438,7 @@ export class MetricsRenderer {
     w.family(
       `${P}rule`,
       "info",
-      "Each configured rule: its column, comparison type and threshold.",
+      "Each configured rule: its column, severity and definition (comparison type and value, or a signal rule's signal, window, direction, threshold, clear level, for or M of N, keep_firing_for).",
     );
     labels.forEach((l) => l.ruleInfo.forEach((s) => w.sample(s, 1)));
     w.family(`${P}rule_active`, "gauge", "1 while the rule's event is active.");
@@ -446,6 +446,24 @@ export class MetricsRenderer {
       l.rules.forEach((s, j) =>
         w.sample(s, monitors[i].monitor.rules[j].active ? 1 : 0)
       )
+    );
+    w.family(
+      `${P}rule_pending`,
+      "gauge",
+      "1 while the rule's raise condition holds on the newest sample but its event has not started (its for, M of N or hysteresis not yet met).",
+    );
+    labels.forEach((l, i) =>
+      l.rules.forEach((s, j) =>
+        w.sample(s, monitors[i].monitor.rules[j].pending ? 1 : 0)
+      )
+    );
+    w.family(
+      `${P}rule_last_event_peak`,
+      "gauge",
+      "Peak of the rule's current event, else of its last one: the highest value of what the rule compares for rules that fire high (above, gt, dt_gt, inc_gt), the lowest for rules that fire low (below, lt, dt_lt); NaN before the first event.",
+    );
+    labels.forEach((l, i) =>
+      l.rules.forEach((s, j) => w.sample(s, monitors[i].monitor.rules[j].peak))
     );
     w.family(
       `${P}rule_activations`,
@@ -481,4 +499,70 @@ export class MetricsRenderer {
       })
     );
   }
+}
+
+/**
+ * The labels of a rule's `rule_info` series after `monitor`: its name
+ * and column, its definition (`comparison_type` and `comparison_value`
+ * for the reference's types; for a signal rule `signal`,
+ * `window_seconds` (rate, ratio), `denominator` (ratio), `direction`,
+ * `threshold`, `clear`, `for_seconds` or `m_of_n`, and
+ * `keep_firing_for_seconds`), then `severity`, and `summary` when
+ * configured: at most 14 labels with `monitor`. Values come from the
+ * configuration only; u64 thresholds are exact decimal text.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ruleInfoLabels } from "./render.ts";
+ *
+ * assert.deepEqual(
+ *   ruleInfoLabels({
+ *     name: "ECN storm", signal: "rate", column: 0, windowNs: 1_000_000,
+ *     direction: "above", threshold: 1_000_000, clear: 200_000,
+ *     forNs: 500_000, keepFiringForNs: 10_000_000, severity: "critical",
+ *   }, [{ name: "ecn", dataId: "0x1080000400000000" }]),
+ *   [
+ *     ["rule", "ECN storm"], ["column", "ecn"], ["signal", "rate"],
+ *     ["window_seconds", "0.001"], ["direction", "above"],
+ *     ["threshold", "1000000"], ["clear", "200000"], ["for_seconds", "0.0005"],
+ *     ["keep_firing_for_seconds", "0.01"], ["severity", "critical"],
+ *   ],
+ * );
+ * ```
+ */
+export function ruleInfoLabels(
+  rule: RuleConfig,
+  columns: readonly ColumnConfig[],
+): [string, string][] {
+  const labels: [string, string][] = [
+    ["rule", rule.name],
+    ["column", columns[rule.column].name],
+  ];
+  if (isReferenceRule(rule)) {
+    labels.push(
+      ["comparison_type", rule.comparisonType],
+      ["comparison_value", rule.comparisonValue.toString()],
+    );
+  } else {
+    labels.push(["signal", rule.signal]);
+    if (rule.signal === "rate" || rule.signal === "ratio") {
+      labels.push(["window_seconds", String(rule.windowNs / 1e9)]);
+    }
+    if (rule.signal === "ratio" && rule.denominator !== undefined) {
+      labels.push(["denominator", columns[rule.denominator].name]);
+    }
+    labels.push(
+      ["direction", rule.direction],
+      ["threshold", String(rule.threshold)],
+      ["clear", String(rule.clear)],
+      rule.mOfN === undefined
+        ? ["for_seconds", String(rule.forNs / 1e9)]
+        : ["m_of_n", `${rule.mOfN.m} of ${rule.mOfN.n}`],
+      ["keep_firing_for_seconds", String(rule.keepFiringForNs / 1e9)],
+    );
+  }
+  labels.push(["severity", rule.severity ?? DEFAULT_SEVERITY]);
+  if (rule.summary !== undefined) labels.push(["summary", rule.summary]);
+  return labels;
 }

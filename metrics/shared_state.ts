@@ -72,7 +72,16 @@ const TEXT_VERSION = 18;
 const LATENESS_COUNTS = 19;
 const ERROR_COUNTS = LATENESS_COUNTS + LATENESS_BOUNDS_S.length + 1;
 const FIXED_SLOTS = ERROR_COUNTS + MAX_ERROR_NAMES;
-const RULE_SLOTS = 4; // active, activations, active ms, changed at ms
+// Per rule: active, activations, active ms, changed at ms, pending, and
+// the peak (a float64 like every slot; NaN before the first event, which
+// the word-by-word copy keeps a NaN).
+const RULE_SLOTS = 6;
+const RULE_ACTIVE = 0;
+const RULE_ACTIVATIONS = 1;
+const RULE_ACTIVE_MS = 2;
+const RULE_CHANGED_AT_MS = 3;
+const RULE_PENDING = 4;
+const RULE_PEAK = 5;
 const WINDOW_SCALARS = [
   "sequence",
   "samples",
@@ -240,10 +249,13 @@ export class StatePublisher {
       const r = this.#layout.rules[i];
       for (let j = 0; j < monitor.rules.length; j++) {
         const rule = monitor.rules[j];
-        s[r + RULE_SLOTS * j] = rule.active ? 1 : 0;
-        s[r + RULE_SLOTS * j + 1] = rule.activations;
-        s[r + RULE_SLOTS * j + 2] = monitor.ruleActiveMs(j);
-        s[r + RULE_SLOTS * j + 3] = monitor.ruleChangedAtMs(j);
+        const at = r + RULE_SLOTS * j;
+        s[at + RULE_ACTIVE] = rule.active ? 1 : 0;
+        s[at + RULE_ACTIVATIONS] = rule.activations;
+        s[at + RULE_ACTIVE_MS] = monitor.ruleActiveMs(j);
+        s[at + RULE_CHANGED_AT_MS] = monitor.ruleChangedAtMs(j);
+        s[at + RULE_PENDING] = rule.pending ? 1 : 0;
+        s[at + RULE_PEAK] = rule.peak;
       }
       this.#writeWindow(this.#layout.windows[i], m.aggregator.completed);
       if (m.status.error !== this.#errors[i]) {
@@ -520,14 +532,23 @@ class MonitorReader {
     const r = layout.rules[i];
     const status: { state: SourceState; error?: string } = { state: "idle" };
     this.#status = status;
-    const rules = shape.config.rules.map((_, j) => ({
-      get active() {
-        return slots[r + RULE_SLOTS * j] === 1;
-      },
-      get activations() {
-        return slots[r + RULE_SLOTS * j + 1];
-      },
-    }));
+    const rules = shape.config.rules.map((_, j) => {
+      const at = r + RULE_SLOTS * j;
+      return {
+        get active() {
+          return slots[at + RULE_ACTIVE] === 1;
+        },
+        get activations() {
+          return slots[at + RULE_ACTIVATIONS];
+        },
+        get pending() {
+          return slots[at + RULE_PENDING] === 1;
+        },
+        get peak() {
+          return slots[at + RULE_PEAK];
+        },
+      };
+    });
     const monitor: MonitorView = {
       name: shape.config.name,
       get samples() {
@@ -551,11 +572,11 @@ class MonitorReader {
         },
       },
       rules,
-      ruleChangedAtMs: (j) => slots[r + RULE_SLOTS * j + 3],
+      ruleChangedAtMs: (j) => slots[r + RULE_SLOTS * j + RULE_CHANGED_AT_MS],
       // Counted up to now: the time since publication is still active time.
       ruleActiveMs: (j) =>
-        slots[r + RULE_SLOTS * j + 2] +
-        (slots[r + RULE_SLOTS * j] === 1
+        slots[r + RULE_SLOTS * j + RULE_ACTIVE_MS] +
+        (slots[r + RULE_SLOTS * j + RULE_ACTIVE] === 1
           ? Math.max(0, Date.now() - slots[PUBLISHED_AT_MS])
           : 0),
     };

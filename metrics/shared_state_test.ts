@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { AgentMetrics, type ServedMonitor } from "./agent_metrics.ts";
-import { fedMonitor } from "./metrics_test_util.ts";
+import { fedMonitor, mixedConfig } from "./metrics_test_util.ts";
 import { MetricsRenderer } from "./render.ts";
 import {
   PublishedState,
@@ -23,7 +23,7 @@ function timeless(text: string): string {
 
 /** A hand-fed monitor, a publisher of it and the endpoint's reader, over one buffer. */
 async function sharedPair(startMs = NOW) {
-  const fed = await fedMonitor(1e9);
+  const fed = await fedMonitor(1e9, mixedConfig);
   const live = fed.agentMonitor;
   const buffer = sharedStateBuffer([shapeOf(live)]);
   return {
@@ -39,10 +39,21 @@ async function sharedPair(startMs = NOW) {
 Deno.test("what the endpoint renders from the published state is what it would render from the live monitors", async () => {
   await using pair = await sharedPair(NOW - 5000);
   const { fed, live, publisher, state } = pair;
-  // Two windows of samples; `lat "high"` goes active and stays.
+  // Two windows of samples; `lat "high"` goes active and stays, so does
+  // `rx rate` (10,000/s, its peak); `lat rising` is pending from sample
+  // 16 (lat 640), its 10 s never met; `rx\total` never fires.
   for (let i = 0; i < 25; i++) {
     fed.feed(BigInt(i) * 100_000_000n, BigInt(i * 1000), BigInt(i * 40));
   }
+  const rules = live.monitor.rules;
+  assert.deepEqual(
+    rules.map((r) => [r.active, r.pending, r.peak]),
+    [[true, false, 960], [false, false, NaN], [false, true, NaN], [
+      true,
+      false,
+      10_000,
+    ]],
+  );
   const stats = live.collector.pollStats!;
   stats.recordPoll(0.3);
   stats.recordPoll(40);
@@ -50,7 +61,7 @@ Deno.test("what the endpoint renders from the published state is what it would r
   stats.recordError("DOCA_ERROR_AGAIN");
   stats.recordError("DOCA_ERROR_AGAIN");
   stats.recordError("DOCA_ERROR_IO_FAILED");
-  assert.equal(live.monitor.activeRules, 1);
+  assert.equal(live.monitor.activeRules, 2);
 
   publisher.publish(NOW);
   assert.equal(state.refresh(), true);
@@ -76,6 +87,19 @@ Deno.test("what the endpoint renders from the published state is what it would r
   }
   assert.deepEqual(fromShared, fromLive);
   assert.equal(fromShared.monitors[0].poll?.errors.DOCA_ERROR_AGAIN, 2);
+  // The new fields went through the shared memory, not around it.
+  assert.deepEqual(
+    state.monitors[0].monitor.rules.map((r) => [r.pending, r.peak]),
+    [[false, 960], [false, NaN], [true, NaN], [false, 10_000]],
+  );
+  assert.deepEqual(
+    fromShared.monitors[0].rules.map((r) => [r.pending, r.peak, r.severity]),
+    [[false, 960, "warning"], [false, null, "warning"], [
+      true,
+      null,
+      "warning",
+    ], [false, 10_000, "critical"]],
+  );
 });
 
 Deno.test("a source's failure and new error names reach the endpoint; figures stay put between refreshes", async () => {

@@ -7,6 +7,12 @@
 
 import type { AgentMetrics } from "./agent_metrics.ts";
 import { configuredDevice } from "../config/device.ts";
+import {
+  type ColumnConfig,
+  DEFAULT_SEVERITY,
+  isReferenceRule,
+  type RuleConfig,
+} from "../config/types.ts";
 
 /** A number, or null where it does not apply or is not known (NaN). */
 export type Reading = number | null;
@@ -36,18 +42,56 @@ export type ColumnSnapshot =
     readonly mean: Reading;
   };
 
-/** One rule's state. */
+/**
+ * One rule: its definition (a reference rule's comparison, or a signal
+ * rule's signal and condition, in the same terms as `rule_info`'s labels)
+ * and its state.
+ */
 export interface RuleSnapshot {
   readonly name: string;
+  /** The column the rule reads (for a ratio, the numerator). */
   readonly column: string;
-  readonly comparison_type: string;
-  /** Exact u64 threshold, as decimal text. */
-  readonly comparison_value: string;
+  /** As configured; `warning` when the configuration says nothing. */
+  readonly severity: string;
+  /** The configured one-line summary; absent when none is. */
+  readonly summary?: string;
+  /** Reference rules only: the short type (`dt_gt`). */
+  readonly comparison_type?: string;
+  /** Reference rules only: the exact u64 threshold, as decimal text. */
+  readonly comparison_value?: string;
+  /** Signal rules only: `value`, `increase`, `rate` or `ratio`; so are the fields to `keep_firing_for_seconds`. */
+  readonly signal?: string;
+  /** The window of `rate` and `ratio`, seconds; null for the others. */
+  readonly window_seconds?: number | null;
+  /** A ratio's denominator column; null for the others. */
+  readonly denominator?: string | null;
+  /** `above` or `below`. */
+  readonly direction?: string;
+  /**
+   * The threshold and clear level as text: exact u64 decimal for `value`
+   * and `increase`, JavaScript's shortest round-trip form for `rate` (per
+   * second) and `ratio`.
+   */
+  readonly threshold?: string;
+  readonly clear?: string;
+  /** `for`, seconds; null when the rule starts on M of N. */
+  readonly for_seconds?: number | null;
+  /** M of N; null when the rule starts on `for`. */
+  readonly m_of_n?: { readonly m: number; readonly n: number } | null;
+  readonly keep_firing_for_seconds?: number;
   readonly active: boolean;
+  /** The raise condition holds on the newest sample but the event has not started. */
+  readonly pending: boolean;
   readonly activations: number;
   readonly active_seconds: number;
   /** ISO-8601 time of the last start or end; null if it never started. */
   readonly last_transition: string | null;
+  /**
+   * The peak of the current event, else of the last one (highest for
+   * rules that fire high, lowest for rules that fire low); null before
+   * the first event.
+   */
+  readonly peak: Reading;
 }
 
 /** One monitor. */
@@ -104,6 +148,33 @@ export interface AgentSnapshot {
 }
 
 const reading = (x: number): Reading => Number.isFinite(x) ? x : null;
+
+/** A rule's definition fields of {@linkcode RuleSnapshot}. */
+function definition(
+  rule: RuleConfig,
+  columns: readonly ColumnConfig[],
+): Partial<RuleSnapshot> {
+  if (isReferenceRule(rule)) {
+    return {
+      comparison_type: rule.comparisonType,
+      comparison_value: rule.comparisonValue.toString(),
+    };
+  }
+  const windowed = rule.signal === "rate" || rule.signal === "ratio";
+  return {
+    signal: rule.signal,
+    window_seconds: windowed ? rule.windowNs / 1e9 : null,
+    denominator: rule.signal === "ratio" && rule.denominator !== undefined
+      ? columns[rule.denominator].name
+      : null,
+    direction: rule.direction,
+    threshold: String(rule.threshold),
+    clear: String(rule.clear),
+    for_seconds: rule.mOfN === undefined ? rule.forNs / 1e9 : null,
+    m_of_n: rule.mOfN === undefined ? null : { m: rule.mOfN.m, n: rule.mOfN.n },
+    keep_firing_for_seconds: rule.keepFiringForNs / 1e9,
+  };
+}
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /**
@@ -184,15 +255,19 @@ export function buildSnapshot(
       },
       rules: config.rules.map((r, j): RuleSnapshot => {
         const changed = monitor.ruleChangedAtMs(j);
+        const rule = monitor.rules[j];
         return {
           name: r.name,
           column: config.columns[r.column].name,
-          comparison_type: r.comparisonType,
-          comparison_value: r.comparisonValue.toString(),
-          active: monitor.rules[j].active,
-          activations: monitor.rules[j].activations,
+          severity: r.severity ?? DEFAULT_SEVERITY,
+          ...(r.summary === undefined ? {} : { summary: r.summary }),
+          ...definition(r, config.columns),
+          active: rule.active,
+          pending: rule.pending,
+          activations: rule.activations,
           active_seconds: monitor.ruleActiveMs(j) / 1000,
           last_transition: Number.isNaN(changed) ? null : iso(changed),
+          peak: reading(rule.peak),
         };
       }),
     };

@@ -97,6 +97,7 @@ export class EventContexts {
         kind: headerRule?.kind,
         typeName: headerRule?.typeName,
         threshold: headerRule?.value,
+        signal: headerRule?.signal,
         column: col > 0
           ? names[col] ?? header?.columns[col - 1]?.name
           : headerRule === undefined

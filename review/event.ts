@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { RuleKind } from "./header.ts";
+import type { HeaderSignal, RuleKind } from "./header.ts";
 import type { TimeFormat } from "./reference_time.ts";
 import type { ChartSeries } from "./window.ts";
 
@@ -86,6 +86,8 @@ export interface ReviewEvent {
   readonly kind?: RuleKind;
   readonly typeName?: string;
   readonly threshold?: string;
+  /** A signal rule's definition, as the header gives it. */
+  readonly signal?: HeaderSignal;
   /** Name of the rule's column (undefined if the header does not say). */
   readonly column?: string;
   readonly device?: string;
@@ -120,8 +122,9 @@ export interface ReviewEvent {
   readonly lostRows: number;
   /**
    * The rule column's most extreme value during the event, exact decimal,
-   * in the rule's direction: highest for gt, dt_gt and inc_gt, lowest for
-   * lt and dt_lt. Null if the column is unknown or no row was recorded.
+   * in the rule's direction: highest for gt, dt_gt, inc_gt and signal
+   * rules `above`, lowest for lt, dt_lt and signal rules `below`. Null if
+   * the column is unknown or no row was recorded.
    */
   readonly peak: string | null;
   readonly peakAt: Instant | null;
@@ -133,9 +136,31 @@ export interface ReviewEvent {
   chart?: EventChart;
 }
 
-/** Whether the rule fires on low values (lt, dt_lt): its peak is a minimum. */
-export function firesLow(kind: RuleKind | undefined): boolean {
-  return kind === "lt" || kind === "dt_lt";
+/**
+ * Whether the rule fires on low values (lt, dt_lt, a signal rule `below`):
+ * its peak is a minimum. Takes a header's rule or an event.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { firesLow } from "./event.ts";
+ *
+ * assert.equal(firesLow({ kind: "dt_lt" }), true);
+ * assert.equal(firesLow({ kind: "rate", signal: { direction: "below" } }), true);
+ * assert.equal(firesLow({ kind: "value", signal: { direction: "above" } }), false);
+ * assert.equal(firesLow(undefined), false); // not in the header: a maximum
+ * ```
+ */
+export function firesLow(
+  rule:
+    | {
+      readonly kind?: RuleKind;
+      readonly signal?: Pick<HeaderSignal, "direction">;
+    }
+    | undefined,
+): boolean {
+  if (rule?.signal !== undefined) return rule.signal.direction === "below";
+  return rule?.kind === "lt" || rule?.kind === "dt_lt";
 }
 
 /** Milliseconds since the epoch of an instant (rounded to the microsecond). */

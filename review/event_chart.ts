@@ -42,12 +42,28 @@ interface Threshold {
 function thresholds(e: ReviewEvent): { value?: Threshold; rate?: Threshold } {
   const value = e.threshold === undefined ? NaN : Number(e.threshold);
   if (!Number.isFinite(value) || e.kind === undefined) return {};
-  if (e.kind === "gt" || e.kind === "lt") {
+  // The chart draws the column and its rate: a ratio of two columns has
+  // no line to put its threshold on.
+  if (e.kind === "ratio") return {};
+  if (e.kind === "gt" || e.kind === "lt" || e.kind === "value") {
     return { value: { y: value, label: `threshold ${formatSi(value)}` } };
+  }
+  if (e.kind === "rate") {
+    const windowNs = e.signal?.windowNs ?? 0;
+    return {
+      rate: {
+        y: value,
+        label: `threshold ${formatSi(value)}/s${
+          windowNs > 0 ? ` (over ${formatDuration(windowNs / 1e9)})` : ""
+        }`,
+      },
+    };
   }
   const period = e.samplePeriodNs;
   if (period === undefined || period <= 0) return {};
-  const samples = e.kind === "inc_gt" ? 1 : e.depth ?? NaN;
+  const samples = e.kind === "inc_gt" || e.kind === "increase"
+    ? 1
+    : e.depth ?? NaN;
   if (!Number.isFinite(samples)) return {};
   const perS = value / (samples * period / 1e9);
   return {
@@ -254,7 +270,7 @@ export function eventChartSvg(e: ReviewEvent): string {
   // Exact: seconds and nanoseconds apart, not ms since 1970 as doubles.
   const since = (t: { sec: number; ns: number } | null) =>
     t === null ? NaN : (t.sec - e.start!.sec) + (t.ns - e.start!.ns) / 1e9;
-  const low = firesLow(e.kind);
+  const low = firesLow(e);
   panel(
     valueTop,
     pts.map((p) => p[2]),

@@ -18,7 +18,7 @@ import type {
   Instant,
   ReviewEvent,
 } from "./event.ts";
-import type { RuleKind } from "./header.ts";
+import type { HeaderSignal, RuleKind } from "./header.ts";
 import { canonicalMarkerSecond, markerInstant } from "./markers.ts";
 import { isoTime, type TimeFormat } from "./reference_time.ts";
 
@@ -29,6 +29,8 @@ export interface EventContext {
   readonly kind?: RuleKind;
   readonly typeName?: string;
   readonly threshold?: string;
+  /** A signal rule's definition, as the header gives it. */
+  readonly signal?: HeaderSignal;
   /** Name of the rule's column, if known. */
   readonly column?: string;
   readonly device?: string;
@@ -280,6 +282,7 @@ export class EventStore {
       kind: c.kind,
       typeName: c.typeName,
       threshold: c.threshold,
+      signal: c.signal,
       column: c.column,
       device: c.device,
       depth: c.depth,

@@ -26,10 +26,35 @@ export interface JsonEvent {
   readonly rule: string;
   /** The rule's column, as the header names it; null if unknown. */
   readonly column: string | null;
-  /** As the header prints it (`differential_greater_than`); null without a header. */
+  /**
+   * As the header prints it (`differential_greater_than`); null without a
+   * header, and for a signal rule (see {@linkcode JsonEvent.signal}).
+   */
   readonly comparison_type: string | null;
-  /** Exact decimal. */
+  /** Exact decimal; null for a signal rule. */
   readonly comparison_value: string | null;
+  /**
+   * A signal rule's signal (`value`, `increase`, `rate`, `ratio`); null
+   * for the reference's rule types. The fields to `denominator` are null
+   * for those too.
+   */
+  readonly signal: string | null;
+  /** The window of `rate` and `ratio`, ns; null for the others. */
+  readonly window_ns: number | null;
+  /** `above` or `below`: which way the signal fires. */
+  readonly direction: string | null;
+  /** As the header prints them: exact decimal u64, or a float (per second for `rate`). */
+  readonly threshold: string | null;
+  readonly clear: string | null;
+  /** `for`, ns; null when the rule starts on M of N. */
+  readonly for_ns: number | null;
+  /** `3 of 5`: raised on at least M of the last N samples. */
+  readonly m_of_n: string | null;
+  readonly keep_firing_for_ns: number | null;
+  /** A ratio's denominator column (its data ID if the header does not name it). */
+  readonly denominator: string | null;
+  readonly severity: string | null;
+  readonly summary: string | null;
   /** ISO-8601 UTC, microseconds: the start sample's time. */
   readonly start: string | null;
   /** ISO-8601 UTC; null unless the event ended in the log. */
@@ -47,7 +72,7 @@ export interface JsonEvent {
   readonly history_rows: number;
   readonly dropped_samples: number;
   readonly lost_rows: number;
-  /** Exact decimal: the column's highest value (lowest for lt, dt_lt). */
+  /** Exact decimal: the column's highest value (lowest for lt, dt_lt, signal rules `below`). */
   readonly peak: string | null;
   /** `max` or `min`: which extreme `peak` and `peak_rate_per_s` are. */
   readonly peak_kind: "max" | "min";
@@ -70,6 +95,17 @@ export const CSV_FIELDS: readonly (keyof JsonEvent)[] = [
   "column",
   "comparison_type",
   "comparison_value",
+  "signal",
+  "window_ns",
+  "direction",
+  "threshold",
+  "clear",
+  "for_ns",
+  "m_of_n",
+  "keep_firing_for_ns",
+  "denominator",
+  "severity",
+  "summary",
   "start",
   "end",
   "start_ns",
@@ -102,6 +138,64 @@ function ns(t: Instant | null): string | null {
   return t === null ? null : formatDecimal(t.sec, Math.round(t.ns));
 }
 
+type RuleFields = Pick<
+  JsonEvent,
+  | "comparison_type"
+  | "comparison_value"
+  | "signal"
+  | "window_ns"
+  | "direction"
+  | "threshold"
+  | "clear"
+  | "for_ns"
+  | "m_of_n"
+  | "keep_firing_for_ns"
+  | "denominator"
+  | "severity"
+  | "summary"
+>;
+
+/** The rule's definition, as the log's header gives it. */
+function ruleFields(e: ReviewEvent): RuleFields {
+  const s = e.signal;
+  if (s === undefined) {
+    // A signal rule whose condition cannot be read has no comparison type.
+    const signalKind = e.kind === "value" || e.kind === "increase" ||
+      e.kind === "rate" || e.kind === "ratio";
+    return {
+      comparison_type: signalKind ? null : e.typeName ?? null,
+      comparison_value: signalKind ? null : e.threshold ?? null,
+      signal: signalKind ? e.kind! : null,
+      window_ns: null,
+      direction: null,
+      threshold: null,
+      clear: null,
+      for_ns: null,
+      m_of_n: null,
+      keep_firing_for_ns: null,
+      denominator: null,
+      severity: null,
+      summary: null,
+    };
+  }
+  const windowed = s.signal === "rate" || s.signal === "ratio";
+  return {
+    comparison_type: null,
+    comparison_value: null,
+    signal: s.signal,
+    window_ns: windowed ? s.windowNs : null,
+    direction: s.direction,
+    threshold: s.threshold,
+    clear: s.clear,
+    for_ns: s.mOfN === undefined ? s.forNs : null,
+    m_of_n: s.mOfN === undefined ? null : `${s.mOfN.m} of ${s.mOfN.n}`,
+    keep_firing_for_ns: s.keepFiringForNs,
+    denominator: s.denominator ?? s.denominatorDataId ?? null,
+    severity: s.severity ?? null,
+    summary: s.summary ?? null,
+  };
+}
+
 /** An event as `--json` and `--csv` write it. */
 export function toJsonEvent(e: ReviewEvent): JsonEvent {
   return {
@@ -109,8 +203,7 @@ export function toJsonEvent(e: ReviewEvent): JsonEvent {
     monitor: e.monitor,
     rule: e.rule,
     column: e.column ?? null,
-    comparison_type: e.typeName ?? null,
-    comparison_value: e.threshold ?? null,
+    ...ruleFields(e),
     start: iso(e.start),
     end: iso(e.end),
     start_ns: ns(e.start),
@@ -124,7 +217,7 @@ export function toJsonEvent(e: ReviewEvent): JsonEvent {
     dropped_samples: e.droppedSamples,
     lost_rows: e.lostRows,
     peak: e.peak,
-    peak_kind: firesLow(e.kind) ? "min" : "max",
+    peak_kind: firesLow(e) ? "min" : "max",
     peak_time: iso(e.peakAt),
     peak_rate_per_s: e.peakRate,
     peak_rate_time: iso(e.peakRateAt),

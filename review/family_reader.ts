@@ -553,7 +553,7 @@ export class FamilyReader {
       context: id,
       rule: name,
       col,
-      low: firesLow(entry?.rule.kind),
+      low: firesLow(entry?.rule),
       timeFormat: format,
       file: this.#fileIndex,
       line,

@@ -6,11 +6,21 @@
  * @module
  */
 
-import type { ComparisonType } from "../config/types.ts";
+import type { ComparisonType, Direction, SignalKind } from "../config/types.ts";
 import { HEADER_PREFIX, HEADER_TYPE_NAMES } from "../events/header.ts";
 
-/** A rule type, short form. */
-export type RuleKind = ComparisonType;
+/**
+ * A rule's type, short form: one of the reference's five comparison
+ * types, or for a signal rule the signal it watches.
+ */
+export type RuleKind = ComparisonType | SignalKind;
+
+const SIGNAL_KINDS: readonly string[] = [
+  "value",
+  "increase",
+  "rate",
+  "ratio",
+] satisfies SignalKind[];
 
 /**
  * The comparison types, by the names the header prints (the inverse of
@@ -31,16 +41,54 @@ export interface HeaderColumn {
   readonly dataId: string;
 }
 
+/**
+ * A signal rule's definition, as its header item prints it (see the
+ * writer's `signalRuleLines`).
+ */
+export interface HeaderSignal {
+  readonly signal: SignalKind;
+  /** The window of `rate` and `ratio`, ns; 0 for `value` and `increase`. */
+  readonly windowNs: number;
+  /** `above`: raised when the signal goes above the threshold; `below`: under it. */
+  readonly direction: Direction;
+  /** As printed: exact decimal u64 (`value`, `increase`) or a float (per second for `rate`). */
+  readonly threshold: string;
+  /** The clear level, as printed. */
+  readonly clear: string;
+  /** `for`, ns (0 with M of N). */
+  readonly forNs: number;
+  /** M of N instead of `for`. */
+  readonly mOfN?: { readonly m: number; readonly n: number };
+  /** `keep_firing_for`, ns. */
+  readonly keepFiringForNs: number;
+  /** As configured (`critical`); undefined if the item has no `Severity`. */
+  readonly severity?: string;
+  /** The configured one-line summary, if any. */
+  readonly summary?: string;
+  /** A ratio's denominator: its data ID, and its name if `Data IDs` lists it. */
+  readonly denominatorDataId?: string;
+  readonly denominator?: string;
+}
+
 /** One rule of the header. */
 export interface HeaderRule {
   readonly name: string;
+  /** The rule's column (for a ratio, its numerator). */
   readonly dataId: string;
   /** Short type, or undefined if the header names one this reader does not know. */
   readonly kind?: RuleKind;
-  /** As printed (`differential_greater_than`). */
+  /**
+   * As printed: the comparison type (`differential_greater_than`), or for
+   * a signal rule its `Signal` line (`rate over 1000000ns`).
+   */
   readonly typeName: string;
-  /** Decimal text, exact. */
+  /** The threshold: decimal text, exact (for a signal rule, as its `Condition` prints it). */
   readonly value: string;
+  /**
+   * A signal rule's definition; undefined for the reference's rule types,
+   * and for a signal rule whose `Condition` line cannot be read.
+   */
+  readonly signal?: HeaderSignal;
 }
 
 /** What a header block says. */
@@ -156,6 +204,11 @@ export class HeaderParser {
     if (this.#section === "ids") {
       this.#columns.push({ name, dataId });
     } else if (this.#section === "rules") {
+      const signalLine = item.get("Signal");
+      if (signalLine !== undefined && !item.has("Comparison type")) {
+        this.#rules.push(this.#signalRule(name, dataId, item, signalLine));
+        return;
+      }
       const typeName = (item.get("Comparison type") ?? "").replace(/,$/, "");
       this.#rules.push({
         name,
@@ -166,6 +219,87 @@ export class HeaderParser {
       });
     }
   }
+
+  /** A signal rule's item; what cannot be read is left out, never guessed. */
+  #signalRule(
+    name: string,
+    dataId: string,
+    item: ReadonlyMap<string, string>,
+    signalLine: string,
+  ): HeaderRule {
+    const typeName = signalLine.replace(/,$/, "");
+    const m = /^(\w+)(?: over (\d+)ns)?$/.exec(typeName);
+    const kind = m !== null && SIGNAL_KINDS.includes(m[1])
+      ? m[1] as SignalKind
+      : undefined;
+    const condition = readCondition(item.get("Condition") ?? "");
+    const rule = {
+      name,
+      dataId,
+      kind,
+      typeName,
+      value: condition?.threshold ?? "",
+    };
+    if (kind === undefined || condition === undefined) return rule;
+    const denominatorDataId = item.get("Denominator data ID")
+      ?.replace(/,$/, "");
+    const denominator = denominatorDataId === undefined
+      ? undefined
+      : this.#columns.find((c) => c.dataId === denominatorDataId)?.name;
+    const severity = item.get("Severity")?.replace(/,$/, "");
+    const summary = item.get("Summary");
+    const signal: HeaderSignal = {
+      signal: kind,
+      windowNs: m![2] === undefined ? 0 : Number(m![2]),
+      ...condition,
+      ...(severity === undefined ? {} : { severity }),
+      ...(summary === undefined ? {} : { summary: unquoteName(summary) }),
+      ...(denominatorDataId === undefined ? {} : { denominatorDataId }),
+      ...(denominator === undefined ? {} : { denominator }),
+    };
+    return { ...rule, signal };
+  }
+}
+
+type Condition = Pick<
+  HeaderSignal,
+  "direction" | "threshold" | "clear" | "forNs" | "mOfN" | "keepFiringForNs"
+>;
+
+/**
+ * `above 1000000, clear 200000, for 500000ns, keep_firing_for 10000000ns`
+ * (or `for 3 of 5 samples`); undefined without a direction and threshold.
+ * Parts a later writer may add are skipped.
+ */
+function readCondition(text: string): Condition | undefined {
+  let direction: Direction | undefined;
+  let threshold: string | undefined;
+  let clear: string | undefined;
+  let forNs = 0;
+  let mOfN: { m: number; n: number } | undefined;
+  let keepFiringForNs = 0;
+  for (const part of text.replace(/,$/, "").split(", ")) {
+    let m: RegExpExecArray | null;
+    if ((m = /^(above|below) (\S+)$/.exec(part)) !== null) {
+      direction = m[1] as Direction;
+      threshold = m[2];
+    } else if ((m = /^clear (\S+)$/.exec(part)) !== null) clear = m[1];
+    else if ((m = /^for (\d+)ns$/.exec(part)) !== null) forNs = Number(m[1]);
+    else if ((m = /^for (\d+) of (\d+)(?: samples)?$/.exec(part)) !== null) {
+      mOfN = { m: Number(m[1]), n: Number(m[2]) };
+    } else if ((m = /^keep_firing_for (\d+)ns$/.exec(part)) !== null) {
+      keepFiringForNs = Number(m[1]);
+    }
+  }
+  if (direction === undefined || threshold === undefined) return undefined;
+  return {
+    direction,
+    threshold,
+    clear: clear ?? threshold,
+    forNs,
+    ...(mOfN === undefined ? {} : { mOfN }),
+    keepFiringForNs,
+  };
 }
 
 function toInt(text: string): number | undefined {

@@ -10,6 +10,7 @@
 import { type EventList, firesLow, type ReviewEvent } from "./event.ts";
 import { eventChartSvg } from "./event_chart.ts";
 import type { FileSummary } from "./read.ts";
+import { ruleText } from "./rule_text.ts";
 import { COLORS, escapeXml } from "./svg.ts";
 import { timelineSvg } from "./timeline.ts";
 import {
@@ -193,13 +194,9 @@ export function* reportChunks(
     );
     const fact = (name: string, value: string) =>
       out.push(`<dt>${escapeXml(name)}</dt><dd>${escapeXml(value)}</dd>`);
-    const low = firesLow(e.kind);
-    fact(
-      "Rule",
-      e.typeName === undefined
-        ? "not described in the log's header"
-        : `${e.typeName} ${e.threshold} on ${e.column ?? "?"}`,
-    );
+    const low = firesLow(e);
+    fact("Rule", ruleText(e) ?? "not described in the log's header");
+    if (e.signal?.summary !== undefined) fact("Summary", e.signal.summary);
     fact(
       "Start",
       e.start === null

@@ -40,7 +40,7 @@ export function durationCell(e: ReviewEvent): string {
 /** The PEAK cell: exact, with `min` for rules that fire on low values. */
 export function peakCell(e: ReviewEvent): string {
   if (e.peak === null) return "-";
-  return firesLow(e.kind) ? `min ${e.peak}` : e.peak;
+  return firesLow(e) ? `min ${e.peak}` : e.peak;
 }
 
 /**
@@ -50,7 +50,7 @@ export function peakCell(e: ReviewEvent): string {
 export function peakRateCell(e: ReviewEvent): string {
   if (e.peakRate === null) return "-";
   const rate = `${formatSi(e.peakRate)}/s`;
-  return firesLow(e.kind) ? `min ${rate}` : rate;
+  return firesLow(e) ? `min ${rate}` : rate;
 }
 
 const HEAD = [

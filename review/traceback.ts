@@ -26,6 +26,7 @@ import {
   TimeDecoder,
 } from "./reference_time.ts";
 import { parseRow } from "./row.ts";
+import { ruleText } from "./rule_text.ts";
 import { jsonTerminalSafe, toJsonEvent } from "./export.ts";
 import { durationCell, endCell, peakCell, peakRateCell } from "./table.ts";
 import { countOf, formatCount, formatUtc } from "./units.ts";
@@ -278,11 +279,14 @@ function describe(e: ReviewEvent, total: number): string {
   const lines = [
     `Event ${e.id} of ${total}: ${e.monitor}, rule "${e.rule}"`,
   ];
-  const rule = e.typeName === undefined
+  const text = ruleText(e);
+  const rule = text === undefined
     ? "(not in the header)"
-    : `${e.typeName} ${e.threshold} on ${e.column ?? "?"}` +
-      (e.depth === undefined ? "" : `, history depth ${e.depth}`);
+    : text + (e.depth === undefined ? "" : `, history depth ${e.depth}`);
   lines.push(`  rule      ${rule}`);
+  if (e.signal?.summary !== undefined) {
+    lines.push(`  summary   ${e.signal.summary}`);
+  }
   lines.push(
     `  start     ${e.start === null ? "?" : formatUtc(e.start, 9) + " UTC"}${
       e.startKnown ? "" : " (or earlier: its start is not in the files read)"

@@ -7,8 +7,9 @@
 
 import type { SampleSink } from "./sample_sink.ts";
 import type { EventSink } from "./event_sink.ts";
+import type { RuleConfig } from "../config/types.ts";
 import { SampleRing } from "./ring.ts";
-import { Rule, type RuleOptions } from "./rule.ts";
+import { createRule, type MonitorRule } from "./monitor_rule.ts";
 
 /**
  * Told of every rule transition (for summaries and metrics), after the
@@ -54,7 +55,7 @@ export interface MonitorOptions {
    */
   readonly columns: readonly unknown[];
   /** Rules evaluated on every sample, in this order. */
-  readonly rules: readonly RuleOptions[];
+  readonly rules: readonly RuleConfig[];
 }
 
 /**
@@ -102,7 +103,7 @@ export class Monitor implements SampleSink {
   /** The sample ring: capacity is twice the history depth. */
   readonly ring: SampleRing;
   /** Rules in configuration order. */
-  readonly rules: readonly Rule[];
+  readonly rules: readonly MonitorRule[];
   /** The ring's storage, for collectors. */
   readonly words: Uint32Array;
   /** Value columns per sample. */
@@ -131,7 +132,7 @@ export class Monitor implements SampleSink {
     this.columns = options.columns.length;
     this.ring = new SampleRing(this.columns, 2 * options.depth);
     this.words = this.ring.words;
-    this.rules = options.rules.map((r) => new Rule(r, options.depth));
+    this.rules = options.rules.map((r) => createRule(r, options.depth));
     this.#changedAtMs = new Float64Array(this.rules.length).fill(NaN);
     this.#changedAtMono = new Float64Array(this.rules.length);
     this.#activeMs = new Float64Array(this.rules.length);

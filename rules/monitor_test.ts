@@ -3,6 +3,7 @@ import v8 from "node:v8";
 import type { ComparisonType } from "../config/types.ts";
 import type { EventSink } from "./event_sink.ts";
 import { WindowAggregator } from "../metrics/aggregate.ts";
+import type { ReferenceRule } from "./reference_rule.ts";
 import { Monitor } from "./monitor.ts";
 import { M, P53, RecordingSink, writeRecord } from "./rules_test_util.ts";
 
@@ -307,11 +308,18 @@ Deno.test("Monitor: ring of 2 * depth, rules in order with their thresholds", ()
   assert.equal(monitor.ring.capacity, 16);
   assert.equal(monitor.ring.columns, 3);
   assert.equal(monitor.words, monitor.ring.words);
-  assert.deepEqual(monitor.rules.map((r) => [r.name, r.column, r.threshold]), [
-    ["x", 2, 8],
-    ["y", 0, 1],
-    ["z", 1, 8],
-  ]);
+  assert.deepEqual(
+    monitor.rules.map((r) => [
+      r.name,
+      r.column,
+      (r as ReferenceRule).threshold,
+    ]),
+    [
+      ["x", 2, 8],
+      ["y", 0, 1],
+      ["z", 1, 8],
+    ],
+  );
   assert.equal(monitor.samples, 0);
   assert.equal(monitor.events, 0);
   assert.equal(monitor.activeRules, 0);
@@ -500,4 +508,184 @@ Deno.test({
       );
     }
   },
+});
+
+// Samples are numbered from 1 and sample k has timestamp k ns (`row k`),
+// so `for` 1 ns means "raised on this sample and the one before".
+Deno.test("Monitor: signal and reference rules together follow section 4's order of work", () => {
+  const names = ["a high", "b>5", "a jumps"];
+  const sink = new RecordingSink(names);
+  const heard: string[] = [];
+  const monitor = new Monitor(
+    {
+      name: "m",
+      depth: 2,
+      columns: ["a", "b"],
+      rules: [
+        {
+          name: "a high",
+          signal: "value",
+          column: 0,
+          windowNs: 0,
+          direction: "above",
+          threshold: 5n,
+          clear: 2n,
+          forNs: 1,
+          keepFiringForNs: 0,
+        },
+        { name: "b>5", column: 1, comparisonType: "gt", comparisonValue: 5n },
+        {
+          name: "a jumps",
+          signal: "increase",
+          column: 0,
+          windowNs: 0,
+          direction: "above",
+          threshold: 3n,
+          clear: 3n,
+          forNs: 0,
+          mOfN: { m: 2, n: 3 },
+          keepFiringForNs: 0,
+        },
+      ],
+    },
+    sink,
+    {
+      onTransition: (m, rule, active) =>
+        heard.push(`${m.samples} ${active ? "start" : "end"} ${names[rule]}`),
+    },
+  );
+  // a high: value above 5, clear at or below 2, for 1 ns. b>5: gt, H = 2.
+  // a jumps: increase above 3 in 2 of the last 3 samples.
+  //  1 (0,0)  nothing raises; the increase is unknown
+  //  2 (4,0)  a jumps raises once (1 of 2 seen): pending
+  //  3 (9,9)  a jumps 2 of 3: starts, the first activation: dump of 1..3
+  //  4 (9,9)  row; a high raised 1 ns: starts; b>5 H reached: starts (no
+  //           dump: others are active), in configuration order
+  //  5 (1,9)  row; a high clears: ends; a jumps: reset (unknown), 1 of 3
+  //  6 (2,0)  row; a jumps: increase 1 clears, 0 of 3: ends
+  //  7 (2,0)  row; b>5 second non-match: ends; nothing active
+  //  8 (9,9)  no row; a high pending, b>5 1 match, a jumps 1 of 3
+  //  9 (9,9)  a high starts: active 0 -> 1, a new dump (ring: 6..9); b>5
+  //           starts after it
+  // 10 (0,0)  row; a high ends; a jumps: reset, unknown
+  // 11 (0,0)  row; b>5 ends
+  const trace = [
+    [0, 0],
+    [4, 0],
+    [9, 9],
+    [9, 9],
+    [1, 9],
+    [2, 0],
+    [2, 0],
+    [9, 9],
+    [9, 9],
+    [0, 0],
+    [0, 0],
+  ];
+  const active: number[] = [];
+  trace.forEach((values, i) => {
+    feed(monitor, BigInt(i + 1), values.map(BigInt));
+    active.push(monitor.activeRules);
+  });
+  assert.deepEqual(sink.entries, [
+    "names",
+    "row 1",
+    "row 2",
+    "row 3",
+    "start a jumps",
+    "row 4",
+    "start a high",
+    "start b>5",
+    "row 5",
+    "end a high",
+    "row 6",
+    "end a jumps",
+    "row 7",
+    "end b>5",
+    "names",
+    "row 6",
+    "row 7",
+    "row 8",
+    "row 9",
+    "start a high",
+    "start b>5",
+    "row 10",
+    "end a high",
+    "row 11",
+    "end b>5",
+  ]);
+  assert.deepEqual(active, [0, 0, 1, 3, 2, 1, 0, 0, 2, 1, 0]);
+  // Listeners hear the same transitions in the same order, after the marker.
+  assert.deepEqual(heard, [
+    "3 start a jumps",
+    "4 start a high",
+    "4 start b>5",
+    "5 end a high",
+    "6 end a jumps",
+    "7 end b>5",
+    "9 start a high",
+    "9 start b>5",
+    "10 end a high",
+    "11 end b>5",
+  ]);
+  assert.equal(monitor.events, 5);
+  assert.deepEqual(
+    monitor.rules.map((r) => [r.activations, r.active, r.peak]),
+    // a high: max of 9 and 0 (samples 9, 10); b>5: max of 9, 0, 0 (9..11);
+    // a jumps: max of the known increases 5, 0, 1 (3..6; 5 is a reset).
+    [[2, false, 9], [2, false, 9], [1, false, 5]],
+  );
+});
+
+Deno.test("Monitor: a signal rule ending as a later one starts repeats the dump; configured first, it does not", () => {
+  const rule = (name: string, column: number) => ({
+    name,
+    signal: "value" as const,
+    column,
+    windowNs: 0,
+    direction: "above" as const,
+    threshold: 5n,
+    clear: 5n,
+    forNs: 0,
+    keepFiringForNs: 0,
+  });
+  const run = (order: "ab" | "ba"): string[] => {
+    const rules = order === "ab"
+      ? [rule("a>5", 0), rule("b>5", 1)]
+      : [rule("b>5", 1), rule("a>5", 0)];
+    const sink = new RecordingSink(rules.map((r) => r.name));
+    const monitor = new Monitor(
+      { name: "m", depth: 2, columns: ["a", "b"], rules },
+      sink,
+    );
+    [[9n, 0n], [0n, 9n], [0n, 0n]].forEach((values, i) =>
+      feed(monitor, BigInt(i + 1), values)
+    );
+    return sink.entries;
+  };
+  // a>5 ends at 2 (0 active), then b>5 starts: a fresh dump of 1..2.
+  assert.deepEqual(run("ab"), [
+    "names",
+    "row 1",
+    "start a>5",
+    "row 2",
+    "end a>5",
+    "names",
+    "row 1",
+    "row 2",
+    "start b>5",
+    "row 3",
+    "end b>5",
+  ]);
+  // b>5 first: it starts while a>5 is still active, so no dump.
+  assert.deepEqual(run("ba"), [
+    "names",
+    "row 1",
+    "start a>5",
+    "row 2",
+    "start b>5",
+    "end a>5",
+    "row 3",
+    "end b>5",
+  ]);
 });

@@ -1,15 +1,16 @@
 /**
  * Shared helpers for the rule-engine tests: u64 <-> (lo, hi) halves,
- * writing records into a ring, driving a single rule over a trace, and an
- * EventSink that records what a monitor writes.
+ * writing records into a ring, driving a single rule (either kind) over a
+ * trace, and an EventSink that records what a monitor writes.
  *
  * @module
  */
 
-import type { ComparisonType } from "../config/types.ts";
+import type { ComparisonType, SignalRuleConfig } from "../config/types.ts";
 import type { EventSink } from "./event_sink.ts";
 import { SampleRing } from "./ring.ts";
-import { Rule } from "./rule.ts";
+import { ReferenceRule } from "./reference_rule.ts";
+import { SignalRule } from "./signal_rule.ts";
 
 /** 2^64, for writing wrapped values as `M - k`. */
 export const M = 1n << 64n;
@@ -69,7 +70,7 @@ export function runRule(
   depth: number,
   trace: readonly bigint[],
   ring: SampleRing = new SampleRing(3, 2 * depth),
-  rule: Rule = new Rule(
+  rule: ReferenceRule = new ReferenceRule(
     { name: "r", column: 1, comparisonType: type, comparisonValue: value },
     depth,
   ),
@@ -87,6 +88,46 @@ export function runRule(
     states += rule.active ? "#" : ".";
   });
   return { toggles, states };
+}
+
+/** What one signal rule did over a trace of records. */
+export interface SignalRun {
+  /** Sample indices at which `evaluate` reported a start or an end. */
+  changes: number[];
+  /**
+   * The rule after each sample: `#` active, `+` pending (raise holds, not
+   * yet started), `.` neither.
+   */
+  states: string;
+  /** The rule's `peak` right after each change, in order. */
+  peaks: number[];
+}
+
+/**
+ * Feeds `records` (each `[timestamp, column 0, column 1, ...]`) to a
+ * {@linkcode SignalRule} built from `config` for history depth `depth`,
+ * through a ring of capacity `2 * depth`, as a monitor builds it.
+ */
+export function runSignalRule(
+  config: SignalRuleConfig,
+  depth: number,
+  records: readonly (readonly bigint[])[],
+  rule: SignalRule = new SignalRule(config, depth),
+): SignalRun {
+  const columns = Math.max(1, ...records.map((r) => r.length - 1));
+  const ring = new SampleRing(columns, 2 * depth);
+  const changes: number[] = [];
+  const peaks: number[] = [];
+  let states = "";
+  records.forEach(([ts, ...values], i) => {
+    writeRecord(ring.words, ring.claim(), ts, values);
+    if (rule.evaluate(ring)) {
+      changes.push(i);
+      peaks.push(rule.peak);
+    }
+    states += rule.active ? "#" : rule.pending ? "+" : ".";
+  });
+  return { changes, states, peaks };
 }
 
 /**

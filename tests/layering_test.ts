@@ -188,7 +188,7 @@ Deno.test("the checks catch an import against the table and a cycle", () => {
   const edges: Edge[] = [
     { from: "rules/monitor.ts", to: "collectors/collector.ts" },
     { from: "collectors/sim.ts", to: "rules/sample_sink.ts" },
-    { from: "rules/ring.ts", to: "rules/rule.ts" },
+    { from: "rules/ring.ts", to: "rules/reference_rule.ts" },
   ];
   assert.deepEqual(violations(edges, LAYERS), [
     "rules/monitor.ts imports collectors/collector.ts: rules may import only base, config",

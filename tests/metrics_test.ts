@@ -9,6 +9,10 @@ import assert from "node:assert/strict";
 import { errorLines, runMain, spawnMain } from "./cli_util.ts";
 import { startedAgent } from "./agent_util.ts";
 import { tempDir } from "./temp_dir.ts";
+import { loadConfig } from "../config/load.ts";
+import { formatLabels } from "../metrics/exposition.ts";
+
+const DEMO_CONFIG = new URL("../deploy/demo.yaml", import.meta.url).pathname;
 
 Deno.test("a running agent serves rates, bursts, rules and health over HTTP", async () => {
   const agent = await startedAgent([
@@ -57,24 +61,43 @@ Deno.test("a running agent serves rates, bursts, rules and health over HTTP", as
         `dpu_traceback_column_${s}{${nic},column="pcie_max_read_latency_ns"}`,
       );
     assert.ok(lat("min") <= lat("mean") && lat("mean") <= lat("max"));
-    // Every rule of the demo config has its series.
-    for (
-      const rule of [
-        "ECN marks > 10000 per 0.1 s",
-        "Rx below 1 MB per 0.1 s",
-      ]
-    ) {
-      const active = value(
-        `dpu_traceback_rule_active{${nic},rule="${rule}"}`,
+    // Every rule of the demo config has its series: state, pending, the
+    // peak of its last event (NaN before one), and its severity.
+    const demoRules = (await loadConfig(DEMO_CONFIG)).monitors[0].rules;
+    assert.ok(demoRules.length > 0);
+    for (const rule of demoRules) {
+      const labels = formatLabels([["monitor", "nic"], ["rule", rule.name]]);
+      for (const family of ["active", "pending"]) {
+        const state = value(`dpu_traceback_rule_${family}${labels}`);
+        assert.ok(state === 0 || state === 1, `${family} ${state}`);
+      }
+      const peak = value(`dpu_traceback_rule_last_event_peak${labels}`);
+      const activations = value(
+        `dpu_traceback_rule_activations_total${labels}`,
       );
-      assert.ok(active === 0 || active === 1);
+      assert.ok(
+        activations === 0 ? Number.isNaN(peak) : !Number.isNaN(peak),
+        `${rule.name}: peak ${peak} after ${activations} events`,
+      );
+      const info = body.split("\n").find((l) =>
+        l.startsWith(`dpu_traceback_rule_info${labels.slice(0, -1)},`)
+      );
+      assert.ok(
+        info?.includes(`,severity="${rule.severity}"`),
+        `${rule.name}: ${info}`,
+      );
     }
     assert.ok(value(`dpu_traceback_poll_lateness_seconds_count{${nic}}`) > 10);
 
     const snapshot = await (await agent.get("/api/v1/snapshot")).json();
     assert.equal(snapshot.monitors[0].name, "nic");
     assert.equal(snapshot.monitors[0].up, true);
-    assert.equal(snapshot.monitors[0].rules.length, 6);
+    assert.deepEqual(
+      snapshot.monitors[0].rules.map((
+        r: { name: string; severity: string; pending: unknown },
+      ) => [r.name, r.severity, typeof r.pending]),
+      demoRules.map((r) => [r.name, r.severity, "boolean"]),
+    );
 
     const om = await agent.get("/metrics", {
       accept: "application/openmetrics-text; version=1.0.0",

@@ -16,6 +16,8 @@ import {
   writeFlappingLog,
 } from "./review_util.ts";
 import { tempDir } from "./temp_dir.ts";
+import type { MonitorConfig } from "../config/types.ts";
+import { fedMonitor } from "../metrics/metrics_test_util.ts";
 
 /** `from` gzip-compressed to `to`, as logrotate leaves it. */
 async function gzipFile(from: string, to: string): Promise<void> {
@@ -472,4 +474,131 @@ Deno.test("with the installed binary's permissions: no ./events.log falls back t
   );
   assert.equal(piped.code, 0, piped.stderr);
   assert.ok(piped.stdout.startsWith("<!doctype html>"));
+});
+
+Deno.test("review reads a signal rule's event: its definition from the header, a minimum peak for a rule that fires below", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "events.log");
+  // rx rises 1000 a sample (1 ms apart: 1,000,000/s), 200 a sample on
+  // samples 20..39, 1000 again after. The rate over 4 ms (the last 4
+  // increases x 250/s) is 400,000/s on sample 22 (below 500,000: the rule
+  // starts) and 800,000/s on sample 42 (at the clear level: it ends).
+  const config = (eventLog: string): MonitorConfig => ({
+    name: "nic",
+    source: "sim",
+    samplePeriodNs: 1_000_000,
+    depth: 8,
+    columns: [
+      { name: "rx", dataId: "0x0000000000000001", kind: "counter" },
+      { name: "lat", dataId: "0x0000000000000002", kind: "gauge" },
+    ],
+    rules: [{
+      name: "rx slow",
+      signal: "rate",
+      column: 0,
+      windowNs: 4_000_000,
+      direction: "below",
+      threshold: 500_000,
+      clear: 800_000,
+      forNs: 0,
+      keepFiringForNs: 0,
+      severity: "critical",
+      summary: "rx below 500k/s",
+    }],
+    eventLog,
+    seed: 1,
+  });
+  const fed = await fedMonitor(1e9, () => config(path));
+  const t0 = 1_795_272_600_000_000_000n; // 2026-11-21T14:50:00Z
+  let rx = 0n;
+  try {
+    for (let i = 0; i < 60; i++) {
+      if (i > 0) rx += i >= 20 && i < 40 ? 200n : 1000n;
+      fed.feed(t0 + BigInt(i) * 1_000_000n, rx, 7n);
+    }
+    assert.equal(fed.agentMonitor.monitor.rules[0].peak, 200_000);
+  } finally {
+    await fed.close(); // closes the log (at our path) and its own empty dir
+  }
+
+  const json = await runMain(["review", path, "--json"]);
+  assert.equal(json.code, 0, json.stderr);
+  const [e] = JSON.parse(json.stdout).events;
+  assert.deepEqual(
+    {
+      rule: e.rule,
+      column: e.column,
+      comparison_type: e.comparison_type,
+      comparison_value: e.comparison_value,
+      signal: e.signal,
+      window_ns: e.window_ns,
+      direction: e.direction,
+      threshold: e.threshold,
+      clear: e.clear,
+      for_ns: e.for_ns,
+      m_of_n: e.m_of_n,
+      keep_firing_for_ns: e.keep_firing_for_ns,
+      severity: e.severity,
+      summary: e.summary,
+      start: e.start,
+      end: e.end,
+      state: e.state,
+      samples: e.samples,
+      peak: e.peak,
+      peak_kind: e.peak_kind,
+      peak_rate_per_s: e.peak_rate_per_s,
+    },
+    {
+      rule: "rx slow",
+      column: "rx",
+      comparison_type: null,
+      comparison_value: null,
+      signal: "rate",
+      window_ns: 4_000_000,
+      direction: "below",
+      threshold: "500000",
+      clear: "800000",
+      for_ns: 0,
+      m_of_n: null,
+      keep_firing_for_ns: 0,
+      severity: "critical",
+      summary: "rx below 500k/s",
+      start: "2026-11-21T14:50:00.022000Z",
+      end: "2026-11-21T14:50:00.042000Z",
+      state: "ended",
+      samples: 20,
+      // rx on its start sample (19,000 + 3 x 200): the lowest of the event.
+      peak: "19600",
+      peak_kind: "min",
+      // 200 a sample, 1 ms apart.
+      peak_rate_per_s: 200_000,
+    },
+  );
+
+  const table = await runMain(["review", path]);
+  assert.equal(table.code, 0, table.stderr);
+  const row = table.stdout.split("\n")[1];
+  assert.match(
+    row,
+    /rx slow +2026-11-21 14:50:00\.022 +14:50:00\.042 .* min 19600 +min 200k\/s/,
+  );
+
+  const traceback = await runMain(["review", path, "--event", "1"]);
+  assert.equal(traceback.code, 0, traceback.stderr);
+  assert.match(
+    traceback.stdout,
+    /\n {2}rule {6}rate of rx over 4 ms below 500000\/s, clear at or above 800000\/s, severity critical, history depth 8\n {2}summary {3}rx below 500k\/s\n/,
+  );
+  assert.match(traceback.stdout, /\n {2}peak {6}min 19600 at /);
+
+  const html = await runMain(["review", path, "--html", "-"]);
+  assert.equal(html.code, 0, html.stderr);
+  assert.ok(
+    html.stdout.includes(
+      "<dt>Rule</dt><dd>rate of rx over 4 ms below 500000/s, clear at or above 800000/s, severity critical</dd>",
+    ),
+  );
+  assert.ok(html.stdout.includes("<dt>Lowest value</dt><dd>19600 at "));
+  // The threshold is drawn on the rate panel, per second.
+  assert.ok(html.stdout.includes("threshold 500k/s (over 4 ms)"));
 });

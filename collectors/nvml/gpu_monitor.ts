@@ -2,7 +2,9 @@
  * A GPU monitor's configuration names columns by pattern (`gpu*.power`,
  * `gpu0.temperature`); once NVML has said which GPUs there are, each
  * pattern becomes one column per GPU it matches, and each rule on a
- * `gpu*` pattern one rule per GPU (`GPU hot [gpu1]`).
+ * `gpu*` pattern one rule per GPU (`GPU hot [gpu1]`). A signal rule's
+ * `ratio` divides one GPU's readings by the same GPU's: its copy for GPU 1
+ * has both columns on GPU 1.
  *
  * @module
  */
@@ -14,10 +16,11 @@ import {
   gpuRuleName,
   parseGpuColumn,
 } from "../../config/gpu_readings.ts";
-import type {
-  MonitorColumn,
-  MonitorConfig,
-  RuleConfig,
+import {
+  isReferenceRule,
+  type MonitorColumn,
+  type MonitorConfig,
+  type RuleConfig,
 } from "../../config/types.ts";
 import type { GpuColumn } from "./readings.ts";
 
@@ -72,7 +75,9 @@ export function expandGpuMonitor(
   const leftOut: string[] = [];
   for (const [k, p] of patterns.entries()) {
     if (p.gpu !== "*" && !present.has(p.gpu)) {
-      const rules = config.rules.filter((r) => r.column === k).length;
+      const rules = config.rules.filter((r) =>
+        r.column === k || (!isReferenceRule(r) && r.denominator === k)
+      ).length;
       leftOut.push(
         `${config.columns[k].name}: there is no GPU ${p.gpu} (NVML found ${
           gpus.length === 1 ? "gpu" : "gpus"
@@ -85,7 +90,8 @@ export function expandGpuMonitor(
   const columns: MonitorColumn[] = [];
   const reads: GpuColumn[] = [];
   const index = new Map<string, number>();
-  for (const gpu of [...gpus].sort((a, b) => a - b)) {
+  const sorted = [...gpus].sort((a, b) => a - b);
+  for (const gpu of sorted) {
     for (const p of patterns) {
       if (p.gpu !== "*" && p.gpu !== gpu) continue;
       const reading = p.reading as number;
@@ -103,18 +109,33 @@ export function expandGpuMonitor(
   const rules: RuleConfig[] = [];
   for (const rule of config.rules) {
     const p = patterns[rule.column];
-    const reading = p.reading as number;
-    if (p.gpu !== "*") {
-      const column = index.get(gpuColumnName(p.gpu, reading));
-      if (column !== undefined) rules.push({ ...rule, column });
-      continue;
+    // A ratio's denominator is on the same GPUs as its numerator (the
+    // loader refuses a mix): each copy divides one GPU's readings.
+    const denominator = isReferenceRule(rule) ? undefined : rule.denominator;
+    const q = denominator === undefined ? undefined : patterns[denominator];
+    if (q !== undefined && q.gpu !== p.gpu) {
+      throw new TypeError(
+        `monitor "${config.name}": rule "${rule.name}" divides ${
+          config.columns[rule.column].name
+        } by ${
+          config.columns[denominator!].name
+        }, which is on other GPUs; name the same GPUs in both`,
+      );
     }
-    for (const gpu of [...gpus].sort((a, b) => a - b)) {
-      rules.push({
-        ...rule,
-        name: gpuRuleName(rule.name, gpu),
-        column: index.get(gpuColumnName(gpu, reading))!,
-      });
+    const copies = p.gpu === "*" ? sorted : [p.gpu];
+    for (const gpu of copies) {
+      const column = index.get(gpuColumnName(gpu, p.reading as number));
+      // A rule on one GPU's column that is not there is left out (said above).
+      if (column === undefined) continue;
+      const name = p.gpu === "*" ? gpuRuleName(rule.name, gpu) : rule.name;
+      rules.push(
+        q === undefined ? { ...rule, name, column } : {
+          ...rule,
+          name,
+          column,
+          denominator: index.get(gpuColumnName(gpu, q.reading as number))!,
+        },
+      );
     }
   }
   return { config: { ...config, columns, rules }, columns: reads, leftOut };

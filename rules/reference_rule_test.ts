@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { ComparisonType } from "../config/types.ts";
 import { SampleRing } from "./ring.ts";
-import { Rule } from "./rule.ts";
+import { ReferenceRule } from "./reference_rule.ts";
 import { M, P53, runRule, writeRecord } from "./rules_test_util.ts";
 
 /**
@@ -441,7 +441,7 @@ Deno.test(
 Deno.test("Rule dt_gt: the counter is left untouched while count <= H", () => {
   // depth 2: s2 delta 100 on; s3 100 (match); s4 0 → non-match count 1.
   const ring = new SampleRing(3, 4);
-  const rule = new Rule(
+  const rule = new ReferenceRule(
     { name: "r", column: 1, comparisonType: "dt_gt", comparisonValue: 10n },
     2,
   );
@@ -457,7 +457,7 @@ Deno.test("Rule dt_gt: the counter is left untouched while count <= H", () => {
 Deno.test("Rule: threshold is depth, or 1 for inc_gt; activations counted", () => {
   const types: ComparisonType[] = ["gt", "lt", "dt_gt", "dt_lt", "inc_gt"];
   for (const type of types) {
-    const rule = new Rule({
+    const rule = new ReferenceRule({
       name: type,
       column: 0,
       comparisonType: type,
@@ -468,7 +468,7 @@ Deno.test("Rule: threshold is depth, or 1 for inc_gt; activations counted", () =
     assert.equal(rule.activations, 0, type);
   }
   const ring = new SampleRing(1, 2);
-  const rule = new Rule({
+  const rule = new ReferenceRule({
     name: "x",
     column: 0,
     comparisonType: "gt",
@@ -482,7 +482,7 @@ Deno.test("Rule: threshold is depth, or 1 for inc_gt; activations counted", () =
 });
 
 Deno.test("Rule: comparison value halves and range checks", () => {
-  const rule = new Rule({
+  const rule = new ReferenceRule({
     name: "x",
     column: 0,
     comparisonType: "gt",
@@ -492,7 +492,7 @@ Deno.test("Rule: comparison value halves and range checks", () => {
   assert.equal(rule.valueHi, 0xffffffff);
   assert.throws(
     () =>
-      new Rule({
+      new ReferenceRule({
         name: "x",
         column: 0,
         comparisonType: "gt",
@@ -502,7 +502,7 @@ Deno.test("Rule: comparison value halves and range checks", () => {
   );
   assert.throws(
     () =>
-      new Rule({
+      new ReferenceRule({
         name: "x",
         column: 0,
         comparisonType: "gt",
@@ -512,7 +512,7 @@ Deno.test("Rule: comparison value halves and range checks", () => {
   );
   assert.throws(
     () =>
-      new Rule(
+      new ReferenceRule(
         {
           name: "x",
           column: 0,

@@ -6,7 +6,12 @@
  * @module
  */
 
-import type { ComparisonType } from "../config/types.ts";
+import {
+  type ComparisonType,
+  DEFAULT_SEVERITY,
+  type ReferenceRuleConfig,
+} from "../config/types.ts";
+import type { MonitorRule } from "./monitor_rule.ts";
 import type { SampleRing } from "./ring.ts";
 import {
   addU64,
@@ -32,34 +37,18 @@ const KINDS: Readonly<Record<ComparisonType, number>> = {
   inc_gt: INC_GT,
 };
 
-/** What a rule needs to know: see {@linkcode RuleConfig} in config/types.ts. */
-export interface RuleOptions {
-  /** Name printed in the rule's event markers. */
-  readonly name: string;
-  /** Index of the value column the rule reads (0-based, timestamp excluded). */
-  readonly column: number;
-  /** Which test the rule applies; see {@linkcode RuleConfig.comparisonType}. */
-  readonly comparisonType: ComparisonType;
-  /**
-   * The threshold (for `gt`, `lt`), the rise over the depth (for `dt_gt`,
-   * `dt_lt`) or the step (for `inc_gt`), as an unsigned 64-bit integer:
-   * 0 <= value < 2^64, compared with wrapping u64 arithmetic.
-   */
-  readonly comparisonValue: bigint;
-}
-
 /**
- * A rule's state machine. {@linkcode Rule.evaluate} runs once per sample,
+ * A rule's state machine. {@linkcode ReferenceRule.evaluate} runs once per sample,
  * after the sample is in the ring, and reports whether the rule toggled.
  *
  * @example A `gt` rule with depth 2 needs two matching samples
  * ```ts
  * import assert from "node:assert/strict";
- * import { Rule } from "./rule.ts";
+ * import { ReferenceRule } from "./reference_rule.ts";
  * import { SampleRing } from "./ring.ts";
  *
  * const ring = new SampleRing(1, 4);
- * const rule = new Rule(
+ * const rule = new ReferenceRule(
  *   { name: "x > 5", column: 0, comparisonType: "gt", comparisonValue: 5n },
  *   2,
  * );
@@ -73,7 +62,7 @@ export interface RuleOptions {
  * assert.equal(rule.activations, 1);
  * ```
  */
-export class Rule {
+export class ReferenceRule implements MonitorRule {
   /** Rule name as configured. */
   readonly name: string;
   /** Short comparison type. */
@@ -89,17 +78,26 @@ export class Rule {
   readonly #kind: number;
   // Word offset of this rule's column inside a record.
   readonly #word: number;
+  /** How urgent the rule's events are. */
+  readonly severity: string;
+  /** The configured one-line summary, or undefined. */
+  readonly summary: string | undefined;
   /** Times the rule has become active since start. */
   activations = 0;
   #active = false;
+  // Max (or min, for lt and dt_lt) of what the rule compares, over the
+  // samples of the current or last event; see peak.
+  #peak = NaN;
   #counter = 0;
   #needNewTarget = true;
   // target (lo, hi) for inc_gt, then a scratch pair for deltas.
   readonly #scratch = new Uint32Array(4);
 
   /** Builds the rule for a monitor of the given history depth. */
-  constructor(options: RuleOptions, depth: number) {
+  constructor(options: ReferenceRuleConfig, depth: number) {
     this.name = options.name;
+    this.severity = options.severity ?? DEFAULT_SEVERITY;
+    this.summary = options.summary;
     this.comparisonType = options.comparisonType;
     this.column = options.column;
     this.#kind = KINDS[options.comparisonType];
@@ -119,6 +117,26 @@ export class Rule {
   /** Whether the rule is currently in an event. */
   get active(): boolean {
     return this.#active;
+  }
+
+  /**
+   * Whether the rule is counting matching samples towards its hysteresis
+   * threshold and not yet active (only `gt` and `lt` ever wait: the others
+   * start on their first match).
+   */
+  get pending(): boolean {
+    return !this.#active && this.#counter > 0;
+  }
+
+  /**
+   * Over the samples of the current or last event, start and end included:
+   * the highest column value (`gt`), the lowest (`lt`), the highest or
+   * lowest rise over the depth (`dt_gt`, `dt_lt`), or the largest
+   * one-sample rise (`inc_gt`). As a float: exact below 2^53. NaN before
+   * the first event.
+   */
+  get peak(): number {
+    return this.#peak;
   }
 
   /**
@@ -176,9 +194,35 @@ export class Rule {
     if (this.#counter >= this.threshold) {
       this.#active = !active;
       this.#counter = 0;
-      if (!active) this.activations++;
+      if (!active) {
+        this.activations++;
+        this.#peak = this.#measure(ring, curLo, curHi);
+      } else this.#track(ring, curLo, curHi);
       return true;
     }
+    if (active) this.#track(ring, curLo, curHi);
     return false;
+  }
+
+  // Folds this sample's measure into the event's peak. Runs only during
+  // events, so the common path (no event) pays nothing for peaks.
+  #track(ring: SampleRing, curLo: number, curHi: number): void {
+    const x = this.#measure(ring, curLo, curHi);
+    const low = this.#kind === LT || this.#kind === DT_LT;
+    if (low ? x < this.#peak : x > this.#peak) this.#peak = x;
+  }
+
+  // What the rule compares on this sample, as a float: the value, the
+  // rise over the depth, or the rise since the previous sample.
+  #measure(ring: SampleRing, curLo: number, curHi: number): number {
+    const kind = this.#kind;
+    if (kind === GT || kind === LT) return curHi * 4294967296 + curLo;
+    const back = kind === INC_GT ? 1 : this.threshold;
+    if (ring.count <= back) return NaN;
+    const words = ring.words;
+    const at = ring.offsetBack(back) + this.#word;
+    const s = this.#scratch;
+    subU64(s, 2, curLo, curHi, words[at], words[at + 1]);
+    return s[3] * 4294967296 + s[2];
   }
 }
