@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import type { SampleSink } from "../rules/sample_sink.ts";
-import type { ColumnConfig } from "../config/types.ts";
+import { type ColumnConfig, isReferenceRule } from "../config/types.ts";
+import { loadConfig } from "../config/load.ts";
+import { createRule } from "../rules/monitor_rule.ts";
+import { SampleRing } from "../rules/ring.ts";
 import { SimCollector } from "./sim.ts";
 
 const M = 1n << 64n;
@@ -58,10 +62,11 @@ interface DemoColumn {
   name: string;
   data_id: string;
 }
+/** A reference rule of the demo; its signal rules are read through the loader. */
 interface DemoRule {
   name: string;
   column: string;
-  comparison_type: "gt" | "lt" | "dt_gt" | "dt_lt" | "inc_gt";
+  comparison_type?: "gt" | "lt" | "dt_gt" | "dt_lt" | "inc_gt";
   comparison_value: number | string;
 }
 interface DemoMonitor {
@@ -492,10 +497,10 @@ interface Transition {
 function evaluateRules(sink: FakeSink, samples: number): Transition[] {
   const depth = demo.depth;
   const capacity = 2 * depth;
-  const rules = demo.rules.map((r) => ({
+  const rules = referenceRules().map((r) => ({
     name: r.name,
     column: col(r.column),
-    type: r.comparison_type,
+    type: r.comparison_type!,
     value: BigInt(r.comparison_value),
     h: r.comparison_type === "inc_gt" ? 1 : depth,
     active: false,
@@ -542,16 +547,21 @@ function evaluateRules(sink: FakeSink, samples: number): Transition[] {
   return out;
 }
 
+/** The demo's rules of the five reference types. */
+function referenceRules(): DemoRule[] {
+  return demo.rules.filter((r) => r.comparison_type !== undefined);
+}
+
 Deno.test("deploy/demo.yaml: every rule starts and ends within one cycle", () => {
   assert.equal(demo.source, "sim");
   assert.equal(demo.sample_period_ns, PERIOD);
   assert.equal(demo.depth, 1_000);
   assert.equal(demo.event_log, "demo-out/events.log");
-  const types = new Set(demo.rules.map((r) => r.comparison_type));
+  const types = new Set(referenceRules().map((r) => r.comparison_type));
   assert.deepEqual([...types].sort(), ["dt_gt", "dt_lt", "gt", "inc_gt", "lt"]);
 
   const transitions = evaluateRules(demoCycle(), CYCLE);
-  for (const rule of demo.rules) {
+  for (const rule of referenceRules()) {
     const mine = transitions.filter((t) => t.rule === rule.name);
     assert.ok(mine.some((t) => t.active), `${rule.name} starts`);
     assert.ok(mine.some((t) => !t.active), `${rule.name} ends`);
@@ -566,4 +576,35 @@ Deno.test("deploy/demo.yaml: every rule starts and ends within one cycle", () =>
   }
   assert.ok(most >= 2, `at most ${most} events at once`);
   if (Deno.env.get("SIM_PRINT_TRANSITIONS")) console.table(transitions);
+});
+
+Deno.test("deploy/demo.yaml: every signal rule starts once and ends within one cycle", async () => {
+  // Through the real loader and engine: the reference model above knows
+  // only the five types. Each rule must fire exactly once a cycle (its
+  // clear level, keep_firing_for or M of N keep it from flapping).
+  const monitor = (await loadConfig(
+    fileURLToPath(new URL("../deploy/demo.yaml", import.meta.url)),
+  )).monitors[0];
+  const signal = monitor.rules.filter((r) => !isReferenceRule(r));
+  const kinds = new Set(signal.map((r) => "signal" in r ? r.signal : ""));
+  assert.deepEqual([...kinds].sort(), ["increase", "rate", "ratio"]);
+  const rules = signal.map((r) => createRule(r, monitor.depth));
+  const ring = new SampleRing(demoColumns.length, 2 * monitor.depth);
+  const sink = demoCycle();
+  const starts = rules.map(() => -1);
+  const ends = rules.map(() => -1);
+  for (let i = 0; i < CYCLE; i++) {
+    const at = ring.claim();
+    const from = (i % sink.capacity) * sink.stride;
+    ring.words.set(sink.words.subarray(from, from + sink.stride), at);
+    rules.forEach((rule, k) => {
+      if (!rule.evaluate(ring)) return;
+      if (rule.active) starts[k] = i;
+      else ends[k] = i;
+    });
+  }
+  rules.forEach((rule, k) => {
+    assert.equal(rule.activations, 1, `${rule.name} starts once`);
+    assert.ok(!rule.active && ends[k] > starts[k], `${rule.name} ends`);
+  });
 });
