@@ -166,6 +166,8 @@ export interface RepResult {
   readonly heapGrowthBytes: number;
   /** The same after a full GC (only with --expose-gc), else null. */
   readonly heapRetainedBytes: number | null;
+  /** Quiet cases only: heap bytes per sample of the per-sample path, else null. */
+  readonly allocBytesPerSample: number | null;
   readonly checksum: Checksum;
   readonly logPath: string;
   readonly logHeaderBytes: number;
@@ -254,17 +256,29 @@ async function runRep(
     heapRetainedBytes = Deno.memoryUsage().heapUsed - heapBefore;
   }
   const pendingBytesAtLoopEnd = log.stats.pendingBytes;
-  // Outside the loop's time: the GC above must not count as closing.
-  const closeStart = performance.now();
-  await log.close(); // writes what is pending, fsyncs; throws if rows dropped
-  const closeEnd = performance.now();
-
+  // What the engines must agree on, before the probe below feeds more.
   let activeMask = 0;
   monitor.rules.forEach((r, i) => {
     if (r.active) activeMask |= 1 << i;
   });
   let ringHash = FNV_OFFSET;
   for (const word of monitor.words) ringHash = fnv(ringHash, word);
+  const timedTransitions = transitions;
+  const timedTransitionHash = transitionHash;
+  let allocBytesPerSample: number | null = null;
+  if (benchCase.quiet) {
+    allocBytesPerSample = allocationProbe(monitor, generator);
+    if (transitions !== timedTransitions) {
+      throw new Error(
+        `Case ${benchCase.name} is not quiet: a rule changed state during the allocation probe`,
+      );
+    }
+  }
+  // Outside the loop's time: the GC above must not count as closing.
+  const closeStart = performance.now();
+  await log.close(); // writes what is pending, fsyncs; throws if rows dropped
+  const closeEnd = performance.now();
+
   return {
     samples,
     loopSeconds: (loopEnd - start) / 1000,
@@ -272,9 +286,10 @@ async function runRep(
     pendingBytesAtLoopEnd,
     heapGrowthBytes: heapAfter - heapBefore,
     heapRetainedBytes,
+    allocBytesPerSample,
     checksum: {
-      transitions,
-      transitionHash: hex(transitionHash),
+      transitions: timedTransitions,
+      transitionHash: hex(timedTransitionHash),
       activeMask,
       ringHash: hex(ringHash),
       logBodyBytes: log.stats.bytesWritten - logHeaderBytes,
@@ -282,6 +297,39 @@ async function runRep(
     logPath: path,
     logHeaderBytes,
   };
+}
+
+/** Chunks and samples per chunk of {@linkcode allocationProbe}. */
+const PROBE_CHUNKS = 200;
+const PROBE_CHUNK_SAMPLES = 1_000;
+
+/**
+ * Heap bytes the per-sample path (generator, claim, commit, every rule)
+ * allocates per sample, measured without the per-batch yield that the
+ * timed loop's heap figure includes: samples are fed synchronously in
+ * chunks, `heapUsed` is read after each, and growth is summed (a drop is a
+ * scavenge, skipped, so it cannot hide what was allocated before it). The
+ * same loop feeding no samples is subtracted: what reading `heapUsed`
+ * itself allocates. Only for quiet cases: with an event active, rows would
+ * pile up in the log without the yield that lets it write them.
+ */
+function allocationProbe(monitor: Monitor, generator: Generator): number {
+  const grown = (samples: number) => {
+    gc?.();
+    let total = 0;
+    let last = Deno.memoryUsage().heapUsed;
+    for (let c = 0; c < PROBE_CHUNKS; c++) {
+      generator.feed(monitor, samples);
+      const now = Deno.memoryUsage().heapUsed;
+      if (now > last) total += now - last;
+      last = now;
+    }
+    return total;
+  };
+  grown(PROBE_CHUNK_SAMPLES); // untimed warm-up of the probe itself
+  const control = grown(0);
+  const fed = grown(PROBE_CHUNK_SAMPLES);
+  return (fed - control) / (PROBE_CHUNKS * PROBE_CHUNK_SAMPLES);
 }
 
 function median(values: readonly number[]): number {
@@ -344,6 +392,7 @@ export async function runCase(
         pending_bytes_at_loop_end: r.pendingBytesAtLoopEnd,
         heap_growth_bytes: r.heapGrowthBytes,
         heap_retained_bytes: r.heapRetainedBytes,
+        alloc_bytes_per_sample: r.allocBytesPerSample,
         checksum: r.checksum,
       });
     }
@@ -372,6 +421,9 @@ export async function runCase(
       max_heap_retained_bytes: gc
         ? Math.max(...reps.map((r) => r.heapRetainedBytes ?? 0))
         : null,
+      max_alloc_bytes_per_sample: benchCase.quiet
+        ? Math.max(...reps.map((r) => r.allocBytesPerSample ?? 0))
+        : null,
       checksum: reps[0].checksum,
       log_path: benchCase.keepLog ? reps[0].logPath : null,
       log_header_bytes: reps[0].logHeaderBytes,
@@ -384,7 +436,12 @@ export async function runCase(
         `min ${formatRate(summary.min_samples_per_s)}, max ${
           formatRate(summary.max_samples_per_s)
         }; close ${summary.median_close_s.toFixed(3)} s; ` +
-        `heap growth <= ${summary.max_heap_growth_bytes} B)`,
+        `heap growth <= ${summary.max_heap_growth_bytes} B` +
+        (summary.max_alloc_bytes_per_sample === null
+          ? ")"
+          : `; per-sample path <= ${
+            summary.max_alloc_bytes_per_sample.toFixed(3)
+          } B/sample)`),
     );
     return summary;
   } finally {

@@ -102,7 +102,7 @@ const CASE_TITLES: Record<CaseName, string> = {
   e: "wrong-password flood",
 };
 
-/** The always-active rule added to the demo's six. */
+/** The always-active rule added to the demo's nine. */
 const BENCH_RULE = "bench: rx bytes total > 0 (always active)";
 const PERIOD_NS = 100_000;
 /** Targets. */
@@ -283,9 +283,11 @@ async function setUp(dir: string, sources: Source[]): Promise<Setup> {
 const FLAPPING_ON_DOCA = "Rx buffer discards >= 10 per sample";
 
 /**
- * deploy/demo.yaml's monitor (10 columns at 10 kHz, depth 1000, six
- * scenario rules; five on doca, see FLAPPING_ON_DOCA) on `source`, plus a
- * rule that is active from the first 0.1 s to the end, so every sample is
+ * deploy/demo.yaml's monitor (10 columns at 10 kHz, depth 1000, nine
+ * scenario rules, three of them signal rules; eight on doca, see
+ * FLAPPING_ON_DOCA: there the ECN storm never starts and the discard ratio
+ * and PFC pause storm start once and stay active) on `source`, plus a rule
+ * that is active from the first 0.1 s to the end, so every sample is
  * written to events.log.
  */
 async function writeConfig(
@@ -1383,7 +1385,7 @@ function report(
       `clients under nice ${count("client-nice")}, reconnecting ${
         values["reconnect-ms"]
       } ms after being dropped. Agent: \`main.ts run\` with deploy/demo.yaml's monitor ` +
-      `(10 columns, 10 kHz, depth 1000, its 6 rules; on doca 5, without "${FLAPPING_ON_DOCA}", ` +
+      `(10 columns, 10 kHz, depth 1000, its 9 rules; on doca 8, without "${FLAPPING_ON_DOCA}", ` +
       `which flaps on the simulator's formula counters) plus "${BENCH_RULE}", ` +
       `so an event is active the whole time and every sample is written to events.log; ` +
       `V8 flags ${v8Flags ?? "none"} (those of \`deno task compile\`); ` +

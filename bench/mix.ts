@@ -3,7 +3,9 @@
  * deterministic data generator's parameters and the 16-rule mixes of each
  * case. `engine.ts` imports it; `run.ts` hands the same definition to
  * `engine.c` as text ({@linkcode specText}), so the two engines cannot drift
- * apart in what they are fed or which rules they run.
+ * apart in what they are fed or which rules they run. The signal-rule
+ * cases (`signal`, `both`) run in Deno only: `engine.c` knows the five
+ * reference types and nothing else.
  *
  * Run it to print a case's spec for driving `engine.c` by hand:
  *
@@ -15,7 +17,11 @@
  * @module
  */
 
-import type { ComparisonType } from "../config/types.ts";
+import {
+  type ComparisonType,
+  isReferenceRule,
+  type SignalRuleConfig,
+} from "../config/types.ts";
 
 /** A column the generator keeps a running total for (a counter). */
 export const COUNTER = 0;
@@ -60,9 +66,18 @@ export interface BenchCase {
   readonly reps: number;
   /** Samples between yields to the event loop (Deno only; C never yields). */
   readonly batch: number;
-  readonly rules: readonly BenchRule[];
+  /** Reference rules ({@linkcode BenchRule}) and, Deno only, signal rules. */
+  readonly rules: readonly (BenchRule | SignalRuleConfig)[];
   /** Keep the events log so run.ts can compare the two files. */
   readonly keepLog: boolean;
+  /** Whether `engine.c` runs the case too (only reference rules). */
+  readonly inC: boolean;
+  /**
+   * No rule may start: the case measures the path with no event active,
+   * so a rule that fires would measure something else. run.ts fails if
+   * one does, and engine.ts measures the allocation of the per-sample path.
+   */
+  readonly quiet: boolean;
 }
 
 /** Sample period in ns: the timestamp column's fixed step. */
@@ -188,6 +203,9 @@ const RX_PACKETS = 2;
 const TX_PACKETS = 3;
 const RX_DISCARD = 4;
 const ECN = 5;
+const CNP_SENT = 7;
+const PRIO3_RX_PAUSE = 8;
+const PRIO3_TX_PAUSE = 9;
 const P1_RX_BYTES = 10;
 const P1_TX_BYTES = 11;
 const LATENCY = 12;
@@ -281,6 +299,223 @@ function churnRules(): BenchRule[] {
   ];
 }
 
+const US = 1_000;
+const MS = 1_000_000;
+
+/** A signal rule with the configuration's defaults for what `config` leaves out. */
+function signalRule(
+  config:
+    & Pick<
+      SignalRuleConfig,
+      "name" | "signal" | "column" | "direction" | "threshold"
+    >
+    & Partial<SignalRuleConfig>,
+): SignalRuleConfig {
+  return {
+    windowNs: 0,
+    clear: config.threshold,
+    forNs: 0,
+    keepFiringForNs: 0,
+    severity: "warning",
+    ...config,
+  };
+}
+
+/**
+ * The signal mix: 16 rules in the operator's terms (detection-rules.md),
+ * built as the loader would normalize them: 7 rates over 1 ms with `for`
+ * and `keep_firing_for`, 4 ratios over 1 ms, 3 M-of-N rules on the
+ * per-sample increase and 2 value rules, over 13 columns. No threshold is
+ * ever reached, so none starts and no row is written (the case is
+ * `quiet`), but every rule computes its signal and tracks its raise and
+ * clear runs on every sample.
+ *
+ * A 1 ms window is 10 samples (the period is 100 us), so a rate is the sum
+ * of the last 10 draws x 1,000 per second; each draw lies in
+ * [base, base + mask] of its column (see {@linkcode COLUMNS}). Some clear
+ * levels sit inside the column's range on purpose: the clear run then
+ * starts and stops as the data moves, as it does on a live port.
+ */
+function signalRules(): SignalRuleConfig[] {
+  const window = { windowNs: MS };
+  return [
+    // At most 15 marks a sample: 150,000/s, under even the clear level.
+    signalRule({
+      name: "ECN storm",
+      signal: "rate",
+      column: ECN,
+      ...window,
+      direction: "above",
+      threshold: 1_000_000,
+      clear: 200_000,
+      forNs: 500 * US,
+      keepFiringForNs: 10 * MS,
+      severity: "critical",
+      summary: "ECN marks above 1M/s on port 0",
+    }),
+    // At most 1 a sample: 10,000/s.
+    signalRule({
+      name: "rx discard rate",
+      signal: "rate",
+      column: RX_DISCARD,
+      ...window,
+      direction: "above",
+      threshold: 100_000,
+      clear: 50_000,
+      forNs: 200 * US,
+      keepFiringForNs: 5 * MS,
+    }),
+    // 1.0e10 to 1.262e10 B/s; the clear level 1.25e10 is inside the range.
+    signalRule({
+      name: "rx above 104 Gb/s",
+      signal: "rate",
+      column: RX_BYTES,
+      ...window,
+      direction: "above",
+      threshold: 13e9,
+      clear: 12.5e9,
+      forNs: 500 * US,
+      keepFiringForNs: MS,
+    }),
+    // Up to 2.1e10 B/s, across the column's wrap through 2^64.
+    signalRule({
+      name: "port 1 rx above 176 Gb/s",
+      signal: "rate",
+      column: P1_RX_BYTES,
+      ...window,
+      direction: "above",
+      threshold: 22e9,
+      forNs: MS,
+      keepFiringForNs: MS,
+    }),
+    // At least 9e9 B/s.
+    signalRule({
+      name: "tx below 64 Gb/s",
+      signal: "rate",
+      column: TX_BYTES,
+      ...window,
+      direction: "below",
+      threshold: 8e9,
+      clear: 8.5e9,
+      forNs: 500 * US,
+      keepFiringForNs: 2 * MS,
+    }),
+    // At most 70,000/s.
+    signalRule({
+      name: "CNP storm",
+      signal: "rate",
+      column: CNP_SENT,
+      ...window,
+      direction: "above",
+      threshold: 100_000,
+      forNs: 500 * US,
+      keepFiringForNs: 10 * MS,
+    }),
+    // At least 8,000,000/s.
+    signalRule({
+      name: "rx packet rate collapse",
+      signal: "rate",
+      column: RX_PACKETS,
+      ...window,
+      direction: "below",
+      threshold: 5_000_000,
+      forNs: MS,
+      keepFiringForNs: MS,
+    }),
+    // At most 10 of at least 8,000 packets: 0.125 %.
+    signalRule({
+      name: "rx discards over 0.2 %",
+      signal: "ratio",
+      column: RX_DISCARD,
+      denominator: RX_PACKETS,
+      ...window,
+      direction: "above",
+      threshold: 0.002,
+      forNs: 500 * US,
+    }),
+    // At most 150 of at least 8,000: 1.9 %; the clear level 1 % is inside.
+    signalRule({
+      name: "ECN-marked share over 5 %",
+      signal: "ratio",
+      column: ECN,
+      denominator: RX_PACKETS,
+      ...window,
+      direction: "above",
+      threshold: 0.05,
+      clear: 0.01,
+      forNs: MS,
+      keepFiringForNs: 5 * MS,
+    }),
+    // At least 7,000 of at most 13,110: 0.53.
+    signalRule({
+      name: "tx/rx packets below 0.25",
+      signal: "ratio",
+      column: TX_PACKETS,
+      denominator: RX_PACKETS,
+      ...window,
+      direction: "below",
+      threshold: 0.25,
+      forNs: 500 * US,
+    }),
+    // At most 30 of at least 7,000: 0.43 %.
+    signalRule({
+      name: "pauses sent over 1 % of tx packets",
+      signal: "ratio",
+      column: PRIO3_TX_PAUSE,
+      denominator: TX_PACKETS,
+      ...window,
+      direction: "above",
+      threshold: 0.01,
+      keepFiringForNs: 2 * MS,
+    }),
+    // Increases of at most 3, 15 and 1 a sample: never above.
+    signalRule({
+      name: "pause bursts, 3 of 5",
+      signal: "increase",
+      column: PRIO3_RX_PAUSE,
+      direction: "above",
+      threshold: 3n,
+      mOfN: { m: 3, n: 5 },
+    }),
+    signalRule({
+      name: "ECN bursts, 2 of 4",
+      signal: "increase",
+      column: ECN,
+      direction: "above",
+      threshold: 15n,
+      mOfN: { m: 2, n: 4 },
+    }),
+    signalRule({
+      name: "discard bursts, 3 of 10",
+      signal: "increase",
+      column: RX_DISCARD,
+      direction: "above",
+      threshold: 1n,
+      mOfN: { m: 3, n: 10 },
+      keepFiringForNs: MS,
+    }),
+    // At most 1,523 ns.
+    signalRule({
+      name: "read latency above 1 ms",
+      signal: "value",
+      column: LATENCY,
+      direction: "above",
+      threshold: 1_000_000n,
+      forNs: 500 * US,
+    }),
+    // At most 65,535; the clear level 60,000 is inside the range.
+    signalRule({
+      name: "rx buffer overflow",
+      signal: "value",
+      column: RX_OCCUPANCY,
+      direction: "above",
+      threshold: 65_535n,
+      clear: 60_000n,
+      keepFiringForNs: MS,
+    }),
+  ];
+}
+
 /** The cases, by name. */
 export const CASES: Readonly<Record<string, BenchCase>> = {
   idle: {
@@ -294,6 +529,8 @@ export const CASES: Readonly<Record<string, BenchCase>> = {
     batch: BATCH,
     rules: idleRules(),
     keepLog: false,
+    inC: true,
+    quiet: true,
   },
   event: {
     name: "event",
@@ -307,6 +544,8 @@ export const CASES: Readonly<Record<string, BenchCase>> = {
     batch: BATCH,
     rules: eventRules(),
     keepLog: false,
+    inC: true,
+    quiet: false,
   },
   base: {
     name: "base",
@@ -319,6 +558,38 @@ export const CASES: Readonly<Record<string, BenchCase>> = {
     batch: BATCH,
     rules: [],
     keepLog: false,
+    inC: true,
+    quiet: true,
+  },
+  signal: {
+    name: "signal",
+    description:
+      "16 signal rules, no event active (rates, ratios, M of N, values; Deno only)",
+    depth: 1024,
+    warmupSamples: 1_000_000,
+    prefillSamples: 4 * 1024,
+    samples: 2_000_000,
+    reps: 5,
+    batch: BATCH,
+    rules: signalRules(),
+    keepLog: false,
+    inC: false,
+    quiet: true,
+  },
+  both: {
+    name: "both",
+    description:
+      "the idle reference mix and the signal mix together, 32 rules, no event active (Deno only)",
+    depth: 1024,
+    warmupSamples: 1_000_000,
+    prefillSamples: 4 * 1024,
+    samples: 2_000_000,
+    reps: 5,
+    batch: BATCH,
+    rules: [...idleRules(), ...signalRules()],
+    keepLog: false,
+    inC: false,
+    quiet: true,
   },
   churn: {
     name: "churn",
@@ -331,6 +602,8 @@ export const CASES: Readonly<Record<string, BenchCase>> = {
     batch: BATCH,
     rules: churnRules(),
     keepLog: true,
+    inC: true,
+    quiet: false,
   },
 };
 
@@ -345,7 +618,8 @@ const KIND_CODES: Readonly<Record<ComparisonType, number>> = {
 /**
  * The case as the line-oriented text `engine.c` reads on stdin. u64 values
  * travel as decimal strings (exact above 2^53); a name is the rest of its
- * line.
+ * line. Throws a TypeError for a case with signal rules, which `engine.c`
+ * does not implement.
  */
 export function specText(benchCase: BenchCase): string {
   const lines = [
@@ -359,6 +633,11 @@ export function specText(benchCase: BenchCase): string {
     lines.push(`column ${c.kind} ${c.start} ${c.base} ${c.mask} ${c.name}`);
   }
   for (const r of benchCase.rules) {
+    if (!isReferenceRule(r)) {
+      throw new TypeError(
+        `Cannot describe case ${benchCase.name} to engine.c: rule "${r.name}" is a signal rule`,
+      );
+    }
     lines.push(
       `rule ${
         KIND_CODES[r.comparisonType]

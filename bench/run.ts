@@ -6,8 +6,13 @@
  * ```sh
  * deno task bench                # 3 rounds
  * deno task bench --rounds 5
+ * deno task bench --cases idle,signal,both   # only these cases
  * deno task bench --check       # only prove C and Deno do the same work (tests run this)
  * ```
+ *
+ * The signal-rule cases (`signal`, `both`) run in Deno only (engine.c has
+ * the five reference types alone); they are reported against the reference
+ * mix (`idle`) of the same round.
  *
  * Throughput on a shared machine drifts by tens of percent within seconds,
  * so each round runs C and Deno back to back (alternating which goes
@@ -30,6 +35,10 @@ const TARGET_IDLE_SAMPLES_PER_S = 1_000_000;
 const TARGET_MAX_RATIO = 3;
 /** The cases the targets apply to; `base` is context, not a goal. */
 const TARGET_CASES = ["idle", "event"];
+/** The cases a plain `deno task bench` runs, in this order each round. */
+const DEFAULT_CASES = ["idle", "event", "base", "signal", "both"];
+/** The no-event targets: >= 1,000,000 samples/s for each. */
+const QUIET_TARGET_CASES = ["idle", "signal"];
 
 /** A summary line as both engines print it. */
 interface Summary {
@@ -40,7 +49,8 @@ interface Summary {
   readonly median_samples_per_s_with_close: number;
   readonly max_heap_growth_bytes?: number;
   readonly max_heap_retained_bytes?: number | null;
-  readonly checksum: Record<string, unknown>;
+  readonly max_alloc_bytes_per_sample?: number | null;
+  readonly checksum: Record<string, unknown> & { transitions?: number };
   readonly log_path: string | null;
   readonly log_header_bytes: number;
   readonly runtime?: string;
@@ -172,6 +182,21 @@ async function machine(): Promise<Record<string, string>> {
   };
 }
 
+function parseCases(args: string[]): string[] {
+  const i = args.indexOf("--cases");
+  if (i < 0) return DEFAULT_CASES;
+  const names = (args[i + 1] ?? "").split(",").filter((n) => n !== "");
+  const unknown = names.filter((n) => !DEFAULT_CASES.includes(n));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new RangeError(
+      `--cases needs a comma-separated list of ${
+        DEFAULT_CASES.join(", ")
+      }, got ${args[i + 1]}`,
+    );
+  }
+  return names;
+}
+
 function parseRounds(args: string[]): number {
   const i = args.indexOf("--rounds");
   if (i < 0) return 3;
@@ -186,6 +211,7 @@ function parseRounds(args: string[]): number {
 
 async function main(): Promise<number> {
   const rounds = parseRounds(Deno.args);
+  const caseNames = parseCases(Deno.args);
   const host = await machine();
   const dir = await Deno.makeTempDir({ prefix: "dpu-traceback-bench-" });
   const lines: string[] = [];
@@ -222,23 +248,36 @@ async function main(): Promise<number> {
 
     const results = new Map<string, { c: EngineRun[]; deno: EngineRun[] }>();
     for (let round = 1; round <= rounds; round++) {
-      for (const name of ["idle", "event", "base"]) {
+      for (const name of caseNames) {
         const benchCase = CASES[name];
         console.error(`round ${round}/${rounds}: ${benchCase.description}`);
-        const cFirst = round % 2 === 1;
-        const first = cFirst
-          ? await runC(binary, benchCase, dir)
-          : await runDeno(benchCase, dir);
-        const second = cFirst
-          ? await runDeno(benchCase, dir)
-          : await runC(binary, benchCase, dir);
-        const [c, deno] = cFirst ? [first, second] : [second, first];
-        lines.push(...c.lines, ...deno.lines);
         const entry = results.get(name) ?? { c: [], deno: [] };
-        entry.c.push(c);
-        entry.deno.push(deno);
+        if (benchCase.inC) {
+          const cFirst = round % 2 === 1;
+          const first = cFirst
+            ? await runC(binary, benchCase, dir)
+            : await runDeno(benchCase, dir);
+          const second = cFirst
+            ? await runDeno(benchCase, dir)
+            : await runC(binary, benchCase, dir);
+          const [c, deno] = cFirst ? [first, second] : [second, first];
+          lines.push(...c.lines, ...deno.lines);
+          entry.c.push(c);
+          entry.deno.push(deno);
+        } else {
+          const deno = await runDeno(benchCase, dir);
+          lines.push(...deno.lines);
+          entry.deno.push(deno);
+        }
         results.set(name, entry);
         assertSameWork(name, [...entry.c, ...entry.deno].map((r) => r.summary));
+        // A rule that fired would make a no-event case measure events.
+        const fired = entry.deno[0].summary.checksum.transitions;
+        if (benchCase.quiet && fired !== 0) {
+          throw new Error(
+            `Case ${name} must have no event, but rules changed state ${fired} times`,
+          );
+        }
       }
     }
 
@@ -267,6 +306,34 @@ function assertSameWork(name: string, summaries: readonly Summary[]): void {
   }
 }
 
+/** A markdown table with padded columns, as lines. */
+function markdownTable(rows: readonly string[][]): string[] {
+  const widths = rows[0].map((_, i) =>
+    Math.max(...rows.map((r) => r[i].length))
+  );
+  const line = (r: readonly string[]) =>
+    "| " + r.map((cell, i) => cell.padEnd(widths[i])).join(" | ") + " |";
+  return [
+    line(rows[0]),
+    "|" + widths.map((w) => "-".repeat(w + 2)).join("|") + "|",
+    ...rows.slice(1).map(line),
+  ];
+}
+
+/** `median (min-max)` of some samples/s figures, in millions. */
+function spread(values: readonly number[]): string {
+  return `${millions(median(values))} (${millions(Math.min(...values))}-${
+    millions(Math.max(...values))
+  })`;
+}
+
+/** `median x (min-max)` of some ratios. */
+function ratioSpread(values: readonly number[]): string {
+  return `${median(values).toFixed(2)}x (${Math.min(...values).toFixed(2)}-${
+    Math.max(...values).toFixed(2)
+  })`;
+}
+
 function report(
   host: Record<string, string>,
   rounds: number,
@@ -274,6 +341,8 @@ function report(
   churn: Summary,
   comparedBytes: number,
 ): void {
+  const rates = (runs: EngineRun[]) =>
+    runs.flatMap((r) => r.reps.map((rep) => rep.samples_per_s));
   const rows: string[][] = [[
     "case",
     "Deno samples/s",
@@ -284,8 +353,8 @@ function report(
   const ratios = new Map<string, number>();
   const denoMedians = new Map<string, number>();
   for (const [name, { c, deno }] of results) {
-    const rates = (runs: EngineRun[]) =>
-      runs.flatMap((r) => r.reps.map((rep) => rep.samples_per_s));
+    denoMedians.set(name, median(rates(deno)));
+    if (c.length === 0) continue;
     const d = rates(deno);
     const k = rates(c);
     // Paired per round: both engines ran within seconds of each other.
@@ -293,35 +362,60 @@ function report(
       run.summary.median_samples_per_s / deno[i].summary.median_samples_per_s
     );
     ratios.set(name, median(paired));
-    denoMedians.set(name, median(d));
     const closes = (runs: EngineRun[]) =>
       median(runs.flatMap((r) => r.reps.map((rep) => rep.close_s)));
     rows.push([
       name,
-      `${millions(median(d))} (${millions(Math.min(...d))}-${
-        millions(Math.max(...d))
-      })`,
-      `${millions(median(k))} (${millions(Math.min(...k))}-${
-        millions(Math.max(...k))
-      })`,
-      `${median(paired).toFixed(2)}x (${Math.min(...paired).toFixed(2)}-${
-        Math.max(...paired).toFixed(2)
-      })`,
+      spread(d),
+      spread(k),
+      ratioSpread(paired),
       `${(closes(deno) * 1000).toFixed(1)} ms / ${
         (closes(c) * 1000).toFixed(1)
       } ms`,
     ]);
   }
-  const widths = rows[0].map((_, i) =>
-    Math.max(...rows.map((r) => r[i].length))
-  );
-  const line = (r: string[]) =>
-    "| " + r.map((cell, i) => cell.padEnd(widths[i])).join(" | ") + " |";
-  const table = [
-    line(rows[0]),
-    "|" + widths.map((w) => "-".repeat(w + 2)).join("|") + "|",
-    ...rows.slice(1).map(line),
-  ];
+
+  // Signal-rule cases: Deno only, against the reference mix (idle) of the
+  // same round, so both figures saw the same machine.
+  const reference = results.get("idle")?.deno;
+  const base = results.get("base")?.deno;
+  const signalRows: string[][] = [[
+    "case",
+    "rules",
+    "Deno samples/s",
+    "vs reference mix",
+    "ns per rule",
+    "per-sample path",
+  ]];
+  for (const [name, { deno }] of results) {
+    if (name !== "idle" && CASES[name].inC) continue;
+    const perRound = (runs: EngineRun[] | undefined) =>
+      runs?.map((run, i) =>
+        deno[i].summary.median_samples_per_s /
+        run.summary.median_samples_per_s
+      ) ?? [];
+    const vsReference = perRound(reference);
+    // (1/case - 1/base) / rules: what one rule costs a sample, per round.
+    const nsPerRule = base?.map((run, i) =>
+      (1 / deno[i].summary.median_samples_per_s -
+        1 / run.summary.median_samples_per_s) *
+      1e9 /
+      CASES[name].rules.length
+    ) ?? [];
+    const alloc = Math.max(
+      ...deno.map((r) =>
+        r.summary.max_alloc_bytes_per_sample ?? NaN
+      ),
+    );
+    signalRows.push([
+      name,
+      String(CASES[name].rules.length),
+      spread(rates(deno)),
+      vsReference.length > 0 ? ratioSpread(vsReference) : "-",
+      nsPerRule.length > 0 ? median(nsPerRule).toFixed(1) : "-",
+      Number.isNaN(alloc) ? "-" : `${alloc.toFixed(3)} B/sample`,
+    ]);
+  }
 
   const out: string[] = [];
   out.push(
@@ -333,9 +427,20 @@ function report(
     "Samples/s: median over all timed repetitions (min-max); C/Deno: median " +
       "of per-round ratios of medians (min-max).",
     "",
-    ...table,
-    "",
   );
+  if (rows.length > 1) out.push(...markdownTable(rows), "");
+  if ([...results.keys()].some((name) => !CASES[name].inC)) {
+    out.push(
+      "Signal rules (Deno only). vs reference mix: case / idle, median of " +
+        "per-round ratios of medians (min-max). ns per rule: " +
+        "(1/case - 1/base) / rules, median over rounds. Per-sample path: " +
+        "heap bytes per sample fed synchronously, no yield (max over " +
+        "repetitions; 0 means nothing is allocated).",
+      "",
+      ...markdownTable(signalRows),
+      "",
+    );
+  }
   for (const [name, { deno }] of results) {
     const reps = deno.flatMap((r) => r.reps);
     const growth = Math.max(...reps.map((r) => r.heap_growth_bytes ?? 0));
@@ -344,7 +449,8 @@ function report(
     );
     // The feeder yields once per batch (a promise and a MessageEvent):
     // per-batch bytes that match the rule-less base case mean the
-    // per-sample path itself allocates nothing.
+    // per-sample path itself allocates nothing, unless a scavenge ran
+    // inside the loop (the per-sample figure above cannot be fooled so).
     const batches = Math.ceil(reps[0].samples / CASES[name].batch);
     out.push(
       `Deno heap, ${name}: at most ${growth} B more heap after a timed loop ` +
@@ -360,12 +466,16 @@ function report(
       "events.log identical apart from marker times.",
     "",
   );
-  const idle = denoMedians.get("idle") ?? 0;
-  out.push(
-    `Target >= ${millions(TARGET_IDLE_SAMPLES_PER_S)} samples/s with no ` +
-      `event: ${idle >= TARGET_IDLE_SAMPLES_PER_S ? "met" : "NOT met"} ` +
-      `(${millions(idle)}).`,
-  );
+  for (const name of QUIET_TARGET_CASES) {
+    const rate = denoMedians.get(name);
+    if (rate === undefined) continue;
+    out.push(
+      `Target >= ${millions(TARGET_IDLE_SAMPLES_PER_S)} samples/s with no ` +
+        `event, ${name}: ` +
+        `${rate >= TARGET_IDLE_SAMPLES_PER_S ? "met" : "NOT met"} ` +
+        `(${millions(rate)}).`,
+    );
+  }
   for (const [name, ratio] of ratios) {
     if (!TARGET_CASES.includes(name)) continue;
     out.push(
