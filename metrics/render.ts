@@ -20,7 +20,7 @@ import {
   isReferenceRule,
   type RuleConfig,
 } from "../config/types.ts";
-import type { AgentMetrics } from "./agent_metrics.ts";
+import type { AgentMetrics, MonitorView } from "./agent_metrics.ts";
 import {
   type ExpositionFormat,
   ExpositionWriter,
@@ -435,6 +435,11 @@ export class MetricsRenderer {
   #rules(w: ExpositionWriter): void {
     const monitors = this.#metrics.monitors;
     const labels = this.#labels;
+    // One sample per rule of every monitor, in configuration order.
+    const perRule = (value: (monitor: MonitorView, rule: number) => number) =>
+      labels.forEach((l, i) =>
+        l.rules.forEach((s, j) => w.sample(s, value(monitors[i].monitor, j)))
+      );
     w.family(
       `${P}rule`,
       "info",
@@ -442,62 +447,42 @@ export class MetricsRenderer {
     );
     labels.forEach((l) => l.ruleInfo.forEach((s) => w.sample(s, 1)));
     w.family(`${P}rule_active`, "gauge", "1 while the rule's event is active.");
-    labels.forEach((l, i) =>
-      l.rules.forEach((s, j) =>
-        w.sample(s, monitors[i].monitor.rules[j].active ? 1 : 0)
-      )
-    );
+    perRule((m, j) => m.rules[j].active ? 1 : 0);
     w.family(
       `${P}rule_pending`,
       "gauge",
       "1 while the rule's raise condition holds on the newest sample but its event has not started (its for, M of N or hysteresis not yet met).",
     );
-    labels.forEach((l, i) =>
-      l.rules.forEach((s, j) =>
-        w.sample(s, monitors[i].monitor.rules[j].pending ? 1 : 0)
-      )
-    );
+    perRule((m, j) => m.rules[j].pending ? 1 : 0);
     w.family(
       `${P}rule_last_event_peak`,
       "gauge",
       "Peak of the rule's current event, else of its last one: the highest value of what the rule compares for rules that fire high (above, gt, dt_gt, inc_gt), the lowest for rules that fire low (below, lt, dt_lt); NaN before the first event.",
     );
-    labels.forEach((l, i) =>
-      l.rules.forEach((s, j) => w.sample(s, monitors[i].monitor.rules[j].peak))
-    );
+    perRule((m, j) => m.rules[j].peak);
     w.family(
       `${P}rule_activations`,
       "counter",
       "Times the rule became active (events started).",
     );
-    labels.forEach((l, i) =>
-      l.rules.forEach((s, j) =>
-        w.sample(s, monitors[i].monitor.rules[j].activations)
-      )
-    );
+    perRule((m, j) => m.rules[j].activations);
     w.family(
       `${P}rule_active_seconds`,
       "counter",
       "Time the rule has spent active, in seconds.",
       "seconds",
     );
-    labels.forEach((l, i) =>
-      l.rules.forEach((s, j) =>
-        w.sample(s, monitors[i].monitor.ruleActiveMs(j) / 1000)
-      )
-    );
+    perRule((m, j) => m.ruleActiveMs(j) / 1000);
     w.family(
       `${P}rule_last_transition_timestamp_seconds`,
       "gauge",
       "When the rule last started or ended, seconds since the Unix epoch (0: never).",
       "seconds",
     );
-    labels.forEach((l, i) =>
-      l.rules.forEach((s, j) => {
-        const at = monitors[i].monitor.ruleChangedAtMs(j);
-        w.sample(s, Number.isNaN(at) ? 0 : at / 1000);
-      })
-    );
+    perRule((m, j) => {
+      const at = m.ruleChangedAtMs(j);
+      return Number.isNaN(at) ? 0 : at / 1000;
+    });
   }
 }
 

@@ -88,6 +88,38 @@ async function writeCapture(path: string, shift = 0): Promise<void> {
   await writer.close();
 }
 
+/**
+ * Replays `capture` into a monitor with `rules` and an events log in
+ * `dir`, and reads the heap after a full GC before and after the replay.
+ */
+async function replayMeasured(
+  dir: string,
+  capture: string,
+  rules: readonly RuleConfig[],
+) {
+  const log = await EventsLog.open({
+    path: join(dir, "events.log"),
+    version: "memory test",
+    device: "replay",
+    depth: DEPTH,
+    samplePeriodNs: 100000,
+    columns,
+    rules,
+  });
+  const monitor = new Monitor(
+    { name: "nic", depth: DEPTH, columns, rules },
+    log,
+  );
+  const replay = new ReplayCollector({ path: capture, columns });
+  gc!();
+  const before = Deno.memoryUsage().heapUsed;
+  await replay.run(monitor, new AbortController().signal);
+  gc!();
+  const after = Deno.memoryUsage().heapUsed;
+  await log.close();
+  return { monitor, log, before, after };
+}
+
 Deno.test({
   name:
     "replaying 1,000,000 samples x 16 data IDs x 16 rules leaves the heap within 2 MB",
@@ -96,26 +128,11 @@ Deno.test({
     await using dir = await tempDir();
     const capture = join(dir.path, "capture.csv");
     await writeCapture(capture);
-    const log = await EventsLog.open({
-      path: join(dir.path, "events.log"),
-      version: "memory test",
-      device: "replay",
-      depth: DEPTH,
-      samplePeriodNs: 100000,
-      columns,
+    const { monitor, log, before, after } = await replayMeasured(
+      dir.path,
+      capture,
       rules,
-    });
-    const monitor = new Monitor(
-      { name: "nic", depth: DEPTH, columns, rules },
-      log,
     );
-    const replay = new ReplayCollector({ path: capture, columns });
-    gc!();
-    const before = Deno.memoryUsage().heapUsed;
-    await replay.run(monitor, new AbortController().signal);
-    gc!();
-    const after = Deno.memoryUsage().heapUsed;
-    await log.close();
     assert.equal(monitor.samples, SAMPLES);
     assert.ok(
       monitor.events >= 8,
@@ -238,26 +255,11 @@ Deno.test({
     await using dir = await tempDir();
     const capture = join(dir.path, "capture.csv");
     await writeCapture(capture, 3000);
-    const log = await EventsLog.open({
-      path: join(dir.path, "events.log"),
-      version: "memory test",
-      device: "replay",
-      depth: DEPTH,
-      samplePeriodNs: 100000,
-      columns,
-      rules: signalRules,
-    });
-    const monitor = new Monitor(
-      { name: "nic", depth: DEPTH, columns, rules: signalRules },
-      log,
+    const { monitor, log, before, after } = await replayMeasured(
+      dir.path,
+      capture,
+      signalRules,
     );
-    const replay = new ReplayCollector({ path: capture, columns });
-    gc!();
-    const before = Deno.memoryUsage().heapUsed;
-    await replay.run(monitor, new AbortController().signal);
-    gc!();
-    const after = Deno.memoryUsage().heapUsed;
-    await log.close();
     assert.equal(monitor.samples, SAMPLES);
     const activations = monitor.rules.map((r) => r.activations);
     activations.forEach((n, c) => {
