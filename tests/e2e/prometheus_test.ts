@@ -15,6 +15,7 @@ import assert from "node:assert/strict";
 import bcrypt from "bcryptjs";
 import { type StartedAgent, startedAgent } from "../agent_util.ts";
 import { tempDir } from "../temp_dir.ts";
+import { loadConfig } from "../../config/load.ts";
 
 const NEEDS = "install it with: apt-get install prometheus openssl";
 
@@ -217,6 +218,10 @@ scrape_configs:
       await new Promise((r) => setTimeout(r, 250));
     }
 
+    // The demo config the agents run, so the counts follow it.
+    const demo = (await loadConfig("deploy/demo.yaml")).monitors[0];
+    const counters = demo.columns.filter((c) => c.kind === "counter").length;
+    const gauges = demo.columns.length - counters;
     for (const job of ["plain", "secure"]) {
       await eventually(base, `up{job="${job}"}`, (v) => v[0] === 1);
       const sel = `job="${job}",monitor="nic"`;
@@ -231,17 +236,17 @@ scrape_configs:
       await eventually(
         base,
         `count(dpu_traceback_rule_active{${sel}})`,
-        (v) => v[0] === 6,
+        (v) => v[0] === demo.rules.length,
       );
       await eventually(
         base,
         `count(dpu_traceback_column_rate{${sel}})`,
-        (v) => v[0] === 9,
+        (v) => v[0] === counters,
       );
       await eventually(
         base,
         `count(dpu_traceback_column_max{${sel}})`,
-        (v) => v[0] === 1,
+        (v) => v[0] === gauges,
       );
       // Prometheus's own rate() over the agent's counter agrees with the
       // sampling rate, within what 1 s scrapes on a busy machine allow.
@@ -254,7 +259,23 @@ scrape_configs:
       await eventually(
         base,
         `count(dpu_traceback_column_rate_max{${sel}} >= dpu_traceback_column_rate{${sel}})`,
-        (v) => v[0] === 9,
+        (v) => v[0] === counters,
+      );
+      // Each rule's pending state and last peak are series Prometheus
+      // stores (a peak is NaN until the rule's first event), and a rule's
+      // info carries its severity for alert routing.
+      for (const family of ["rule_pending", "rule_last_event_peak"]) {
+        await eventually(
+          base,
+          `count(dpu_traceback_${family}{${sel}})`,
+          (v) => v[0] === demo.rules.length,
+        );
+      }
+      await eventually(
+        base,
+        `count(dpu_traceback_rule_info{${sel},severity="critical"})`,
+        (v) =>
+          v[0] === demo.rules.filter((r) => r.severity === "critical").length,
       );
       const build = await query(
         base,
