@@ -209,7 +209,11 @@ export class ReferenceRule implements MonitorRule {
   #track(ring: SampleRing, curLo: number, curHi: number): void {
     const x = this.#measure(ring, curLo, curHi);
     const low = this.#kind === LT || this.#kind === DT_LT;
-    if (low ? x < this.#peak : x > this.#peak) this.#peak = x;
+    // NaN (an event that started before the ring held the sample it
+    // compares with) compares false either way: replace it.
+    if (x === x && (low ? !(x >= this.#peak) : !(x <= this.#peak))) {
+      this.#peak = x;
+    }
   }
 
   // What the rule compares on this sample, as a float: the value, the

@@ -524,3 +524,22 @@ Deno.test("Rule: comparison value halves and range checks", () => {
     TypeError,
   );
 });
+
+Deno.test("ReferenceRule: an event that starts before the ring holds its comparison sample gets its peak from the next samples", () => {
+  // inc_gt 0 matches the very first sample (its target is that sample
+  // itself), when there is no previous sample to measure a rise from.
+  const ring = new SampleRing(1, 8);
+  const rule = new ReferenceRule(
+    { name: "r", column: 0, comparisonType: "inc_gt", comparisonValue: 0n },
+    4,
+  );
+  const peaks: number[] = [];
+  for (const value of [10, 13, 20, 21]) {
+    ring.words[ring.claim() + 2] = value;
+    rule.evaluate(ring);
+    peaks.push(rule.peak);
+  }
+  assert.equal(rule.activations, 1);
+  // NaN on the first sample, then the largest one-sample rise so far.
+  assert.deepEqual(peaks, [NaN, 3, 7, 7]);
+});
