@@ -7,13 +7,16 @@
  * `systemd` (systemd-analyze); without systemd-analyze the tests fail,
  * naming the package, rather than skip. The checks that need shellcheck
  * and logrotate are in tests/e2e/deploy_tools_test.ts (`deno task
- * test:e2e`).
+ * test:e2e`). The fleet kit (deploy/prometheus, deploy/grafana) is parsed
+ * here; promtool and a real Prometheus check it in
+ * tests/e2e/fleet_kit_test.ts.
  *
  * @module
  */
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { parse as parseYaml } from "yaml";
 import { runMain } from "./cli_util.ts";
 import {
   DEPLOY,
@@ -423,4 +426,92 @@ Deno.test("install.sh: usage errors exit 2 with one line, other failures 1", asy
   ]);
   assert.equal(warned.code, 0, warned.stderr);
   assert.match(warned.stderr, /warning: .*--version failed/);
+});
+
+// --- The fleet kit (promtool and a real Prometheus: tests/e2e/fleet_kit_test.ts)
+
+Deno.test("the fleet kit's rules, rule tests and dashboard are there, parse, and cover every alert", async () => {
+  const rules = parseYaml(
+    await Deno.readTextFile(
+      join(DEPLOY, "prometheus", "dpu-traceback.rules.yml"),
+    ),
+  ) as {
+    groups: {
+      rules: {
+        alert?: string;
+        record?: string;
+        expr: string;
+        labels?: Record<string, string>;
+        annotations?: Record<string, string>;
+      }[];
+    }[];
+  };
+  const all = rules.groups.flatMap((g) => g.rules);
+  const alerts = all.filter((r) => r.alert !== undefined);
+  assert.ok(alerts.length >= 8, "the alerting rules");
+  assert.ok(all.some((r) => r.record?.startsWith("rail:")), "rail records");
+  for (const rule of alerts) {
+    assert.ok(rule.annotations?.summary, `${rule.alert}: summary`);
+    assert.ok(rule.annotations?.description, `${rule.alert}: description`);
+    // Every alert routes by severity: its own label, or (for a rule's
+    // events) the rule's severity joined from rule_info.
+    assert.ok(
+      rule.labels?.severity !== undefined ||
+        /group_left \(severity\)\s+dpu_traceback_rule_info/.test(rule.expr),
+      `${rule.alert}: severity`,
+    );
+  }
+
+  // Each alert has a unit test where it fires and one where it does not.
+  const tests = parseYaml(
+    await Deno.readTextFile(
+      join(DEPLOY, "prometheus", "dpu-traceback.rules.test.yml"),
+    ),
+  ) as {
+    rule_files: string[];
+    tests: {
+      alert_rule_test?: { alertname: string; exp_alerts: unknown[] }[];
+    }[];
+  };
+  assert.deepEqual(tests.rule_files, ["dpu-traceback.rules.yml"]);
+  const cases = tests.tests.flatMap((t) => t.alert_rule_test ?? []);
+  for (const { alert } of alerts) {
+    const mine = cases.filter((c) => c.alertname === alert);
+    assert.ok(mine.some((c) => c.exp_alerts.length > 0), `${alert} fires`);
+    assert.ok(mine.some((c) => c.exp_alerts.length === 0), `${alert} quiet`);
+  }
+
+  const dashboard = JSON.parse(
+    await Deno.readTextFile(join(DEPLOY, "grafana", "dpu-traceback.json")),
+  ) as {
+    schemaVersion: number;
+    templating: { list: { name: string; type: string }[] };
+    panels: {
+      type: string;
+      title: string;
+      datasource?: { uid: string };
+      targets?: { expr: string; datasource: { uid: string } }[];
+    }[];
+  };
+  assert.ok(dashboard.schemaVersion >= 36, "a current Grafana schema");
+  assert.deepEqual(
+    dashboard.templating.list.map((v) => [v.name, v.type]),
+    [
+      ["datasource", "datasource"],
+      ["job", "query"],
+      ["rail", "query"],
+      ["rack", "query"],
+      ["instance", "query"],
+    ],
+  );
+  const panels = dashboard.panels.filter((p) => p.type !== "row");
+  assert.ok(panels.length >= 15, "the panels");
+  for (const panel of panels) {
+    assert.equal(panel.datasource?.uid, "${datasource}", panel.title);
+    assert.ok((panel.targets ?? []).length > 0, `${panel.title}: a query`);
+    for (const target of panel.targets ?? []) {
+      assert.equal(target.datasource.uid, "${datasource}", panel.title);
+      assert.match(target.expr, /dpu_traceback_|^sum\(up|count\(up|process_/);
+    }
+  }
 });
