@@ -29,6 +29,8 @@
 
 export type {
   AgentConfig,
+  AlertingConfig,
+  AlertmanagerConfig,
   ColumnConfig,
   ColumnKind,
   ComparisonType,
@@ -47,6 +49,10 @@ export { DEFAULT_SEVERITY, isReferenceRule } from "./config/types.ts";
 export { loadConfig, parseConfig } from "./config/load.ts";
 export type { LoadConfigOptions, ParseConfigOptions } from "./config/load.ts";
 export { describeConfig } from "./config/describe.ts";
+export type { DescribeOptions } from "./config/describe.ts";
+export { resolveTopology } from "./config/topology.ts";
+export type { Topology } from "./config/topology.ts";
+export { parseLabelsFile, readLabelsFile } from "./config/labels_file.ts";
 export { GPU_READINGS, parseGpuColumn } from "./config/gpu_readings.ts";
 export type { GpuColumnPattern, GpuReading } from "./config/gpu_readings.ts";
 export { withAutoGpuMonitor } from "./config/normalize.ts";
@@ -70,6 +76,13 @@ export { EventsLog } from "./events/log.ts";
 export type { EventsLogOptions, EventsLogStats } from "./events/log.ts";
 export { formatColumnNames, formatHeader } from "./events/header.ts";
 export type { HeaderOptions } from "./events/header.ts";
+export { EventJournal } from "./events/event_journal.ts";
+export type { JournalEvent } from "./events/event_journal.ts";
+export { alertmanagerLabel, AlertStats } from "./metrics/alert_stats.ts";
+export type {
+  AlertCounters,
+  AlertmanagerCounts,
+} from "./metrics/alert_stats.ts";
 export { EventTally, formatEventTable } from "./agent/tally.ts";
 export type { EventRecord } from "./agent/tally.ts";
 

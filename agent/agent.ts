@@ -7,11 +7,12 @@
 
 import { errorMessage } from "../base/error_message.ts";
 import type { AgentConfig, MonitorConfig } from "../config/types.ts";
+import { EventJournal } from "../events/event_journal.ts";
 import { EventsLog } from "../events/log.ts";
 import { EventTally } from "./tally.ts";
 import { WindowAggregator } from "../metrics/aggregate.ts";
 import type { ServedMonitor } from "../metrics/agent_metrics.ts";
-import { Monitor } from "../rules/monitor.ts";
+import { Monitor, type TransitionListener } from "../rules/monitor.ts";
 import type { Collector } from "../collectors/collector.ts";
 import { createCollector, describeDevice } from "../collectors/create.ts";
 import {
@@ -64,6 +65,12 @@ export interface AgentMonitor extends ServedMonitor {
  * assert.equal(nic.status.state, "ended");
  * assert.ok(nic.monitor.samples > 0);
  * assert.equal(agent.tally.events[0].rule, "rx_bytes_moving");
+ * // The first event, in the journal the endpoint reads, as the tally saw it.
+ * const first = agent.journal.recent().at(-1)!;
+ * assert.deepEqual(
+ *   [first.id, first.rule, first.startMs, first.startSample],
+ *   [1, 0, agent.tally.events[0].startMs, agent.tally.events[0].startSample],
+ * );
  * assert.match(await Deno.readTextFile(nic.log.path), /rx_bytes_moving/);
  * await Deno.remove(dir, { recursive: true });
  * ```
@@ -73,16 +80,24 @@ export class Agent {
   readonly monitors: readonly AgentMonitor[];
   /** Events seen during this run. */
   readonly tally: EventTally;
+  /**
+   * Recent events in shared memory, monitors indexed as
+   * {@linkcode Agent.monitors}: other threads read them over
+   * `journal.buffer`.
+   */
+  readonly journal: EventJournal;
 
   #warn: ((message: string) => void) | undefined;
 
   private constructor(
     monitors: AgentMonitor[],
     tally: EventTally,
+    journal: EventJournal,
     warn: ((message: string) => void) | undefined,
   ) {
     this.monitors = monitors;
     this.tally = tally;
+    this.journal = journal;
     this.#warn = warn;
   }
 
@@ -155,6 +170,7 @@ export class Agent {
         `Cannot start: no monitor left to run (${config.file} has only GPU monitors, and they are off)`,
       );
     }
+    const journal = EventJournal.create(configs.map((m) => m.rules.length));
     const monitors: AgentMonitor[] = [];
     try {
       for (const [i, m] of configs.entries()) {
@@ -175,7 +191,7 @@ export class Agent {
           windowNs: config.metricsWindowNs,
         });
         const monitor = new Monitor(m, log, {
-          onTransition: tally.listener,
+          onTransition: journaled(tally, journal, i),
           observer: aggregator,
         });
         monitors.push({
@@ -192,7 +208,7 @@ export class Agent {
       await Promise.allSettled(monitors.map((m) => m.log.close()));
       throw error;
     }
-    return new Agent(monitors, tally, options.warn);
+    return new Agent(monitors, tally, journal, options.warn);
   }
 
   /**
@@ -245,6 +261,35 @@ export class Agent {
     );
     return [...failures, ...rejections(results)];
   }
+}
+
+/**
+ * The tally's listener, then the journal: the event starts or ends on the
+ * ring's newest record (the sample that changed the rule). Runs at
+ * transitions only.
+ */
+function journaled(
+  tally: EventTally,
+  journal: EventJournal,
+  index: number,
+): TransitionListener {
+  return (monitor, rule, active, unixMs) => {
+    tally.listener(monitor, rule, active, unixMs);
+    const at = monitor.ring.offsetBack(0);
+    if (active) {
+      journal.started(index, rule, monitor.words, at, monitor.samples, unixMs);
+    } else {
+      journal.ended(
+        index,
+        rule,
+        monitor.words,
+        at,
+        monitor.samples,
+        monitor.rules[rule].peak,
+        unixMs,
+      );
+    }
+  };
 }
 
 /** Closes every collector that has something to close; returns the failures. */

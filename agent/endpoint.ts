@@ -12,6 +12,7 @@ import { errorMessage } from "../base/error_message.ts";
 import type { Logger } from "../logging/logger.ts";
 import type { AgentInfo, ServedMonitor } from "../metrics/agent_metrics.ts";
 import {
+  type MonitorShape,
   shapeOf,
   sharedStateBuffer,
   StatePublisher,
@@ -19,6 +20,7 @@ import {
 import { splitListen } from "../metrics/server.ts";
 import type { WebConfig } from "../metrics/web_config.ts";
 import type { EndpointReply, EndpointStart } from "./endpoint_worker.ts";
+import type { EventJournal } from "../events/event_journal.ts";
 
 /** How the endpoint runs. */
 export interface EndpointOptions {
@@ -42,6 +44,16 @@ export interface EndpointOptions {
   readonly stallMs?: number;
   /** The worker module; tests substitute their own. */
   readonly workerUrl?: URL;
+  /**
+   * The agent's event journal: the endpoint serves `/api/v1/events` from
+   * its shared buffer. Without it those paths are 404s.
+   */
+  readonly journal?: EventJournal;
+  /** The Alertmanager sender's counters (labels and shared buffer), to render. */
+  readonly alerts?: {
+    readonly alertmanagers: readonly string[];
+    readonly stats: SharedArrayBuffer;
+  };
 }
 
 /**
@@ -82,6 +94,14 @@ export class Endpoint {
   readonly url: string;
   /** The port it listens on (useful with port 0). */
   readonly port: number;
+  /**
+   * The published state it serves: the shared buffer and its layout, for
+   * other readers (the Alertmanager sender reads rules' live peaks).
+   */
+  readonly state: {
+    readonly buffer: SharedArrayBuffer;
+    readonly shapes: readonly MonitorShape[];
+  };
   /** Times the endpoint's thread failed and was restarted. */
   get restarts(): number {
     return this.#restarts;
@@ -104,9 +124,11 @@ export class Endpoint {
     options: EndpointOptions,
     publishing: { stop(): void },
     heartbeat: Int32Array,
+    state: Endpoint["state"],
   ) {
     this.url = first.url;
     this.port = first.port;
+    this.state = state;
     this.#spawn = spawn;
     this.#options = options;
     this.#publishing = publishing;
@@ -161,6 +183,8 @@ export class Endpoint {
       listen: options.listen,
       web: options.web,
       log: { level: options.log.level, journald: options.log.journald },
+      journal: options.journal?.buffer,
+      alerts: options.alerts,
     };
     const url = options.workerUrl ??
       new URL("./endpoint_worker.ts", import.meta.url);
@@ -190,6 +214,7 @@ export class Endpoint {
         options,
         publishing,
         new Int32Array(heartbeat),
+        { buffer, shapes },
       );
     } catch (error) {
       worker.terminate();

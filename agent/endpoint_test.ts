@@ -230,3 +230,68 @@ Deno.test("an endpoint whose thread is stuck is restarted by the watchdog, and s
     /^test: metrics endpoint failed: it has not answered for 3 s \(stuck\); restarting it in 0\.05 s \(sampling goes on\)$/,
   );
 });
+
+Deno.test("the endpoint's thread serves the agent's events from the shared journal", async () => {
+  await using dir = await tempDir("endpoint");
+  const lines: string[] = [];
+  const agent = await simAgent(dir.path);
+  const endpoint = await Endpoint.start(agent.monitors, {
+    listen: "127.0.0.1:0",
+    info,
+    log: quietLog(lines),
+    journal: agent.journal,
+  });
+  const stop = new AbortController();
+  const running = agent.run(stop.signal);
+  try {
+    // rx_moving starts on the simulator's first rises and stays active.
+    const deadline = Date.now() + 10_000;
+    while (agent.journal.newestId === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await new Promise((r) => setTimeout(r, 300)); // a publication or two
+    const get = (path: string) => fetch(new URL(path, endpoint.url));
+    const list = await get("/api/v1/events?limit=10");
+    assert.equal(list.status, 200);
+    assert.match(list.headers.get("content-type") ?? "", /application\/json/);
+    const { events, truncated } = await list.json();
+    assert.equal(truncated, false);
+    assert.equal(events.length, 1);
+    const [event] = events;
+    assert.equal(event.id, 1);
+    assert.equal(event.monitor, agent.monitors[0].config.name);
+    assert.equal(event.rule, "rx_moving");
+    assert.equal(event.state, "open");
+    assert.equal(event.end, null);
+    assert.equal(event.peak_kind, "max");
+    assert.ok(event.samples >= 1, `samples ${event.samples}`);
+    // An open event's peak is the rule's live one, as the snapshot shows it.
+    const snapshot = await (await get("/api/v1/snapshot")).json();
+    const live = snapshot.monitors[0].rules[0].peak;
+    assert.ok(live === null || event.peak <= live, `${event.peak} vs ${live}`);
+    assert.equal(event.peak === null, live === null);
+    const opened = agent.journal.open(0, 0)!;
+    assert.equal(event.start_ns, String(opened.startNs));
+    const one = await get("/api/v1/events/1");
+    assert.equal(one.status, 200);
+    const detail = await one.json();
+    assert.equal(detail.events_log, `${dir.path}/events.log`);
+    assert.match(
+      detail.review,
+      /^dpu-traceback review \S+events\.log --event \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ --rule 'rx_moving'$/,
+    );
+    const missing = await get("/api/v1/events/2");
+    assert.equal(missing.status, 404);
+    assert.match((await missing.json()).error, /event 2/);
+    const bad = await get("/api/v1/events?since=yesterday");
+    assert.equal(bad.status, 400);
+    assert.match((await bad.json()).error, /^since must be/);
+    assert.equal((await get("/api/v1/events?page=2")).status, 400);
+    assert.equal((await get("/api/v1/events/abc")).status, 400);
+  } finally {
+    stop.abort();
+    await running;
+    await endpoint.shutdown();
+    assert.deepEqual(await agent.close(), []);
+  }
+});

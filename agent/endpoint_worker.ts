@@ -14,9 +14,11 @@
  */
 
 import { errorMessage } from "../base/error_message.ts";
+import { EventJournal } from "../events/event_journal.ts";
 import { Logger, type LogLevel } from "../logging/logger.ts";
 import { type AgentInfo, AgentMetrics } from "../metrics/agent_metrics.ts";
 import { createMetricsApp } from "../metrics/app.ts";
+import { AlertStats } from "../metrics/alert_stats.ts";
 import { BasicAuthVerifier } from "../metrics/basic_auth.ts";
 import { type MetricsServer, serveMetrics } from "../metrics/server.ts";
 import { type MonitorShape, PublishedState } from "../metrics/shared_state.ts";
@@ -40,6 +42,13 @@ export interface EndpointStart {
   readonly web?: WebConfig;
   /** The agent's log level and whether it writes for journald. */
   readonly log: { readonly level: LogLevel; readonly journald: boolean };
+  /** The event journal's shared buffer, for `/api/v1/events`. */
+  readonly journal?: SharedArrayBuffer;
+  /** The Alertmanager sender's counters and whose they are, when alerting is on. */
+  readonly alerts?: {
+    readonly alertmanagers: readonly string[];
+    readonly stats: SharedArrayBuffer;
+  };
 }
 
 /** What the endpoint's thread tells the agent. */
@@ -87,6 +96,13 @@ export async function serveEndpoint(
     auth,
     headers: web?.headers,
     onError: (m) => lines.write(m),
+    journal: start.journal === undefined
+      ? undefined
+      : new EventJournal(start.journal),
+    alerts: start.alerts === undefined ? undefined : {
+      alertmanagers: start.alerts.alertmanagers,
+      stats: new AlertStats(start.alerts.stats),
+    },
   });
   let refreshedAt = -Infinity;
   let server: MetricsServer;

@@ -7,6 +7,13 @@
  */
 
 import { describeConfig } from "../config/describe.ts";
+import { resolveTopology, type Topology } from "../config/topology.ts";
+import { alertmanagerLabel, AlertStats } from "../metrics/alert_stats.ts";
+import {
+  alertMonitors,
+  type AlertSender,
+  startAlertSender,
+} from "../alerts/sender.ts";
 import type { AgentConfig } from "../config/types.ts";
 import { LISTEN_OFF } from "../config/values.ts";
 import { ignoreFileSizeSignal } from "../events/file_size_signal.ts";
@@ -74,6 +81,16 @@ async function runWithSignals(
   for (const warning of web?.warnings ?? []) log.warn(warning);
   const startMs = Date.now();
 
+  // The labels file and the host name first: a bad labels file must fail
+  // before any events.log gets a header.
+  let topology: Topology;
+  try {
+    topology = await resolveTopology(config);
+  } catch (error) {
+    log.failed(error);
+    return false;
+  }
+
   let agent: Agent;
   try {
     agent = await Agent.open(config, {
@@ -87,6 +104,12 @@ async function runWithSignals(
   }
 
   for (const line of describeConfig(config).split("\n")) log.debug(line);
+  // The sender's counters exist before the endpoint that renders them,
+  // and the sender starts after it, to link alerts to its event URLs.
+  const alerting = config.alerting;
+  const alertStats = alerting === undefined
+    ? undefined
+    : AlertStats.create(alerting.alertmanagers.length);
   let endpoint: Endpoint | undefined;
   if (config.listen !== LISTEN_OFF) {
     try {
@@ -99,12 +122,49 @@ async function runWithSignals(
           version: options.version,
           startMs,
           windowNs: config.metricsWindowNs,
+          topology: topology.labels,
         },
         log,
+        journal: agent.journal,
+        alerts: alerting === undefined ? undefined : {
+          alertmanagers: alerting.alertmanagers.map((am) =>
+            alertmanagerLabel(am.url)
+          ),
+          stats: alertStats!.buffer,
+        },
       });
       log.info(`metrics on ${endpoint.url}`);
     } catch (error) {
       log.failed(error);
+      for (const problem of await agent.close()) log.failed(problem);
+      return false;
+    }
+  }
+  let sender: AlertSender | undefined;
+  if (alerting !== undefined) {
+    try {
+      // Its own thread too: an Alertmanager that is down or slow must
+      // never cost a sample or a scrape (alerts/sender.ts).
+      sender = await startAlertSender({
+        config: alerting,
+        instance: topology.instance,
+        labels: topology.labels,
+        monitors: alertMonitors(agent.monitors.map((m) => m.config)),
+        journalBuffer: agent.journal.buffer,
+        state: endpoint?.state,
+        endpointUrl: endpoint?.url,
+        version: options.version,
+        statsBuffer: alertStats!.buffer,
+        onError: (line) => log.error(line),
+      });
+      log.info(
+        `alerts to ${alerting.alertmanagers.length} Alertmanager${
+          alerting.alertmanagers.length === 1 ? "" : "s"
+        }`,
+      );
+    } catch (error) {
+      log.failed(error);
+      await endpoint?.shutdown();
       for (const problem of await agent.close()) log.failed(problem);
       return false;
     }
@@ -145,6 +205,7 @@ async function runWithSignals(
   } finally {
     deadline?.clear();
     status?.stop();
+    await sender?.stop();
     await endpoint?.shutdown();
     Deno.removeSignalListener("SIGINT", onSignal);
     Deno.removeSignalListener("SIGTERM", onSignal);

@@ -6,7 +6,9 @@
  */
 
 import { describeConfig } from "../config/describe.ts";
+import { readLabelsFile } from "../config/labels_file.ts";
 import { loadConfig } from "../config/load.ts";
+import { mergeLabels } from "../config/topology.ts";
 import { withAutoGpuMonitor } from "../config/normalize.ts";
 import type { Logger } from "../logging/logger.ts";
 import { loadWebConfig, type WebConfig } from "../metrics/web_config.ts";
@@ -37,7 +39,15 @@ export async function checkConfig(
     web = config.webConfigFile === undefined
       ? undefined
       : await loadWebConfig(config.webConfigFile);
-    summary = describeConfig(withAutoGpuMonitor(config));
+    // The labels file is read as the agent will read it at start, so a
+    // broken or missing file is found now.
+    const fileLabels = config.labelsFile === undefined
+      ? undefined
+      : await readLabelsFile(config.labelsFile);
+    if (fileLabels !== undefined) {
+      mergeLabels(config.labels, fileLabels, config.labelsFile!);
+    }
+    summary = describeConfig(withAutoGpuMonitor(config), { fileLabels });
   } catch (error) {
     throw asUsageError(error);
   }

@@ -33,6 +33,9 @@ Options:
                          seconds; a date alone is its first moment for --since and its
                          last for --until (--until 2026-11-21 keeps that whole day)
       --event N          print event N's traceback window (N from the table)
+      --event TIME       the same for the event whose start marker is at TIME (that
+                         whole second; with --rule NAME, of that rule): what the
+                         agent's /api/v1/events/ID and its alerts give
       --json             print JSON instead of the table (with --event: the window)
       --csv              print CSV instead of the table (with --event: the window)
       --html FILE        also write a self-contained HTML report with charts ("-": to stdout)
@@ -80,13 +83,26 @@ export function parseReviewArgs(
     );
   }
   let event: number | undefined;
+  let eventAtS: number | undefined;
   if (values.event !== undefined) {
-    if (!/^[1-9][0-9]*$/.test(values.event)) {
-      throw new UsageError(
-        `--event must be an event number from the table (1, 2, ...), got "${values.event}"`,
-      );
+    // Up to 8 digits is a number from the table; a time in Unix seconds
+    // has 10 (any time since 2001).
+    if (/^[0-9]{1,8}$/.test(values.event)) {
+      event = Number(values.event);
+      if (event === 0) {
+        throw new UsageError(
+          `--event must be an event number from the table (1, 2, ...) or its start time (ISO-8601 or Unix seconds), got "${values.event}"`,
+        );
+      }
+    } else {
+      try {
+        eventAtS = Math.floor(parseTimeOption("--event", values.event) / 1000);
+      } catch {
+        throw new UsageError(
+          `--event must be an event number from the table (1, 2, ...) or its start time (ISO-8601 or Unix seconds), got "${values.event}"`,
+        );
+      }
     }
-    event = Number(values.event);
   }
   let timeFormat: TimeFormat | undefined;
   if (values.timestamps !== undefined && values.timestamps !== "auto") {
@@ -117,6 +133,7 @@ export function parseReviewArgs(
     sinceMs,
     untilMs,
     event,
+    eventAtS,
     format: values.json ? "json" : values.csv ? "csv" : "table",
     html: values.html,
     timeFormat,

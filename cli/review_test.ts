@@ -304,3 +304,78 @@ Deno.test("--html FILE the binary may not write: the reason, and how to write it
     "Cannot write /tmp/r.html: not writable by this binary (it may write only /var/log/dpu-traceback); write the report through stdout instead: --html - > /tmp/r.html",
   );
 });
+
+Deno.test("--event TIME --rule NAME prints the event of that rule that started then", async () => {
+  // Two rules start in the same second: the name decides.
+  const rx = await review([
+    ref,
+    "--event",
+    "2026-11-21T14:50:01Z",
+    "--rule",
+    "Rx < 1000 per 2 samples",
+  ]);
+  assert.equal(rx.code, 0, rx.errors.join("\n"));
+  assert.match(
+    rx.out,
+    /^Event 2 of 2: reference, rule "Rx < 1000 per 2 samples"/,
+  );
+  // Unix seconds, any fraction of that second, and a --rule that only
+  // contains the text (case aside) find it as well.
+  for (const time of ["1795272601", "1795272601.9", "2026-11-21T14:50:01.5"]) {
+    const r = await review([ref, "--event", time, "--rule", "rx <"]);
+    assert.equal(r.code, 0, time);
+    assert.equal(r.out, rx.out, time);
+  }
+  // Without --rule, or with text both rules contain: the first.
+  for (const rules of [[], ["--rule", "per 2 samples"]]) {
+    const r = await review([ref, "--event", "2026-11-21T14:50:01Z", ...rules]);
+    assert.equal(r.code, 0);
+    assert.match(
+      r.out,
+      /^Event 1 of 2: reference, rule "ECN > 100 per 2 samples"/,
+    );
+  }
+  // Two events of one rule in one second: the first of them.
+  const twice = await review([
+    nic,
+    "--event",
+    "2026-11-21T14:51:40Z",
+    "--rule",
+    "ECN > 100 per 2 samples",
+    "--json",
+  ]);
+  assert.equal(twice.code, 0);
+  assert.equal(JSON.parse(twice.out).event.id, 1);
+  // --event N is still a number from the table.
+  const n = await review([ref, "--event", "2"]);
+  assert.equal(n.out, rx.out);
+});
+
+Deno.test("--event TIME that names no event exits 2 with one line", async () => {
+  const none = await review([
+    ref,
+    "--event",
+    "2026-11-21T14:50:02Z",
+    "--rule",
+    "Rx",
+  ]);
+  assert.equal(none.code, 2);
+  assert.deepEqual(none.errors, [
+    `--event 2026-11-21T14:50:02Z: no event of rule "Rx" started in that second in ${ref}`,
+  ]);
+  assert.equal(none.out, "");
+  const other = await review([
+    ref,
+    "--event",
+    "2026-11-21T14:50:01Z",
+    "--rule",
+    "GPU",
+  ]);
+  assert.equal(other.code, 2);
+  const bad = await review([ref, "--event", "2026-11-21T25:00:00Z"]);
+  assert.equal(bad.code, 2);
+  assert.match(
+    bad.errors[0],
+    /^--event must be an event number from the table \(1, 2, \.\.\.\) or its start time \(ISO-8601 or Unix seconds\), got "2026-11-21T25:00:00Z"/,
+  );
+});

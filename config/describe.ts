@@ -42,7 +42,8 @@ const BYTES_PER_VALUE = 8;
 
 /**
  * Summarizes a configuration in a few lines: the form and listen address,
- * then per monitor its source, period, depth and ring size, log path,
+ * the instance, topology labels and alerting where configured (with the
+ * labels file's labels when `options` has them), then per monitor its source, period, depth and ring size, log path,
  * columns and rules (e.g. `"Rx Bytes/s > 1MeBs": dt_gt port_0_rx_bytes > 1048576`).
  *
  * @example Usage
@@ -66,7 +67,10 @@ const BYTES_PER_VALUE = 8;
  * );
  * ```
  */
-export function describeConfig(config: AgentConfig): string {
+export function describeConfig(
+  config: AgentConfig,
+  options: DescribeOptions = {},
+): string {
   const count = config.monitors.length;
   const lines = [
     `${config.file}: ${config.form} form, ${count} monitor${
@@ -75,10 +79,102 @@ export function describeConfig(config: AgentConfig): string {
       config.forceOwnership ? ", force ownership" : ""
     }`,
   ];
+  lines.push(...describeTopology(config, options.fileLabels));
+  lines.push(...describeAlerting(config));
   for (const monitor of config.monitors) {
     lines.push(...describeMonitor(monitor));
   }
   return lines.join("\n");
+}
+
+/** What {@linkcode describeConfig} may add to what the configuration says. */
+export interface DescribeOptions {
+  /**
+   * The labels read from the configuration's labels file (check-config
+   * reads it), to list them; without it the file is only named.
+   */
+  readonly fileLabels?: Readonly<Record<string, string>>;
+}
+
+/** `name="value", ...` for a summary line. */
+function formatLabelList(labels: Readonly<Record<string, string>>): string {
+  return Object.entries(labels)
+    .map(([name, value]) => `${name}=${JSON.stringify(value)}`)
+    .join(", ");
+}
+
+/**
+ * The instance and topology lines; none when the configuration sets
+ * none of them (a reference-form file never does).
+ */
+function describeTopology(
+  config: AgentConfig,
+  fileLabels: Readonly<Record<string, string>> | undefined,
+): string[] {
+  const lines: string[] = [];
+  if (config.instance !== undefined) {
+    lines.push(`instance ${JSON.stringify(config.instance)} on alerts`);
+  } else if (config.alerting !== undefined) {
+    lines.push("instance on alerts: the host name");
+  }
+  const count = Object.keys(config.labels).length;
+  if (count > 0) {
+    lines.push(
+      `topology labels (${count}): ${formatLabelList(config.labels)}`,
+    );
+  }
+  if (config.labelsFile !== undefined) {
+    const read = fileLabels === undefined
+      ? ""
+      : Object.keys(fileLabels).length === 0
+      ? ": no labels"
+      : `: ${formatLabelList(fileLabels)}`;
+    lines.push(
+      `labels file ${config.labelsFile}${read} (read at start; labels: win)`,
+    );
+  }
+  return lines;
+}
+
+/** The alerting lines: the timing, then one line per Alertmanager. */
+function describeAlerting(config: AgentConfig): string[] {
+  const alerting = config.alerting;
+  if (alerting === undefined) return [];
+  const n = alerting.alertmanagers.length;
+  const resend = alerting.resendIntervalMs * 1e6;
+  return [
+    `alerting: ${n} Alertmanager${n === 1 ? "" : "s"}, resent every ${
+      formatDuration(resend)
+    } while firing (ends ${formatDuration(4 * resend)} ahead), held ${
+      formatDuration(alerting.holdMs * 1e6)
+    } after an event ends`,
+    ...alerting.alertmanagers.map((am) => {
+      const parts = [`timeout ${formatDuration(am.timeoutMs * 1e6)}`];
+      if (am.tls !== undefined) {
+        const tls = [
+          ...(am.tls.caFile === undefined ? [] : [`CA ${am.tls.caFile}`]),
+          ...(am.tls.certFile === undefined
+            ? []
+            : [`client certificate ${am.tls.certFile}`]),
+          ...(am.tls.serverName === undefined
+            ? []
+            : [`server name ${am.tls.serverName}`]),
+        ];
+        parts.push(tls.length === 0 ? "TLS" : `TLS (${tls.join(", ")})`);
+      }
+      if (am.basicAuth !== undefined) {
+        parts.push(
+          `basic auth as ${
+            JSON.stringify(am.basicAuth.username)
+          }, password from ${am.basicAuth.passwordFile}`,
+        );
+      }
+      if (am.bearerTokenFile !== undefined) {
+        parts.push(`bearer token from ${am.bearerTokenFile}`);
+      }
+      return `  ${am.url}: ${parts.join(", ")}`;
+    }),
+  ];
 }
 
 function describeEndpoint(config: AgentConfig): string {

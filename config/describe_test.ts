@@ -273,3 +273,63 @@ monitors:
     '      summary: "no \\"rx\\""',
   ]);
 });
+
+Deno.test("describeConfig() shows the instance, topology labels and alerting where configured", () => {
+  const config = parseConfig(
+    `
+instance: dpu-r12-07
+labels: { rack: r12, rail: "3" }
+labels_file: /etc/dpu-traceback/level_labels.ini
+alerting:
+  alertmanagers:
+    - url: https://am-1.example:9093/
+      tls: { ca_file: /etc/dpu-traceback/am-ca.pem, cert_file: /c.pem, key_file: /k.pem, server_name: am.example }
+      basic_auth: { username: agent, password_file: /etc/dpu-traceback/am-password }
+    - url: http://am-2.example:9093
+      timeout: 2s
+      bearer_token_file: /etc/dpu-traceback/am-token
+  resend_interval: 15s
+  hold: 90s
+monitors:
+  - name: nic
+    source: sim
+    columns: [{ name: rx, data_id: "0x1" }]
+`,
+    "a.yaml",
+  );
+  const head = (options?: Parameters<typeof describeConfig>[1]) =>
+    describeConfig(config, options).split("\n").slice(1, 7);
+  assert.deepEqual(head(), [
+    'instance "dpu-r12-07" on alerts',
+    'topology labels (2): rack="r12", rail="3"',
+    "labels file /etc/dpu-traceback/level_labels.ini (read at start; labels: win)",
+    "alerting: 2 Alertmanagers, resent every 15 s while firing (ends 1 min ahead), held 1.5 min after an event ends",
+    '  https://am-1.example:9093: timeout 10 s, TLS (CA /etc/dpu-traceback/am-ca.pem, client certificate /c.pem, server name am.example), basic auth as "agent", password from /etc/dpu-traceback/am-password',
+    "  http://am-2.example:9093: timeout 2 s, bearer token from /etc/dpu-traceback/am-token",
+  ]);
+  assert.equal(
+    head({ fileLabels: { plane: "a", switch: "leaf 12" } })[2],
+    'labels file /etc/dpu-traceback/level_labels.ini: plane="a", switch="leaf 12" (read at start; labels: win)',
+  );
+  assert.equal(
+    head({ fileLabels: {} })[2],
+    "labels file /etc/dpu-traceback/level_labels.ini: no labels (read at start; labels: win)",
+  );
+  // Alerting without an instance goes out as the host name.
+  const plain = parseConfig(
+    `alerting: { alertmanagers: [{ url: "http://am:9093" }] }
+monitors: [{ name: nic, source: sim, columns: [{ name: rx, data_id: "0x1" }] }]`,
+    "b.yaml",
+  );
+  assert.deepEqual(describeConfig(plain).split("\n").slice(1, 4), [
+    "instance on alerts: the host name",
+    "alerting: 1 Alertmanager, resent every 30 s while firing (ends 2 min ahead), held 5 min after an event ends",
+    "  http://am:9093: timeout 10 s",
+  ]);
+  // None of these lines when nothing of it is configured.
+  const none = parseConfig(
+    'monitors: [{ name: nic, source: sim, columns: [{ name: rx, data_id: "0x1" }] }]',
+    "c.yaml",
+  );
+  assert.match(describeConfig(none).split("\n")[1], /^monitor nic:/);
+});

@@ -117,3 +117,50 @@ export const MAX_DURATION_S = 3650 * 86_400;
  * from the file is cut shorter (a value to 120, a key to 40).
  */
 export const MAX_MESSAGE_CHARS = 500;
+
+/**
+ * Most topology labels (`labels:` and the labels file together). An alert
+ * carries alertname, monitor, device, instance and severity besides them,
+ * and Prometheus adds job and instance to the topology series: 10 keeps
+ * every series under the 20 labels per series many sites enforce.
+ */
+export const MAX_TOPOLOGY_LABELS = 10;
+
+/** Longest topology label value, in characters: a rack or port name. */
+export const MAX_LABEL_VALUE_CHARS = 128;
+
+/**
+ * Longest `instance`, in characters: a fully qualified host name is at
+ * most 253 (RFC 1035), and the host name is what it defaults to.
+ */
+export const MAX_INSTANCE_CHARS = 253;
+
+/**
+ * Largest labels file read, in bytes. A DPF `level_labels.ini` holds a
+ * few dozen short lines; anything past this is not one.
+ */
+export const MAX_LABELS_FILE_BYTES = 64 * 1024;
+
+/**
+ * Most Alertmanagers. Each gets every alert from its own queue; a site's
+ * Alertmanager cluster is 2 or 3 replicas.
+ */
+export const MAX_ALERTMANAGERS = 8;
+
+/** Shortest push timeout, ns: less than a round trip in a data centre fails for nothing. */
+export const MIN_ALERT_TIMEOUT_NS = 100_000_000;
+
+/** Longest push timeout, ns: a push still waiting after a minute is lost anyway. */
+export const MAX_ALERT_TIMEOUT_NS = 60_000_000_000;
+
+/** Shortest resend interval, ns: faster only loads the Alertmanager. */
+export const MIN_ALERT_RESEND_NS = 1_000_000_000;
+
+/**
+ * Longest resend interval, ns: an alert's lease is 4 of them, so an agent
+ * that goes away resolves its alerts within 4 hours at most.
+ */
+export const MAX_ALERT_RESEND_NS = 3_600_000_000_000;
+
+/** Longest hold after an event ends, ns: a day. */
+export const MAX_ALERT_HOLD_NS = 86_400_000_000_000;

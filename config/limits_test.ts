@@ -4,6 +4,9 @@ import { STALE_PERIODS } from "../metrics/agent_metrics.ts";
 import { MAX_LINE_BYTES } from "../review/lines.ts";
 import { GPU_READINGS, MAX_GPU_INDEX } from "./gpu_readings.ts";
 import {
+  MAX_ALERT_HOLD_NS,
+  MAX_ALERT_RESEND_NS,
+  MAX_ALERT_TIMEOUT_NS,
   MAX_CONFIG_BYTES,
   MAX_DURATION_S,
   MAX_METRICS_WINDOW_S,
@@ -86,4 +89,11 @@ Deno.test("rule durations and summaries fit what rules and logs hold", () => {
     const line = `\t\t\tSummary: ${quoteName(char.repeat(MAX_SUMMARY_CHARS))}`;
     assert.ok(new TextEncoder().encode(line).length < MAX_LINE_BYTES);
   }
+});
+
+Deno.test("the longest alert timings fit the timers that wait on them", () => {
+  // A firing alert's endsAt lease is 4 resend intervals.
+  assert.ok(4 * MAX_ALERT_RESEND_NS / 1e6 <= MAX_TIMER_MS);
+  assert.ok(MAX_ALERT_HOLD_NS / 1e6 <= MAX_TIMER_MS);
+  assert.ok(MAX_ALERT_TIMEOUT_NS / 1e6 <= MAX_TIMER_MS);
 });

@@ -736,6 +736,9 @@ Deno.test("parseConfig() accepts the reference example verbatim", () => {
       eventLog: "events.log",
       seed: DEFAULTS.seed,
     }],
+    // No topology in the reference form: no instance, labels file or
+    // alerting, and no labels.
+    labels: {},
   });
 });
 

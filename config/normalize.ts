@@ -21,6 +21,7 @@ import {
 import type {
   AgentDocument,
   AgentRuleDocument,
+  AlertingDocument,
   ColumnDocument,
   MonitorDocument,
   ReferenceDocument,
@@ -37,6 +38,8 @@ import { MAX_RING_BYTES } from "./limits.ts";
 import { maxDepth, ringBytes, ringColumns } from "./ring_budget.ts";
 import {
   type AgentConfig,
+  type AlertingConfig,
+  type AlertmanagerConfig,
   DEFAULT_SEVERITY,
   DEFAULTS,
   type MonitorColumn,
@@ -139,6 +142,7 @@ export function normalizeReference(
     forceOwnership: false,
     gpu: DEFAULTS.gpu,
     monitors: [monitor],
+    labels: {},
   };
 }
 
@@ -215,6 +219,68 @@ export function normalizeAgent(
     nvmlLibDir: doc.nvml_lib_dir,
     gpu: doc.gpu ?? DEFAULTS.gpu,
     monitors,
+    ...(doc.instance === undefined ? {} : { instance: doc.instance }),
+    labels: doc.labels ?? {},
+    ...(doc.labels_file === undefined ? {} : { labelsFile: doc.labels_file }),
+    ...(doc.alerting === undefined
+      ? {}
+      : { alerting: normalizeAlerting(doc.alerting, source) }),
+  };
+}
+
+/**
+ * `alerting:` with its defaults, durations in ms; the same Alertmanager
+ * twice is refused (it would get every alert twice).
+ */
+function normalizeAlerting(
+  doc: AlertingDocument,
+  source: ConfigSource,
+): AlertingConfig {
+  const seen = new Map<string, number>();
+  const alertmanagers = doc.alertmanagers.map((am, i): AlertmanagerConfig => {
+    const earlier = seen.get(am.url);
+    if (earlier !== undefined) {
+      throw configError(
+        source,
+        ["alerting", "alertmanagers", i, "url"],
+        `is also the url of ${
+          formatPath(["alerting", "alertmanagers", earlier])
+        }; list each Alertmanager once (every one gets every alert)`,
+        "type",
+      );
+    }
+    seen.set(am.url, i);
+    const tls = am.tls === undefined ? undefined : {
+      ...(am.tls.ca_file === undefined ? {} : { caFile: am.tls.ca_file }),
+      ...(am.tls.cert_file === undefined ? {} : { certFile: am.tls.cert_file }),
+      ...(am.tls.key_file === undefined ? {} : { keyFile: am.tls.key_file }),
+      ...(am.tls.server_name === undefined
+        ? {}
+        : { serverName: am.tls.server_name }),
+    };
+    return {
+      url: am.url,
+      timeoutMs: am.timeout === undefined
+        ? DEFAULTS.alertTimeoutMs
+        : am.timeout / 1e6,
+      ...(tls === undefined ? {} : { tls }),
+      ...(am.basic_auth === undefined ? {} : {
+        basicAuth: {
+          username: am.basic_auth.username,
+          passwordFile: am.basic_auth.password_file,
+        },
+      }),
+      ...(am.bearer_token_file === undefined
+        ? {}
+        : { bearerTokenFile: am.bearer_token_file }),
+    };
+  });
+  return {
+    alertmanagers,
+    resendIntervalMs: doc.resend_interval === undefined
+      ? DEFAULTS.alertResendIntervalMs
+      : doc.resend_interval / 1e6,
+    holdMs: doc.hold === undefined ? DEFAULTS.alertHoldMs : doc.hold / 1e6,
   };
 }
 

@@ -18,7 +18,16 @@ import { type MOfN, parseFor } from "./m_of_n.ts";
 import { parseSeverity, parseSummary } from "./rule_labels.ts";
 import { parseThreshold } from "./thresholds.ts";
 import type { ComparisonType, Direction, SignalKind } from "./types.ts";
-import { MAX_MONITORS, MAX_RULES } from "./limits.ts";
+import { MAX_ALERTMANAGERS, MAX_MONITORS, MAX_RULES } from "./limits.ts";
+import {
+  parseAlertmanagerUrl,
+  parseAlertTimeout,
+  parseAuthUsername,
+  parseHold,
+  parseResendInterval,
+  parseServerName,
+} from "./alerting.ts";
+import { checkTopologyLabels, parseInstance } from "./topology_labels.ts";
 import { parseName } from "./names.ts";
 import {
   MAX_COLUMNS,
@@ -462,8 +471,124 @@ export const monitorSchema = strict({
   rules: list(agentRuleSchema, RULES, 0, MAX_RULES).optional(),
 });
 
+/**
+ * Topology labels, `name: value`: names and values checked one by one
+ * (topology_labels.ts), each problem at its own key.
+ */
+export const labelsSchema = z.unknown().transform(
+  (input, ctx): Record<string, string> => {
+    if (typeof input !== "object" || input === null || Array.isArray(input)) {
+      return refuse(
+        ctx,
+        [],
+        'must be an object of label names and values, e.g. { rack: r12, rail: "3" }',
+      );
+    }
+    const checked = checkTopologyLabels(input as Record<string, unknown>);
+    if (checked.ok) return checked.value;
+    const { name, problem, kind } = checked.problem;
+    return refuse(ctx, name === undefined ? [] : [name], problem, kind);
+  },
+);
+
+/** `tls:` of an Alertmanager: a client certificate comes with its key. */
+const alertmanagerTlsSchema = strict({
+  ca_file: leaf(parseText).optional(),
+  cert_file: leaf(parseText).optional(),
+  key_file: leaf(parseText).optional(),
+  server_name: leaf(parseServerName).optional(),
+}).transform((tls, ctx) => {
+  if ((tls.cert_file === undefined) !== (tls.key_file === undefined)) {
+    const [given, missing] = tls.cert_file === undefined
+      ? ["key_file", "cert_file"]
+      : ["cert_file", "key_file"];
+    return refuse(
+      ctx,
+      [missing],
+      `is required with ${given}: a client certificate and its key go together`,
+    );
+  }
+  return tls;
+});
+
+/** `basic_auth:` of an Alertmanager; the password only ever from a file. */
+const basicAuthSchema = strict({
+  username: leaf(parseAuthUsername),
+  password_file: leaf(parseText).optional(),
+  password: z.unknown().optional(),
+}).transform((auth, ctx) => {
+  if (auth.password !== undefined) {
+    return refuse(
+      ctx,
+      ["password"],
+      "is not accepted: put the password in a file only the agent can read and name it in password_file",
+    );
+  }
+  if (auth.password_file === undefined) {
+    return refuse(
+      ctx,
+      ["password_file"],
+      "is required: the file the password is read from",
+    );
+  }
+  return { username: auth.username, password_file: auth.password_file };
+});
+
+/**
+ * One Alertmanager: its base URL and how to reach it. Basic auth and a
+ * bearer token exclude each other; `tls` is for an https URL only.
+ */
+export const alertmanagerSchema = strict({
+  url: leaf(parseAlertmanagerUrl),
+  timeout: leaf(parseAlertTimeout).optional(),
+  tls: alertmanagerTlsSchema.optional(),
+  basic_auth: basicAuthSchema.optional(),
+  bearer_token_file: leaf(parseText).optional(),
+  bearer_token: z.unknown().optional(),
+}).transform((am, ctx) => {
+  if (am.bearer_token !== undefined) {
+    return refuse(
+      ctx,
+      ["bearer_token"],
+      "is not accepted: put the token in a file only the agent can read and name it in bearer_token_file",
+    );
+  }
+  if (am.basic_auth !== undefined && am.bearer_token_file !== undefined) {
+    return refuse(
+      ctx,
+      ["bearer_token_file"],
+      "cannot be given with basic_auth: an Alertmanager takes one kind of credentials",
+    );
+  }
+  if (am.tls !== undefined && !am.url.startsWith("https:")) {
+    return refuse(
+      ctx,
+      ["tls"],
+      "is for an https URL; this Alertmanager's url is http",
+    );
+  }
+  const { bearer_token: _, ...rest } = am;
+  return rest;
+});
+
+/** `alerting:`: where events are pushed as alerts, and how often. */
+export const alertingSchema = strict({
+  alertmanagers: list(
+    alertmanagerSchema,
+    ["Alertmanager", "Alertmanagers"],
+    1,
+    MAX_ALERTMANAGERS,
+  ),
+  resend_interval: leaf(parseResendInterval).optional(),
+  hold: leaf(parseHold).optional(),
+});
+
 /** Our agent form: global settings and a list of monitors. */
 export const agentSchema = strict({
+  instance: leaf(parseInstance).optional(),
+  labels: labelsSchema.optional(),
+  labels_file: leaf(parseText).optional(),
+  alerting: alertingSchema.optional(),
   listen: leaf(parseListen).optional(),
   metrics_window_s: leaf(parseMetricsWindow).optional(),
   event_log_max_bytes: leaf(parseEventLogMaxBytes).optional(),
@@ -484,6 +609,8 @@ export const dataIdsObjectSchema = strict({ "data-ids": columnsSchema });
 export type ReferenceDocument = z.output<typeof referenceSchema>;
 /** The validated agent form. */
 export type AgentDocument = z.output<typeof agentSchema>;
+/** A validated `alerting:` section. */
+export type AlertingDocument = z.output<typeof alertingSchema>;
 /** One validated agent-form monitor. */
 export type MonitorDocument = z.output<typeof monitorSchema>;
 /** One validated `{name, data_id}` entry, `kind` where the form allows it. */

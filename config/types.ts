@@ -216,6 +216,68 @@ export interface AgentConfig {
    * stands for is not listed until `withAutoGpuMonitor` adds it.
    */
   readonly monitors: readonly MonitorConfig[];
+  /**
+   * The `instance` label of this agent's alerts and topology series: the
+   * configured value, else the host name (filled in when the agent starts).
+   */
+  readonly instance?: string;
+  /**
+   * Topology labels (`rack`, `rail`, `plane`, `switch`, `switch_port`, a
+   * site's own): on every alert and on the one `dpu_traceback_topology_info`
+   * series, never on other series. Those of {@linkcode labelsFile} are
+   * merged in when the agent starts; these win.
+   */
+  readonly labels: Readonly<Record<string, string>>;
+  /** A DOCA Platform Framework labels file (`level_labels.ini` style). */
+  readonly labelsFile?: string;
+  /** Where and how events are pushed as alerts; none when absent. */
+  readonly alerting?: AlertingConfig;
+}
+
+/** One Alertmanager the agent pushes alerts to (API v2). */
+export interface AlertmanagerConfig {
+  /**
+   * Base URL (`https://am-1.example:9093`, or with a path prefix such as
+   * `http://host/alertmanager`); alerts go to `<url>/api/v2/alerts`.
+   */
+  readonly url: string;
+  /** How long one push may take, ms. */
+  readonly timeoutMs: number;
+  /** TLS settings for an `https` URL. */
+  readonly tls?: {
+    /** CA bundle (PEM) to verify the server with, instead of the system's. */
+    readonly caFile?: string;
+    /** Client certificate (PEM), for mutual TLS; with keyFile. */
+    readonly certFile?: string;
+    /** Client key (PEM); with certFile. */
+    readonly keyFile?: string;
+    /** Name to verify the server certificate against, if not the URL's host. */
+    readonly serverName?: string;
+  };
+  /** HTTP basic auth; the password is read from a file. */
+  readonly basicAuth?: {
+    readonly username: string;
+    readonly passwordFile: string;
+  };
+  /** A bearer token read from a file (exclusive with basicAuth). */
+  readonly bearerTokenFile?: string;
+}
+
+/** How events become alerts. */
+export interface AlertingConfig {
+  /** Every Alertmanager gets every alert (an HA pair gets both). */
+  readonly alertmanagers: readonly AlertmanagerConfig[];
+  /**
+   * How often a firing alert is sent again, ms (default 30 s); its
+   * `endsAt` is 4 times this ahead, so an agent that goes away resolves.
+   */
+  readonly resendIntervalMs: number;
+  /**
+   * How long an alert stays firing after its rule's last event ended, ms
+   * (default 5 min): a burst of milliseconds still reaches a person, and a
+   * flapping rule gives one alert counting its events.
+   */
+  readonly holdMs: number;
 }
 
 /** Defaults shared by both configuration forms. */
@@ -235,4 +297,10 @@ export const DEFAULTS = {
   gpuSamplePeriodNs: 1_000_000_000,
   /** A GPU monitor's depth: a minute of history at the default period. */
   gpuDepth: 60,
+  /** Alerts: resent this often while firing (Prometheus's own default is 1 min; faster here). */
+  alertResendIntervalMs: 30_000,
+  /** Alerts: kept firing this long after the rule's last event ended. */
+  alertHoldMs: 300_000,
+  /** Alerts: one push's timeout. */
+  alertTimeoutMs: 10_000,
 } as const;

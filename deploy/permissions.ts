@@ -20,10 +20,12 @@
  *   permissions do not apply to native code.
  * - `--allow-write`: the log directory only.
  * - `--allow-net` without a scope: Deno has one permission for listening
- *   and connecting, and the listen address is the operator's choice at run
- *   time (`listen:`, `--listen HOST:PORT`), so a scope naming 0.0.0.0:9477
- *   would refuse the documented `--listen 192.0.2.10:9477`. The agent
- *   itself connects nowhere.
+ *   and connecting, and the listen address and the Alertmanagers are the
+ *   operator's choice at run time (`listen:`, `--listen HOST:PORT`,
+ *   `alerting.alertmanagers`), so a scope fixed at build time would refuse
+ *   them. The endpoint's thread gives `net` up once listening; the
+ *   Alertmanager sender's thread gets `net` for the configured
+ *   Alertmanagers' `host:port` only.
  * - `--allow-env`: exactly the variables read: JOURNAL_STREAM (the logger),
  *   DOCA_LIB_DIR and NVML_LIB_DIR (library lookup), LOG_TOKENS and
  *   LOG_STREAM (the `yaml` package reads them while parsing, and throws
@@ -34,7 +36,9 @@
  *   use both. Which libraries get opened is still bounded by
  *   `--allow-read`: a candidate the agent may not stat is refused before
  *   `Deno.dlopen` sees it.
- * - no `--allow-sys`, `--allow-run` or `--allow-import`: nothing uses them
+ * - `--allow-sys=hostname`: the `instance` label of alerts defaults to the
+ *   host name (`Deno.hostname()`); nothing else of the system is read.
+ * - no `--allow-run` or `--allow-import`: nothing uses them
  *   (`Deno.memoryUsage()` and `process.cpuUsage()` need no permission).
  * - `--no-prompt`: a permission not granted fails at once, never waits on
  *   a terminal.
@@ -76,14 +80,15 @@ export const ENV_VARS: readonly string[] = [
   "LOG_STREAM",
 ];
 /**
- * Files the binary needs that no static import reaches: the bcrypt, NVML and
- * endpoint workers (`new Worker(new URL(...))`) and the demo's config (read
+ * Files the binary needs that no static import reaches: the bcrypt, NVML,
+ * endpoint and Alertmanager sender workers (`new Worker(new URL(...))`) and the demo's config (read
  * at run time).
  */
 export const INCLUDES: readonly string[] = [
   "metrics/bcrypt_worker.ts",
   "collectors/nvml/worker.ts",
   "agent/endpoint_worker.ts",
+  "alerts/sender_worker.ts",
   "deploy/demo.yaml",
 ];
 
@@ -105,6 +110,7 @@ export const PERMISSION_FLAGS: readonly string[] = [
   `--allow-write=${LOG_DIR}`,
   "--allow-net",
   `--allow-env=${ENV_VARS.join(",")}`,
+  "--allow-sys=hostname",
   "--allow-ffi",
 ];
 

@@ -77,6 +77,11 @@ export interface AgentInfo {
   readonly startMs: number;
   /** Aggregation window, ns. */
   readonly windowNs: number;
+  /**
+   * The topology labels (config/topology.ts), sorted by name: the labels
+   * of `dpu_traceback_topology_info`; none when absent.
+   */
+  readonly topology?: Readonly<Record<string, string>>;
 }
 
 /** Whether the agent is ready, and if not, why (one line per monitor). */

@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { AlertCounters } from "./alert_stats.ts";
 import { type Context, Hono } from "hono";
 import { errorMessage } from "../base/error_message.ts";
 import type { AgentMetrics } from "./agent_metrics.ts";
@@ -25,6 +26,8 @@ import {
 import { MetricsRenderer } from "./render.ts";
 import { ScrapeCache } from "./scrape_cache.ts";
 import { buildSnapshot } from "./snapshot.ts";
+import type { EventJournal } from "../events/event_journal.ts";
+import { type ApiAnswer, listEvents, oneEvent } from "./events_api.ts";
 
 /**
  * The endpoint as a request handler: all a server (or a test) needs of
@@ -65,6 +68,13 @@ export interface MetricsAppOptions {
   readonly scrapeCacheMs?: number;
   /** Host clock, Unix ms; for tests. */
   readonly now?: () => number;
+  /**
+   * The agent's event journal (a reader over the sampling thread's shared
+   * buffer): serves `/api/v1/events`. Without it those paths are 404s.
+   */
+  readonly journal?: EventJournal;
+  /** The Alertmanager sender's counters, rendered when alerting is on. */
+  readonly alerts?: AlertCounters;
 }
 
 const INDEX = `<!doctype html>
@@ -73,6 +83,7 @@ const INDEX = `<!doctype html>
 <ul>
 <li><a href="metrics">metrics</a>: Prometheus text or OpenMetrics</li>
 <li><a href="api/v1/snapshot">api/v1/snapshot</a>: the same aggregates as JSON</li>
+<li><a href="api/v1/events">api/v1/events</a>: recent events, newest first (JSON)</li>
 <li><a href="healthz">healthz</a>: the process is alive</li>
 <li><a href="readyz">readyz</a>: every source is running and its data is fresh</li>
 </ul></body></html>
@@ -136,7 +147,7 @@ export function createMetricsApp(
   options: MetricsAppOptions = {},
 ): MetricsApp {
   const now = options.now ?? Date.now;
-  const renderer = new MetricsRenderer(metrics);
+  const renderer = new MetricsRenderer(metrics, options.alerts);
   // /metrics and /api/v1/snapshot alike: a flood of requests costs one
   // render (and one gzip) per interval on the endpoint's thread.
   const scrapes = new ScrapeCache<ExpositionFormat | "json">(
@@ -183,6 +194,28 @@ export function createMetricsApp(
     "/api/v1/snapshot",
     (c) => cached(c, "json", "application/json; charset=utf-8"),
   );
+  const journal = options.journal;
+  if (journal !== undefined) {
+    const json = (c: Context, answer: ApiAnswer) =>
+      c.body(JSON.stringify(answer.body), answer.status, {
+        "content-type": "application/json; charset=utf-8",
+      });
+    app.get("/api/v1/events", (c) =>
+      json(
+        c,
+        listEvents(
+          journal,
+          metrics.monitors,
+          new URL(c.req.url).searchParams,
+          now(),
+        ),
+      ));
+    app.get(
+      "/api/v1/events/:id",
+      (c) =>
+        json(c, oneEvent(journal, metrics.monitors, c.req.param("id"), now())),
+    );
+  }
   app.get("/healthz", (c) => c.text("ok\n"));
   app.get("/readyz", (c) => {
     const { ready, problems } = metrics.readiness(now());

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
+import bcrypt from "bcryptjs";
+import { EventJournal } from "../events/event_journal.ts";
 import { createMetricsApp } from "./app.ts";
+import { BasicAuthVerifier } from "./basic_auth.ts";
 import { fedMonitor, nicConfig } from "./metrics_test_util.ts";
 import type { AgentSnapshot } from "./snapshot.ts";
 
@@ -385,6 +388,103 @@ Deno.test("a signal rule shows pending, then active with its peak, in /metrics a
       activations: 1,
       peak: 2_500_000,
     });
+  } finally {
+    await fed.close();
+  }
+});
+
+Deno.test("GET /api/v1/events serves the journal behind the same auth and limits as /metrics", async () => {
+  const fed = await scenario();
+  // The scenario's two events, as the agent's listener would journal them.
+  const journal = EventJournal.create([2]);
+  const at = (ns: bigint) =>
+    new Uint32Array([Number(ns & 0xffff_ffffn), Number(ns >> 32n)]);
+  journal.started(0, 0, at(T0 + 1201n * MS), 0, 1202, 1_700_000_001_201);
+  journal.ended(0, 0, at(T0 + 1211n * MS), 0, 1212, 900, 1_700_000_001_211);
+  journal.started(0, 1, at(T0 + 1998n * MS), 0, 1999, 1_700_000_001_998);
+  const auth = new BasicAuthVerifier(
+    new Map([["prom", bcrypt.hashSync("secret", 4)]]),
+  );
+  try {
+    const app = createMetricsApp(fed.metrics, {
+      auth,
+      journal,
+      now: () => 1_700_000_002_000,
+    });
+    const authorization = `Basic ${btoa("prom:secret")}`;
+    const get = (path: string, init: RequestInit = {}) =>
+      app.request(path, {
+        ...init,
+        headers: { authorization, ...init.headers as Record<string, string> },
+      });
+    assert.equal((await app.request("/api/v1/events")).status, 401);
+    assert.equal((await app.request("/api/v1/events/1")).status, 401);
+    const res = await get("/api/v1/events?limit=5");
+    assert.equal(res.status, 200);
+    assert.equal(
+      res.headers.get("content-type"),
+      "application/json; charset=utf-8",
+    );
+    assert.equal(res.headers.get("cache-control"), "no-store");
+    const { events, truncated } = await res.json();
+    assert.equal(truncated, false);
+    assert.deepEqual(
+      events.map((e: Record<string, unknown>) => [
+        e.id,
+        e.rule,
+        e.state,
+        e.samples,
+        e.peak,
+        e.duration_s,
+      ]),
+      [
+        // Open: the rule's live peak, samples up to the newest (2001).
+        [
+          2,
+          "rx\\total",
+          "open",
+          3,
+          fed.agentMonitor.monitor.rules[1].peak,
+          0.002,
+        ],
+        [1, 'lat "high"', "ended", 10, 900, 0.01],
+      ],
+    );
+    const one = await get("/api/v1/events/1");
+    assert.equal(one.status, 200);
+    const detail = await one.json();
+    assert.equal(detail.events_log, fed.agentMonitor.log.path);
+    assert.match(
+      detail.review,
+      / --event 2023-11-14T22:13:21Z --rule 'lat "high"'$/,
+    );
+    assert.equal((await get("/api/v1/events/9")).status, 404);
+    const bad = await get("/api/v1/events?limit=0");
+    assert.equal(bad.status, 400);
+    assert.deepEqual(await bad.json(), {
+      error: 'limit must be an integer from 1 to 1000, got "0"',
+    });
+    // The same request limits as /metrics.
+    const post = await get("/api/v1/events", { method: "POST", body: "x" });
+    assert.equal(post.status, 405);
+    assert.equal((await get(`/api/v1/events?${"a".repeat(3000)}`)).status, 414);
+    // Gzip like the rest.
+    const gz = await get("/api/v1/events", {
+      headers: { "accept-encoding": "gzip" },
+    });
+    assert.equal(gz.status, 200);
+  } finally {
+    auth[Symbol.dispose]();
+    await fed.close();
+  }
+});
+
+Deno.test("without a journal, /api/v1/events is not there", async () => {
+  const fed = await fedMonitor(1e9);
+  try {
+    const app = createMetricsApp(fed.metrics);
+    assert.equal((await app.request("/api/v1/events")).status, 404);
+    assert.equal((await app.request("/api/v1/events/1")).status, 404);
   } finally {
     await fed.close();
   }

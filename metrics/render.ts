@@ -21,6 +21,7 @@ import {
   type RuleConfig,
 } from "../config/types.ts";
 import type { AgentMetrics, MonitorView } from "./agent_metrics.ts";
+import type { AlertCounters } from "./alert_stats.ts";
 import {
   type ExpositionFormat,
   ExpositionWriter,
@@ -54,15 +55,29 @@ export class MetricsRenderer {
   readonly #metrics: AgentMetrics;
   readonly #labels: readonly MonitorLabels[];
   readonly #buildLabels: string;
+  readonly #topologyLabels: string;
   /** `poll_errors` label sets by monitor index and error name. */
   readonly #errorLabels = new Map<string, string>();
+  readonly #alerts: AlertCounters | undefined;
+  /** `{alertmanager="..."}` per Alertmanager. */
+  readonly #alertmanagerLabels: readonly string[];
 
-  constructor(metrics: AgentMetrics) {
+  /** Renders `metrics`, and the Alertmanager sender's `alerts` when alerting is on. */
+  constructor(metrics: AgentMetrics, alerts?: AlertCounters) {
     this.#metrics = metrics;
+    this.#alerts = alerts;
+    this.#alertmanagerLabels = (alerts?.alertmanagers ?? []).map((am) =>
+      formatLabels([["alertmanager", am]])
+    );
     this.#buildLabels = formatLabels([
       ["version", metrics.info.version],
       ["deno", Deno.version.deno],
     ]);
+    this.#topologyLabels = formatLabels(
+      Object.entries(metrics.info.topology ?? {}).sort(([a], [b]) =>
+        a < b ? -1 : a > b ? 1 : 0
+      ),
+    );
     this.#labels = metrics.monitors.map((m): MonitorLabels => {
       const monitor: [string, string] = ["monitor", m.monitor.name];
       return {
@@ -96,6 +111,7 @@ export class MetricsRenderer {
     this.#logs(w);
     this.#windows(w);
     this.#rules(w);
+    this.#alerting(w);
     return w.finish();
   }
 
@@ -103,6 +119,15 @@ export class MetricsRenderer {
     const info = this.#metrics.info;
     w.family(`${P}build`, "info", "Agent and runtime versions.")
       .sample(this.#buildLabels, 1);
+    // Topology goes on this one series only, never on every series: a
+    // query joins it on Prometheus's own instance label, e.g.
+    // `rule_active * on(instance) group_left(rail) topology_info`. It is
+    // there without labels too, so such joins never lose an agent.
+    w.family(
+      `${P}topology`,
+      "info",
+      "Where this DPU sits: the configured topology labels (rack, rail, plane, switch, switch_port, a site's own).",
+    ).sample(this.#topologyLabels, 1);
     w.family(
       `${P}metrics_window_seconds`,
       "gauge",
@@ -483,6 +508,46 @@ export class MetricsRenderer {
       const at = m.ruleChangedAtMs(j);
       return Number.isNaN(at) ? 0 : at / 1000;
     });
+  }
+
+  /** The Alertmanager sender's counters; nothing when alerting is off. */
+  #alerting(w: ExpositionWriter): void {
+    const alerts = this.#alerts;
+    if (alerts === undefined) return;
+    const counts = this.#alertmanagerLabels.map((_, i) => alerts.stats.read(i));
+    const each = (value: (i: number) => number) =>
+      this.#alertmanagerLabels.forEach((l, i) => w.sample(l, value(i)));
+    w.family(
+      `${P}alerts_sent`,
+      "counter",
+      "Alerts the Alertmanager accepted.",
+    );
+    each((i) => counts[i].sent);
+    w.family(
+      `${P}alerts_failed`,
+      "counter",
+      "Alerts of failed pushes to the Alertmanager, each try counted: refused (4xx, not retried) or failed (5xx, 429, network error, timeout; retried with backoff).",
+    );
+    each((i) => counts[i].failed);
+    w.family(
+      `${P}alerts_dropped`,
+      "counter",
+      "Alerts pushed out of the Alertmanager's full queue before they could be sent.",
+    );
+    each((i) => counts[i].dropped);
+    w.family(
+      `${P}alerts_queue_length`,
+      "gauge",
+      "Alerts waiting to be pushed to the Alertmanager.",
+    );
+    each((i) => counts[i].queueLength);
+    w.family(
+      `${P}alertmanager_last_success_timestamp_seconds`,
+      "gauge",
+      "When a push to the Alertmanager last succeeded, seconds since the Unix epoch (0: never).",
+      "seconds",
+    );
+    each((i) => counts[i].lastSuccessMs / 1000);
   }
 }
 

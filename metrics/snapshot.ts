@@ -144,6 +144,11 @@ export interface AgentSnapshot {
     readonly ready: boolean;
     readonly window_seconds: number;
   };
+  /**
+   * The topology labels, by name (those of `dpu_traceback_topology_info`);
+   * `{}` when none are configured.
+   */
+  readonly topology: Readonly<Record<string, string>>;
   readonly monitors: readonly MonitorSnapshot[];
 }
 
@@ -280,6 +285,11 @@ export function buildSnapshot(
       ready: monitors.every((m) => m.up),
       window_seconds: metrics.info.windowNs / 1e9,
     },
+    topology: Object.fromEntries(
+      Object.entries(metrics.info.topology ?? {}).sort(([a], [b]) =>
+        a < b ? -1 : a > b ? 1 : 0
+      ),
+    ),
     monitors,
   };
 }

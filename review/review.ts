@@ -10,6 +10,7 @@ import { terminalSafe } from "../base/terminal_text.ts";
 import { VERSION } from "../config/version.ts";
 import { ioReason } from "./errors.ts";
 import type { EventList } from "./event.ts";
+import { eventStartedAt } from "./event_at.ts";
 import { filterEvents } from "./event_store.ts";
 import { csvChunks, jsonChunks } from "./export.ts";
 import { resolveInputs } from "./files.ts";
@@ -56,6 +57,11 @@ export interface ReviewRequest {
   readonly sinceMs?: number;
   readonly untilMs?: number;
   readonly event?: number;
+  /**
+   * `--event TIME`: the event whose start marker is in this whole second
+   * (Unix seconds), of the `--rule` and `--monitor` given.
+   */
+  readonly eventAtS?: number;
   readonly format: "table" | "json" | "csv";
   readonly html?: string;
   readonly timeFormat?: TimeFormat;
@@ -79,8 +85,8 @@ export const DEFAULT_REVIEW_FILE = "events.log";
 /**
  * Reviews the logs `request` names and writes what it asks for to `io`.
  * Returns the exit code: 0; 1 if a file was skipped or a single FILE
- * cannot be read or is not an events log; 2 when `--event N` names no
- * event. `defaults`: where to look without paths. Messages name files and
+ * cannot be read or is not an events log; 2 when `--event N` or
+ * `--event TIME` names no event. `defaults`: where to look without paths. Messages name files and
  * quote the log: terminal controls in them are shown as `\uXXXX`.
  *
  * @example
@@ -212,6 +218,29 @@ export async function reviewLogs(
         return 1;
       }
       io.info(`report written to ${options.html} (${shown.length} events)`);
+    }
+    if (options.eventAtS !== undefined) {
+      const event = eventStartedAt(all, options.eventAtS, filter);
+      if (event === undefined) {
+        const second = new Date(options.eventAtS * 1000).toISOString()
+          .replace(".000Z", "Z");
+        const which = options.rules.length === 0
+          ? "no event"
+          : `no event of rule ${
+            options.rules.map((r) => JSON.stringify(r)).join(" or ")
+          }`;
+        io.error(
+          `--event ${second}: ${which} started in that second in ${
+            paths.join(", ")
+          }`,
+        );
+        return 2;
+      }
+      const format: TracebackFormat = options.format === "table"
+        ? "text"
+        : options.format;
+      await writeTraceback(event, all.length, format, io.out);
+      return done;
     }
     if (options.event !== undefined) {
       const event = all.at(options.event - 1);

@@ -28,6 +28,7 @@ const BELOW_CLI = [
   "collectors",
   "review",
   "metrics",
+  "alerts",
   "agent",
 ];
 
@@ -47,6 +48,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   "collectors": ["base", "config", "ffi", "rules"],
   "review": ["base", "config", "events"],
   "metrics": ["base", "config", "rules", "events", "collectors"],
+  "alerts": ["base", "config", "rules", "events", "collectors", "metrics"],
   "agent": [
     "base",
     "logging",
@@ -55,6 +57,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "events",
     "collectors",
     "metrics",
+    "alerts",
   ],
   "cli": BELOW_CLI,
   "main.ts": ["cli", "base", "logging"],

@@ -99,6 +99,32 @@ Deno.test("a running agent serves rates, bursts, rules and health over HTTP", as
       demoRules.map((r) => [r.name, r.severity, "boolean"]),
     );
 
+    // The events the sampling thread journaled, from the endpoint's thread.
+    const listed = await agent.get("/api/v1/events?limit=1000");
+    assert.equal(listed.status, 200);
+    const { events } = await listed.json();
+    const later = await (await agent.get("/api/v1/snapshot")).json();
+    const started = later.monitors[0].rules.reduce(
+      (sum: number, r: { activations: number }) => sum + r.activations,
+      0,
+    );
+    assert.ok(events.length <= started, `${events.length} of ${started}`);
+    const names = new Set(demoRules.map((r) => r.name));
+    for (const [i, e] of events.entries()) {
+      assert.ok(names.has(e.rule), e.rule);
+      assert.ok(i === 0 || e.id < events[i - 1].id);
+      assert.ok(e.state === "open" ? e.end === null : e.end >= e.start);
+    }
+    if (events.length > 0) {
+      const one = await (await agent.get(`/api/v1/events/${events[0].id}`))
+        .json();
+      assert.match(
+        one.review,
+        /^dpu-traceback review .+ --event \S+Z --rule '/,
+      );
+    }
+    assert.equal((await agent.get("/api/v1/events?limit=0")).status, 400);
+
     const om = await agent.get("/metrics", {
       accept: "application/openmetrics-text; version=1.0.0",
     });

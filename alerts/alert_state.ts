@@ -1,0 +1,262 @@
+/**
+ * One rule's alert, as a state machine over what the event journal says:
+ * idle, then firing from the rule's start (resent on an interval with a
+ * lease of 4 intervals, as Prometheus does), kept firing for a hold after
+ * its last event ended, then resolved once. A burst that starts and ends
+ * between two looks still fires it: the rule's last event changed. Pure:
+ * the clock is passed in, and the caller sends what it returns.
+ *
+ * @module
+ */
+
+import type { JournalEvent } from "../events/event_journal.ts";
+
+/**
+ * An alert as Alertmanager's API v2 takes it (`PostableAlert`): times are
+ * RFC 3339; an `endsAt` in the past resolves the alert.
+ */
+export interface PostableAlert {
+  /** What identifies the alert: Alertmanager groups, routes and dedupes by these. */
+  readonly labels: Readonly<Record<string, string>>;
+  /** What a person reads: `summary`, `description`, `events`. */
+  readonly annotations: Readonly<Record<string, string>>;
+  /** The start sample's time of the alert's first event. */
+  readonly startsAt: string;
+  /** The lease while firing; the last event's end sample's time once resolved. */
+  readonly endsAt: string;
+  /** The first event on this agent's metrics endpoint, when it is on. */
+  readonly generatorURL?: string;
+}
+
+/** What an alert says about its rule, fixed for the agent's run. */
+export interface AlertRule {
+  /** The monitor's name. */
+  readonly monitor: string;
+  /** The monitor's configured device (or source) for the `device` label. */
+  readonly device: string;
+  /** The rule's name: the alert's `alertname`. */
+  readonly rule: string;
+  /** The rule's severity. */
+  readonly severity: string;
+  /** The rule's one-line summary, if it has one. */
+  readonly summary?: string;
+  /** The monitor's events log, where the tracebacks are. */
+  readonly eventLog: string;
+}
+
+/** What all of an agent's alerts share. */
+export interface AlertSettings {
+  /** The `instance` label: the configured value or the host name. */
+  readonly instance: string;
+  /** Topology labels, on every alert. */
+  readonly labels: Readonly<Record<string, string>>;
+  /** The metrics endpoint's base URL, for `generatorURL`; none when off. */
+  readonly endpointUrl?: string;
+  /** How often a firing alert is sent again, ms. */
+  readonly resendIntervalMs: number;
+  /** How long an alert stays firing after its last event ended, ms. */
+  readonly holdMs: number;
+}
+
+/** What the journal and the published state say of the rule at one look. */
+export interface RuleLook {
+  /** The rule's open event. */
+  readonly open: JournalEvent | undefined;
+  /** The rule's last ended event. */
+  readonly last: JournalEvent | undefined;
+  /** The rule's activations so far (NaN when unknown). */
+  readonly activations: number;
+  /** The rule's peak so far over its open event (NaN when unknown). */
+  readonly livePeak: number;
+}
+
+/**
+ * One rule's alert. Call {@linkcode RuleAlert.tick} at every look (every
+ * 50 ms, say); it returns the alert to send now, if any.
+ *
+ * @example A 2 ms burst between two looks fires, then resolves after the hold
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { RuleAlert } from "./alert_state.ts";
+ *
+ * const alert = new RuleAlert(
+ *   { monitor: "nic", device: "sim", rule: "drops", severity: "critical", eventLog: "events.log" },
+ *   { instance: "dpu-1", labels: { rail: "3" }, resendIntervalMs: 30_000, holdMs: 300_000 },
+ * );
+ * const none = { open: undefined, last: undefined, activations: 0, livePeak: NaN };
+ * assert.equal(alert.tick(none, 1_000), undefined);
+ * const burst = {
+ *   id: 1, monitor: 0, rule: 0, startNs: 1_500_000_000n, endNs: 1_502_000_000n,
+ *   startSample: 10, endSample: 30, peak: 7, startMs: 1_500, endMs: 1_502,
+ * };
+ * const firing = alert.tick({ ...none, last: burst, activations: 1 }, 1_050)!;
+ * assert.equal(firing.labels.alertname, "drops");
+ * assert.equal(firing.labels.rail, "3");
+ * assert.equal(firing.startsAt, "1970-01-01T00:00:01.500Z");
+ * const resolved = alert.tick({ ...none, last: burst, activations: 1 }, 301_502)!;
+ * assert.equal(resolved.endsAt, "1970-01-01T00:00:01.502Z");
+ * ```
+ */
+export class RuleAlert {
+  readonly #rule: AlertRule;
+  readonly #settings: AlertSettings;
+  readonly #labels: Readonly<Record<string, string>>;
+  /** The newest event id seen; events up to it are accounted for. */
+  #seenId = 0;
+  #firing = false;
+  #first: JournalEvent | undefined;
+  #newest: JournalEvent | undefined;
+  #events = 0;
+  /** Activations before the alert's first event (NaN when unknown). */
+  #baseActivations = NaN;
+  #lastActivations = NaN;
+  #sentAtMs = -Infinity;
+
+  /** The alert of `rule`, with the agent-wide `settings`. */
+  constructor(rule: AlertRule, settings: AlertSettings) {
+    this.#rule = rule;
+    this.#settings = settings;
+    // Ours last: a topology label can never pass for one of them.
+    this.#labels = {
+      ...settings.labels,
+      alertname: rule.rule,
+      monitor: rule.monitor,
+      device: rule.device,
+      instance: settings.instance,
+      severity: rule.severity,
+    };
+  }
+
+  /** Whether the alert is firing (including its hold). */
+  get firing(): boolean {
+    return this.#firing;
+  }
+
+  /** The events the current (or last) alert covers. */
+  get events(): number {
+    return this.#events;
+  }
+
+  /** The alert to send at Unix time `nowMs` given `look`, if any. */
+  tick(look: RuleLook, nowMs: number): PostableAlert | undefined {
+    const { open, last } = look;
+    const firstLook = this.#seenId === 0 && Number.isNaN(this.#lastActivations);
+    const fresh: JournalEvent[] = [];
+    // Oldest first: the last ended event started before the open one. An
+    // event that ended between reading the open record and the last one
+    // shows in both: its ended copy says more.
+    const opened = open !== undefined && open.id === last?.id
+      ? undefined
+      : open;
+    for (const event of [last, opened]) {
+      if (event !== undefined && event.id > this.#seenId) fresh.push(event);
+    }
+    if (fresh.length > 0) this.#seenId = fresh[fresh.length - 1].id;
+    const previousActivations = this.#lastActivations;
+    this.#lastActivations = look.activations;
+    const resend = this.#settings.resendIntervalMs;
+    if (!this.#firing) {
+      // An event already over by more than the hold when first seen (an
+      // agent restart finds it in the journal) is old news.
+      const live = fresh.filter((e) =>
+        e.endNs === undefined || nowMs - e.endMs < this.#settings.holdMs
+      );
+      if (live.length === 0) return undefined;
+      this.#firing = true;
+      this.#first = live[0];
+      this.#newest = live[live.length - 1];
+      this.#events = live.length;
+      this.#baseActivations = firstLook || Number.isNaN(previousActivations)
+        ? look.activations - live.length
+        : previousActivations;
+      this.#countActivations(look.activations);
+      this.#sentAtMs = nowMs;
+      return this.#alert(look, nowMs + 4 * resend);
+    }
+    // A fresh event that is the open one seen before, now ended, is no new one.
+    for (const event of fresh) {
+      if (event.id !== this.#newest?.id) this.#events++;
+      this.#newest = event;
+    }
+    if (last !== undefined && last.id === this.#newest?.id) this.#newest = last;
+    this.#countActivations(look.activations);
+    const newest = this.#newest!;
+    if (opened === undefined && newest.endNs !== undefined) {
+      if (nowMs - newest.endMs >= this.#settings.holdMs) {
+        this.#firing = false;
+        return this.#alert(look, isoMs(newest.endNs));
+      }
+    }
+    if (nowMs - this.#sentAtMs >= resend) {
+      this.#sentAtMs = nowMs;
+      return this.#alert(look, nowMs + 4 * resend);
+    }
+    return undefined;
+  }
+
+  // The published activations count catches events that began and ended
+  // between two looks, which the journal's per-rule records cannot show.
+  #countActivations(activations: number): void {
+    const counted = activations - this.#baseActivations;
+    if (Number.isFinite(counted) && counted > this.#events) {
+      this.#events = counted;
+    }
+  }
+
+  #alert(look: RuleLook, endsAt: number | string): PostableAlert {
+    const first = this.#first!;
+    const newest = this.#newest!;
+    const rule = this.#rule;
+    const open = newest.endNs === undefined;
+    const peak = open ? look.livePeak : newest.peak;
+    const quoted = `'${rule.rule.replaceAll("'", `'\\''`)}'`;
+    const review = `dpu-traceback review ${rule.eventLog} --event ${
+      isoSecond(newest.startMs)
+    } --rule ${quoted}`;
+    const times = this.#events === 1
+      ? "fired once"
+      : `fired ${this.#events} times`;
+    const now = open
+      ? `active now, peak so far ${formatPeak(peak)}`
+      : `last event ended ${isoMs(newest.endNs!)}, peak ${formatPeak(peak)}`;
+    const description =
+      `Rule ${rule.rule} of monitor ${rule.monitor} (${rule.device}) on ${this.#settings.instance} ${times} since ${
+        isoMs(first.startNs)
+      }; ${now}. Traceback in ${rule.eventLog}: ${review}`;
+    const summary = rule.summary ??
+      `${rule.rule} on ${rule.monitor} (${rule.device}) of ${this.#settings.instance}`;
+    const base = this.#settings.endpointUrl?.replace(/\/+$/, "");
+    return {
+      labels: this.#labels,
+      annotations: {
+        summary,
+        description,
+        events: String(this.#events),
+      },
+      startsAt: isoMs(first.startNs),
+      endsAt: typeof endsAt === "string"
+        ? endsAt
+        : new Date(endsAt).toISOString(),
+      ...(base === undefined
+        ? {}
+        : { generatorURL: `${base}/api/v1/events/${first.id}` }),
+    };
+  }
+}
+
+/** A timestamp in ns since the epoch as RFC 3339 with milliseconds. */
+function isoMs(ns: bigint): string {
+  return new Date(Number(ns / 1_000_000n)).toISOString();
+}
+
+/** Unix ms as RFC 3339 to the whole second, as `review --event` takes it. */
+function isoSecond(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(
+    ".000Z",
+    "Z",
+  );
+}
+
+function formatPeak(peak: number): string {
+  return Number.isNaN(peak) ? "unknown" : String(peak);
+}

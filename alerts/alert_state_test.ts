@@ -1,0 +1,239 @@
+import assert from "node:assert/strict";
+import type { JournalEvent } from "../events/event_journal.ts";
+import { type AlertSettings, RuleAlert, type RuleLook } from "./alert_state.ts";
+
+const RULE = {
+  monitor: "nic",
+  device: "0000:03:00.0",
+  rule: "pfc storm's",
+  severity: "critical",
+  summary: "PFC pause storm",
+  eventLog: "/var/log/dpu-traceback/events.log",
+};
+const SETTINGS: AlertSettings = {
+  instance: "dpu-7",
+  labels: { rail: "3", rack: "r12" },
+  endpointUrl: "http://dpu-7:9477/",
+  resendIntervalMs: 30_000,
+  holdMs: 300_000,
+};
+const T0 = Date.UTC(2026, 10, 24, 0, 0, 0); // Unix ms
+
+/** An event starting at T0 + startMs (ms), ended at T0 + endMs if given. */
+function event(
+  id: number,
+  startMs: number,
+  endMs?: number,
+  peak = NaN,
+): JournalEvent {
+  const ns = (ms: number) => BigInt(T0 + ms) * 1_000_000n + 123_456n;
+  return {
+    id,
+    monitor: 0,
+    rule: 0,
+    startNs: ns(startMs),
+    endNs: endMs === undefined ? undefined : ns(endMs),
+    startSample: id * 100,
+    endSample: endMs === undefined ? undefined : id * 100 + 5,
+    peak,
+    // The markers are written a little after the samples.
+    startMs: T0 + startMs + 1,
+    endMs: endMs === undefined ? NaN : T0 + endMs + 1,
+  };
+}
+
+function look(
+  open?: JournalEvent,
+  last?: JournalEvent,
+  activations = NaN,
+  livePeak = NaN,
+): RuleLook {
+  return { open, last, activations, livePeak };
+}
+
+const iso = (ms: number) => new Date(T0 + ms).toISOString();
+
+Deno.test("a rule's start fires an alert with its labels, annotations and times", () => {
+  const alert = new RuleAlert(RULE, SETTINGS);
+  assert.equal(alert.tick(look(), T0), undefined);
+  const sent = alert.tick(look(event(4, 2_345), undefined, 1, 90), T0 + 2_400);
+  assert.ok(sent);
+  assert.deepEqual(sent.labels, {
+    rail: "3",
+    rack: "r12",
+    alertname: "pfc storm's",
+    monitor: "nic",
+    device: "0000:03:00.0",
+    instance: "dpu-7",
+    severity: "critical",
+  });
+  assert.equal(sent.startsAt, iso(2_345));
+  assert.equal(sent.endsAt, iso(2_400 + 120_000));
+  assert.equal(sent.generatorURL, "http://dpu-7:9477/api/v1/events/4");
+  assert.equal(sent.annotations.summary, "PFC pause storm");
+  assert.equal(sent.annotations.events, "1");
+  const d = sent.annotations.description;
+  assert.match(d, /active now, peak so far 90/);
+  assert.ok(
+    d.includes(
+      `dpu-traceback review /var/log/dpu-traceback/events.log --event 2026-11-24T00:00:02Z --rule 'pfc storm'\\''s'`,
+    ),
+    d,
+  );
+  assert.equal(alert.firing, true);
+});
+
+Deno.test("a firing alert is resent every interval with a lease of 4 intervals", () => {
+  const alert = new RuleAlert(RULE, SETTINGS);
+  const open = look(event(1, 0), undefined, 1, 5);
+  assert.ok(alert.tick(open, T0 + 10));
+  assert.equal(alert.tick(open, T0 + 60), undefined);
+  assert.equal(alert.tick(open, T0 + 30_009), undefined);
+  const again = alert.tick({ ...open, livePeak: 8 }, T0 + 30_010);
+  assert.ok(again);
+  assert.equal(again.endsAt, iso(30_010 + 120_000));
+  assert.equal(again.startsAt, iso(0));
+  assert.match(again.annotations.description, /peak so far 8/);
+  assert.equal(alert.tick(open, T0 + 30_060), undefined);
+  assert.ok(alert.tick(open, T0 + 60_010));
+});
+
+Deno.test("an ended rule stays firing for the hold, then resolves at the end sample's time", () => {
+  const alert = new RuleAlert(RULE, SETTINGS);
+  assert.ok(alert.tick(look(event(1, 0), undefined, 1), T0 + 50));
+  const ended = look(undefined, event(1, 0, 1_000, 42), 1);
+  // Within the hold: firing, resent on the interval with the end's facts.
+  assert.equal(alert.tick(ended, T0 + 1_050), undefined);
+  const held = alert.tick(ended, T0 + 30_050);
+  assert.ok(held);
+  assert.equal(held.endsAt, iso(30_050 + 120_000));
+  assert.match(held.annotations.description, /last event ended .*, peak 42/);
+  // The hold counts from the end marker (T0 + 1_001): 1 ms before it is
+  // over, still firing (and a resend is due).
+  assert.equal(alert.tick(ended, T0 + 301_000)?.endsAt, iso(421_000));
+  assert.equal(alert.firing, true);
+  const resolved = alert.tick(ended, T0 + 301_001);
+  assert.ok(resolved);
+  assert.equal(resolved.endsAt, iso(1_000));
+  assert.equal(resolved.startsAt, iso(0));
+  assert.equal(alert.firing, false);
+  // Resolved once only.
+  assert.equal(alert.tick(ended, T0 + 400_000), undefined);
+});
+
+Deno.test("a rule flapping within the hold gives one alert counting its events", () => {
+  const alert = new RuleAlert(RULE, SETTINGS);
+  assert.ok(alert.tick(look(event(1, 0), undefined, 1), T0 + 50));
+  const ended1 = look(undefined, event(1, 0, 10), 1);
+  assert.equal(alert.tick(ended1, T0 + 100), undefined);
+  // Another event 20 s later: same alert, counted, and not sent at once
+  // (one send per interval, not one per event).
+  const open2 = look(event(2, 20_000), event(1, 0, 10), 2);
+  assert.equal(alert.tick(open2, T0 + 20_050), undefined);
+  const ended2 = look(undefined, event(2, 20_000, 20_020), 2);
+  assert.equal(alert.tick(ended2, T0 + 20_100), undefined);
+  const resent = alert.tick(ended2, T0 + 30_050);
+  assert.ok(resent);
+  assert.equal(resent.startsAt, iso(0));
+  assert.equal(resent.annotations.events, "2");
+  assert.equal(resent.generatorURL, "http://dpu-7:9477/api/v1/events/1");
+  // The second end restarts the hold: past the first's, still firing.
+  assert.equal(alert.tick(ended2, T0 + 300_050)?.endsAt, iso(420_050));
+  assert.equal(alert.firing, true);
+  const resolved = alert.tick(ended2, T0 + 320_021);
+  assert.ok(resolved);
+  assert.equal(resolved.endsAt, iso(20_020));
+  assert.equal(resolved.annotations.events, "2");
+});
+
+Deno.test("a burst that starts and ends between two looks still fires", () => {
+  const alert = new RuleAlert(RULE, SETTINGS);
+  assert.equal(alert.tick(look(undefined, undefined, 0), T0), undefined);
+  const sent = alert.tick(look(undefined, event(1, 10, 12, 3), 1), T0 + 50);
+  assert.ok(sent);
+  assert.equal(sent.startsAt, iso(10));
+  assert.equal(sent.endsAt, iso(50 + 120_000)); // firing: the hold
+  assert.equal(sent.annotations.events, "1");
+});
+
+Deno.test("bursts the journal cannot show one by one are counted from activations", () => {
+  const alert = new RuleAlert(RULE, SETTINGS);
+  assert.equal(alert.tick(look(undefined, undefined, 7), T0), undefined);
+  // Three bursts between two looks: only the last is in the journal.
+  assert.ok(alert.tick(look(undefined, event(9, 30, 31), 10), T0 + 50));
+  assert.equal(alert.events, 3);
+  // The published state lags: a later count still raises it.
+  alert.tick(look(undefined, event(9, 30, 31), 12), T0 + 100);
+  assert.equal(alert.events, 5);
+});
+
+Deno.test("a new event after the alert resolved fires a new alert", () => {
+  const alert = new RuleAlert(RULE, SETTINGS);
+  assert.ok(alert.tick(look(undefined, event(1, 0, 5), 1), T0 + 50));
+  assert.ok(alert.tick(look(undefined, event(1, 0, 5), 1), T0 + 300_006));
+  assert.equal(alert.firing, false);
+  const again = alert.tick(
+    look(event(2, 400_000), event(1, 0, 5), 2),
+    T0 + 400_010,
+  );
+  assert.ok(again);
+  assert.equal(again.startsAt, iso(400_000));
+  assert.equal(again.annotations.events, "1");
+  assert.equal(again.generatorURL, "http://dpu-7:9477/api/v1/events/2");
+});
+
+Deno.test("on its first look an alert fires for an event within the hold, not an older one", () => {
+  // The sender restarted: what the journal holds decides.
+  const recent = new RuleAlert(RULE, SETTINGS);
+  assert.ok(recent.tick(look(undefined, event(3, 0, 1_000), 3), T0 + 200_000));
+  const old = new RuleAlert(RULE, SETTINGS);
+  assert.equal(
+    old.tick(look(undefined, event(3, 0, 1_000), 3), T0 + 302_000),
+    undefined,
+  );
+  assert.equal(old.firing, false);
+  const open = new RuleAlert(RULE, SETTINGS);
+  assert.ok(open.tick(look(event(4, 0), undefined, 4), T0 + 900_000));
+});
+
+Deno.test("without an endpoint there is no generatorURL; without a summary one is made", () => {
+  const alert = new RuleAlert(
+    { ...RULE, summary: undefined },
+    { ...SETTINGS, endpointUrl: undefined },
+  );
+  const sent = alert.tick(look(event(1, 0)), T0 + 1);
+  assert.ok(sent);
+  assert.equal("generatorURL" in sent, false);
+  assert.equal(
+    sent.annotations.summary,
+    "pfc storm's on nic (0000:03:00.0) of dpu-7",
+  );
+  assert.match(sent.annotations.description, /peak so far unknown/);
+});
+
+Deno.test("a topology label cannot override the alert's own labels", () => {
+  const alert = new RuleAlert(RULE, {
+    ...SETTINGS,
+    labels: { alertname: "x", instance: "y", rail: "1" },
+  });
+  const sent = alert.tick(look(event(1, 0)), T0 + 1)!;
+  assert.equal(sent.labels.alertname, "pfc storm's");
+  assert.equal(sent.labels.instance, "dpu-7");
+  assert.equal(sent.labels.rail, "1");
+});
+
+Deno.test("an event read as open and then as ended in one look counts once", () => {
+  // It ended between the sender's reads of the open and the last record.
+  const alert = new RuleAlert(RULE, SETTINGS);
+  const sent = alert.tick(look(event(1, 0), event(1, 0, 5, 9), 1), T0 + 10);
+  assert.ok(sent);
+  assert.equal(sent.annotations.events, "1");
+  assert.match(sent.annotations.description, /last event ended .*, peak 9\./);
+  const firing = new RuleAlert(RULE, SETTINGS);
+  assert.ok(firing.tick(look(event(1, 0), undefined, 1), T0 + 10));
+  assert.equal(
+    firing.tick(look(event(2, 20), event(2, 20, 25), 2), T0 + 30),
+    undefined,
+  );
+  assert.equal(firing.events, 2);
+});

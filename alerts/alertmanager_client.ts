@@ -1,0 +1,402 @@
+/**
+ * Pushes alerts to one Alertmanager (API v2, `POST <url>/api/v2/alerts`)
+ * the way a well-behaved Prometheus does: batches of at most 64, a bounded
+ * queue holding the newest state of each alert, retries with exponential
+ * backoff and jitter for what may succeed later (5xx, 429, network errors,
+ * timeouts), none for what never will (other 4xx). Each Alertmanager has
+ * its own client, so one that is down or slow delays no other.
+ *
+ * @module
+ */
+
+import { errorMessage } from "../base/error_message.ts";
+import type { AlertmanagerConfig } from "../config/types.ts";
+import { alertmanagerLabel, type AlertStats } from "../metrics/alert_stats.ts";
+import type { PostableAlert } from "./alert_state.ts";
+
+/** What a client sends with each push, read from files once at start. */
+export interface AlertmanagerCredentials {
+  /** The `Authorization` header (basic or bearer), if any. */
+  readonly authorization?: string;
+  /** CA certificates (PEM) to verify the server with. */
+  readonly caCerts?: readonly string[];
+  /** Client certificate chain (PEM), for mutual TLS. */
+  readonly cert?: string;
+  /** Its private key (PEM). */
+  readonly key?: string;
+}
+
+/**
+ * Reads the files `config` names (password, bearer token, CA, client
+ * certificate and key). Rejects with a one-line Error naming the file that
+ * cannot be read, or a TypeError for a setting this client cannot honour.
+ *
+ * @example No files: nothing to read
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readCredentials } from "./alertmanager_client.ts";
+ *
+ * assert.deepEqual(await readCredentials({ url: "http://am:9093", timeoutMs: 1000 }), {});
+ * ```
+ */
+export async function readCredentials(
+  config: AlertmanagerConfig,
+): Promise<AlertmanagerCredentials> {
+  const label = alertmanagerLabel(config.url);
+  const read = async (file: string, what: string) => {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(file);
+    } catch (error) {
+      throw new Error(
+        `Cannot read the ${what} of Alertmanager ${label} from ${file}: ${
+          errorMessage(error).split("\n")[0]
+        }`,
+      );
+    }
+    return text;
+  };
+  if (config.tls?.serverName !== undefined) {
+    throw new TypeError(
+      `Cannot push to Alertmanager ${label}: tls.server_name is not supported (Deno's fetch verifies the URL's host name); use that name in the URL`,
+    );
+  }
+  const out: {
+    authorization?: string;
+    caCerts?: string[];
+    cert?: string;
+    key?: string;
+  } = {};
+  const url = new URL(config.url);
+  if (config.basicAuth !== undefined) {
+    const { username, passwordFile } = config.basicAuth;
+    // As Prometheus does: surrounding white space (the file's newline) is not part of it.
+    const password = (await read(passwordFile, "password")).trim();
+    out.authorization = basic(username, password);
+  } else if (config.bearerTokenFile !== undefined) {
+    const token = (await read(config.bearerTokenFile, "bearer token")).trim();
+    if (token === "") {
+      throw new Error(
+        `Cannot use the bearer token of Alertmanager ${label}: ${config.bearerTokenFile} is empty`,
+      );
+    }
+    out.authorization = `Bearer ${token}`;
+  } else if (url.username !== "" || url.password !== "") {
+    // fetch refuses URLs with credentials: send them as basic auth.
+    out.authorization = basic(
+      decodeURIComponent(url.username),
+      decodeURIComponent(url.password),
+    );
+  }
+  const tls = config.tls;
+  if (tls?.caFile !== undefined) {
+    out.caCerts = [await read(tls.caFile, "CA certificates")];
+  }
+  if (tls?.certFile !== undefined || tls?.keyFile !== undefined) {
+    if (tls.certFile === undefined || tls.keyFile === undefined) {
+      throw new TypeError(
+        `Cannot push to Alertmanager ${label}: tls.cert_file and tls.key_file go together`,
+      );
+    }
+    out.cert = await read(tls.certFile, "client certificate");
+    out.key = await read(tls.keyFile, "client key");
+  }
+  return out;
+}
+
+function basic(username: string, password: string): string {
+  const bytes = new TextEncoder().encode(`${username}:${password}`);
+  return `Basic ${btoa(String.fromCharCode(...bytes))}`;
+}
+
+/** How a client behaves; every field but the first three has a default. */
+export interface AlertmanagerClientOptions {
+  /** Where its counters go. */
+  readonly stats: AlertStats;
+  /** Its index in {@linkcode AlertmanagerClientOptions.stats}. */
+  readonly index: number;
+  /** The agent's version, for the `User-Agent`. */
+  readonly version: string;
+  /** From {@linkcode readCredentials}; none by default. */
+  readonly credentials?: AlertmanagerCredentials;
+  /** Alerts waiting at most (default 1000); the oldest go first. */
+  readonly queueLimit?: number;
+  /** Alerts per push at most (default 64). */
+  readonly batchSize?: number;
+  /** First retry delay, ms (default 500), doubling per failure. */
+  readonly backoffMs?: number;
+  /** Longest retry delay, ms (default 30000). */
+  readonly maxBackoffMs?: number;
+  /** Random numbers in [0, 1) for the jitter; Math.random by default. */
+  readonly random?: () => number;
+  /** Told of a failure when pushes start failing, and of every refusal. */
+  readonly onError?: (line: string) => void;
+}
+
+type Outcome =
+  | { readonly kind: "sent" }
+  | { readonly kind: "refused"; readonly message: string }
+  | {
+    readonly kind: "retry";
+    readonly message: string;
+    readonly afterMs?: number;
+  };
+
+/**
+ * A queue and a push loop for one Alertmanager. {@linkcode send} never
+ * waits: it queues, and the loop pushes on its own time.
+ *
+ * @example One alert to an Alertmanager (a stand-in here)
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { AlertmanagerClient } from "./alertmanager_client.ts";
+ * import { AlertStats } from "../metrics/alert_stats.ts";
+ *
+ * const bodies: unknown[] = [];
+ * const am = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+ *   bodies.push(await req.json());
+ *   return new Response(null, { status: 200 });
+ * });
+ * const stats = AlertStats.create(1);
+ * const client = new AlertmanagerClient(
+ *   { url: `http://127.0.0.1:${am.addr.port}`, timeoutMs: 1000 },
+ *   { stats, index: 0, version: "0.1.0" },
+ * );
+ * const alert = {
+ *   labels: { alertname: "drops", instance: "dpu-1" },
+ *   annotations: { summary: "Packets dropped" },
+ *   startsAt: "2026-01-01T00:00:00.000Z",
+ *   endsAt: "2026-01-01T00:02:00.000Z",
+ * };
+ * client.send([alert]);
+ * await client.idle();
+ * await client.close();
+ * await am.shutdown();
+ * assert.deepEqual(bodies, [[alert]]);
+ * assert.equal(stats.read(0).sent, 1);
+ * ```
+ */
+export class AlertmanagerClient {
+  /** The URL without credentials: the `alertmanager` label. */
+  readonly label: string;
+  readonly #config: AlertmanagerConfig;
+  readonly #endpoint: string;
+  readonly #headers: Headers;
+  readonly #http: Deno.HttpClient | undefined;
+  readonly #stats: AlertStats;
+  readonly #index: number;
+  readonly #limit: number;
+  readonly #batch: number;
+  readonly #backoffMs: number;
+  readonly #maxBackoffMs: number;
+  readonly #random: () => number;
+  readonly #onError: (line: string) => void;
+  /** Newest state of each alert by its labels, oldest first. */
+  readonly #queue = new Map<string, PostableAlert>();
+  readonly #closing = new AbortController();
+  #delayMs: number;
+  #failing = false;
+  #loop: Promise<void> | undefined;
+
+  /** A client for `config`; it pushes nothing until {@linkcode send}. */
+  constructor(config: AlertmanagerConfig, options: AlertmanagerClientOptions) {
+    this.label = alertmanagerLabel(config.url);
+    this.#config = config;
+    const url = new URL(config.url);
+    url.username = "";
+    url.password = "";
+    url.pathname = `${url.pathname.replace(/\/+$/, "")}/api/v2/alerts`;
+    this.#endpoint = url.href;
+    const credentials = options.credentials ?? {};
+    this.#headers = new Headers({
+      "Content-Type": "application/json",
+      "User-Agent": `dpu-traceback/${options.version}`,
+    });
+    if (credentials.authorization !== undefined) {
+      this.#headers.set("Authorization", credentials.authorization);
+    }
+    const tls = {
+      ...(credentials.caCerts === undefined
+        ? {}
+        : { caCerts: [...credentials.caCerts] }),
+    };
+    this.#http = credentials.cert !== undefined && credentials.key !== undefined
+      ? Deno.createHttpClient({
+        ...tls,
+        cert: credentials.cert,
+        key: credentials.key,
+      })
+      : credentials.caCerts !== undefined
+      ? Deno.createHttpClient(tls)
+      : undefined;
+    this.#stats = options.stats;
+    this.#index = options.index;
+    this.#limit = options.queueLimit ?? 1000;
+    this.#batch = options.batchSize ?? 64;
+    this.#backoffMs = options.backoffMs ?? 500;
+    this.#maxBackoffMs = options.maxBackoffMs ?? 30_000;
+    this.#delayMs = this.#backoffMs;
+    this.#random = options.random ?? Math.random;
+    this.#onError = options.onError ?? (() => {});
+  }
+
+  /** Alerts waiting to be pushed. */
+  get queueLength(): number {
+    return this.#queue.size;
+  }
+
+  /**
+   * Queues `alerts`. A queued alert with the same labels is replaced by
+   * the newer (only the newest state matters); when the queue is full the
+   * oldest are dropped and counted.
+   */
+  send(alerts: readonly PostableAlert[]): void {
+    if (this.#closing.signal.aborted) return;
+    for (const alert of alerts) {
+      const key = labelsKey(alert.labels);
+      this.#queue.delete(key);
+      this.#queue.set(key, alert);
+    }
+    let dropped = 0;
+    for (const key of this.#queue.keys()) {
+      if (this.#queue.size <= this.#limit) break;
+      this.#queue.delete(key);
+      dropped++;
+    }
+    if (dropped > 0) this.#stats.addDropped(this.#index, dropped);
+    this.#stats.setQueueLength(this.#index, this.#queue.size);
+    this.#loop ??= this.#run().finally(() => this.#loop = undefined);
+  }
+
+  /** Resolves when the queue is empty and no push is in flight (for tests). */
+  async idle(): Promise<void> {
+    while (this.#loop !== undefined) await this.#loop;
+  }
+
+  /** Stops: aborts a push in flight and any wait; queued alerts are lost. */
+  async close(): Promise<void> {
+    this.#closing.abort();
+    await this.#loop;
+    this.#http?.close();
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#closing.signal;
+    while (!signal.aborted && this.#queue.size > 0) {
+      const batch = [...this.#queue].slice(0, this.#batch);
+      const outcome = await this.#push(batch.map(([, a]) => a));
+      if (signal.aborted) return;
+      if (outcome.kind === "retry") {
+        this.#stats.addFailed(this.#index, batch.length);
+        const delay = Math.min(
+          this.#maxBackoffMs,
+          outcome.afterMs ?? this.#delayMs * (0.75 + 0.5 * this.#random()),
+        );
+        this.#delayMs = Math.min(this.#maxBackoffMs, this.#delayMs * 2);
+        if (!this.#failing) {
+          this.#onError(
+            `Alertmanager ${this.label}: ${outcome.message}; retrying with backoff (alerts wait in a queue of at most ${this.#limit})`,
+          );
+        }
+        this.#failing = true;
+        await sleep(delay, signal);
+        continue;
+      }
+      this.#delayMs = this.#backoffMs;
+      this.#failing = false;
+      // An alert updated during the push is sent again; the rest are done.
+      for (const [key, alert] of batch) {
+        if (this.#queue.get(key) === alert) this.#queue.delete(key);
+      }
+      if (outcome.kind === "sent") {
+        this.#stats.addSent(this.#index, batch.length);
+        this.#stats.setLastSuccess(this.#index, Date.now());
+      } else {
+        this.#stats.addFailed(this.#index, batch.length);
+        this.#onError(
+          `Alertmanager ${this.label} refused ${batch.length} alert(s), not retried: ${outcome.message}`,
+        );
+      }
+      this.#stats.setQueueLength(this.#index, this.#queue.size);
+    }
+  }
+
+  async #push(alerts: readonly PostableAlert[]): Promise<Outcome> {
+    const timeoutMs = this.#config.timeoutMs;
+    let response: Response;
+    try {
+      response = await fetch(this.#endpoint, {
+        method: "POST",
+        headers: this.#headers,
+        body: JSON.stringify(alerts),
+        signal: AbortSignal.any([
+          this.#closing.signal,
+          AbortSignal.timeout(timeoutMs),
+        ]),
+        ...(this.#http === undefined ? {} : { client: this.#http }),
+      });
+      if (response.ok) {
+        await response.body?.cancel();
+        return { kind: "sent" };
+      }
+      const text = (await response.text()).trim().split("\n")[0]
+        .slice(0, 200);
+      const message = `HTTP ${response.status}${text === "" ? "" : ` ${text}`}`;
+      if (response.status === 429) {
+        return { kind: "retry", message, afterMs: retryAfterMs(response) };
+      }
+      if (response.status >= 400 && response.status < 500) {
+        return { kind: "refused", message };
+      }
+      return { kind: "retry", message };
+    } catch (error) {
+      const timedOut = error instanceof DOMException &&
+        error.name === "TimeoutError";
+      return {
+        kind: "retry",
+        message: timedOut
+          ? `no answer within ${timeoutMs / 1000} s`
+          : causes(error),
+      };
+    }
+  }
+}
+
+/**
+ * An error's message with its causes' (fetch says only "fetch failed";
+ * why is in the cause), on one line.
+ */
+function causes(error: unknown): string {
+  const parts: string[] = [];
+  for (let e = error, depth = 0; e !== undefined && depth < 4; depth++) {
+    parts.push(errorMessage(e).split("\n")[0]);
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return parts.join(": ");
+}
+
+/** A `Retry-After` in seconds as ms; undefined when absent or a date. */
+function retryAfterMs(response: Response): number | undefined {
+  const value = response.headers.get("Retry-After");
+  if (value === null || !/^\d+$/.test(value.trim())) return undefined;
+  return Number(value.trim()) * 1000;
+}
+
+function labelsKey(labels: Readonly<Record<string, string>>): string {
+  return JSON.stringify(
+    Object.entries(labels).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0),
+  );
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done);
+  });
+}

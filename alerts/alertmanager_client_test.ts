@@ -1,0 +1,416 @@
+import assert from "node:assert/strict";
+import { AlertStats } from "../metrics/alert_stats.ts";
+import { selfSignedCert } from "../tests/tls_cert.ts";
+import type { PostableAlert } from "./alert_state.ts";
+import {
+  AlertmanagerClient,
+  type AlertmanagerClientOptions,
+  readCredentials,
+} from "./alertmanager_client.ts";
+import {
+  droppingServer,
+  fakeAlertmanager,
+} from "./fake_alertmanager_test_util.ts";
+
+function alert(
+  name: string,
+  endsAt = "2026-11-24T00:02:00.000Z",
+): PostableAlert {
+  return {
+    labels: { alertname: name, instance: "dpu-1", monitor: "nic" },
+    annotations: { summary: `${name} fired`, events: "1" },
+    startsAt: "2026-11-24T00:00:00.000Z",
+    endsAt,
+  };
+}
+
+function client(
+  url: string,
+  stats: AlertStats,
+  options: Partial<AlertmanagerClientOptions> = {},
+  timeoutMs = 2000,
+): AlertmanagerClient {
+  return new AlertmanagerClient({ url, timeoutMs }, {
+    stats,
+    index: 0,
+    version: "9.8.7",
+    backoffMs: 20,
+    maxBackoffMs: 200,
+    random: () => 0.5,
+    ...options,
+  });
+}
+
+Deno.test("alerts are posted as a JSON array to /api/v2/alerts with our User-Agent", async () => {
+  await using am = fakeAlertmanager();
+  const stats = AlertStats.create(1);
+  const c = client(`${am.url}/`, stats);
+  c.send([alert("a"), alert("b")]);
+  await c.idle();
+  await c.close();
+  assert.equal(am.pushes.length, 1);
+  const [push] = am.pushes;
+  assert.deepEqual(push.alerts, [alert("a"), alert("b")]);
+  assert.equal(push.headers.get("content-type"), "application/json");
+  assert.equal(push.headers.get("user-agent"), "dpu-traceback/9.8.7");
+  assert.equal(push.headers.get("authorization"), null);
+  const counts = stats.read(0);
+  assert.equal(counts.sent, 2);
+  assert.equal(counts.failed, 0);
+  assert.equal(counts.queueLength, 0);
+  assert.ok(Math.abs(counts.lastSuccessMs - Date.now()) < 5000);
+});
+
+Deno.test("a URL with a path prefix keeps it", async () => {
+  // The fake answers 404 off /api/v2/alerts: a refusal, counted as failed.
+  await using am = fakeAlertmanager();
+  const stats = AlertStats.create(1);
+  const c = client(`${am.url}/alertmanager`, stats);
+  c.send([alert("a")]);
+  await c.idle();
+  await c.close();
+  assert.equal(stats.read(0).failed, 1);
+  assert.equal(stats.read(0).sent, 0);
+});
+
+Deno.test("more than 64 alerts go in several pushes of at most 64", async () => {
+  await using am = fakeAlertmanager();
+  const stats = AlertStats.create(1);
+  const c = client(am.url, stats);
+  c.send(Array.from({ length: 150 }, (_, i) => alert(`r${i}`)));
+  await c.idle();
+  await c.close();
+  assert.deepEqual(am.pushes.map((p) => p.alerts.length), [64, 64, 22]);
+  assert.equal(stats.read(0).sent, 150);
+  assert.equal(am.alerts.size, 150);
+});
+
+Deno.test("a 500 is retried with backoff until it succeeds", async () => {
+  await using am = fakeAlertmanager();
+  am.answer = { status: 500 };
+  const stats = AlertStats.create(1);
+  const errors: string[] = [];
+  const c = client(am.url, stats, { onError: (l) => errors.push(l) });
+  const started = performance.now();
+  c.send([alert("a")]);
+  await am.received(3);
+  am.answer = { status: 200 };
+  await c.idle();
+  const took = performance.now() - started;
+  await c.close();
+  // Three failures then success: waits of 20, 40 and 80 ms (jitter 1x).
+  assert.equal(am.pushes.length, 4);
+  assert.ok(took >= 140, `took ${took} ms`);
+  const counts = stats.read(0);
+  assert.equal(counts.failed, 3);
+  assert.equal(counts.sent, 1);
+  assert.equal(am.alerts.size, 1);
+  // Told once when the failures began, not at every try.
+  assert.equal(errors.length, 1);
+  assert.match(
+    errors[0],
+    /^Alertmanager http:\/\/127\.0\.0\.1:\d+: HTTP 500 fake answer 500; retrying/,
+  );
+});
+
+Deno.test("the backoff doubles up to its maximum, with jitter", async () => {
+  await using am = fakeAlertmanager();
+  am.answer = { status: 503 };
+  const stats = AlertStats.create(1);
+  const c = client(am.url, stats, {
+    backoffMs: 10,
+    maxBackoffMs: 40,
+    random: () => 0.999,
+  });
+  c.send([alert("a")]);
+  await am.received(2);
+  const times: number[] = [];
+  for (let n = 3; n <= 6; n++) {
+    await am.received(n);
+    times.push(performance.now());
+  }
+  await c.close();
+  const gaps = times.slice(1).map((t, i) => t - times[i]);
+  // Waits 10, 20, 40, 40, 40 ms times ~1.25, capped at 40.
+  for (const gap of gaps) assert.ok(gap >= 35 && gap < 400, `gaps ${gaps}`);
+});
+
+Deno.test("a 400 is refused: counted as failed and not retried", async () => {
+  await using am = fakeAlertmanager();
+  am.answer = { status: 400 };
+  const stats = AlertStats.create(1);
+  const errors: string[] = [];
+  const c = client(am.url, stats, { onError: (l) => errors.push(l) });
+  c.send([alert("a"), alert("b")]);
+  await c.idle();
+  await new Promise((r) => setTimeout(r, 100));
+  await c.close();
+  assert.equal(am.pushes.length, 1);
+  assert.equal(stats.read(0).failed, 2);
+  assert.equal(stats.read(0).queueLength, 0);
+  assert.match(
+    errors[0],
+    /refused 2 alert\(s\), not retried: HTTP 400 fake answer 400$/,
+  );
+});
+
+Deno.test("a 429 is retried after its Retry-After", async () => {
+  await using am = fakeAlertmanager();
+  am.answer = { status: 429, retryAfter: "0" };
+  const stats = AlertStats.create(1);
+  const c = client(am.url, stats, { backoffMs: 5_000, maxBackoffMs: 10_000 });
+  c.send([alert("a")]);
+  await am.received(1);
+  am.answer = { status: 200 };
+  await c.idle();
+  await c.close();
+  // Retry-After 0 beat the 5 s backoff.
+  assert.equal(am.pushes.length, 2);
+  assert.equal(stats.read(0).sent, 1);
+});
+
+Deno.test("a push that hangs past the timeout is retried", async () => {
+  await using am = fakeAlertmanager();
+  am.answer = { hang: true };
+  const stats = AlertStats.create(1);
+  const errors: string[] = [];
+  const c = client(am.url, stats, { onError: (l) => errors.push(l) }, 100);
+  c.send([alert("a")]);
+  await am.received(2);
+  am.answer = { status: 200 };
+  await c.idle();
+  await c.close();
+  assert.ok(stats.read(0).failed >= 1);
+  assert.equal(stats.read(0).sent, 1);
+  assert.match(errors[0], /no answer within 0\.1 s/);
+});
+
+Deno.test("a dropped connection and a refused one are retried", async () => {
+  await using dropping = droppingServer();
+  const stats = AlertStats.create(1);
+  const errors: string[] = [];
+  const c = client(dropping.url, stats, { onError: (l) => errors.push(l) });
+  c.send([alert("a")]);
+  while (stats.read(0).failed < 2) await new Promise((r) => setTimeout(r, 10));
+  await c.close();
+  assert.equal(stats.read(0).sent, 0);
+  assert.equal(stats.read(0).queueLength, 1);
+  assert.equal(errors.length, 1);
+  assert.equal(errors[0].includes("\n"), false);
+});
+
+Deno.test("the queue keeps the newest state of each alert and drops the oldest past its bound", async () => {
+  await using am = fakeAlertmanager();
+  am.answer = { hang: true };
+  const stats = AlertStats.create(1);
+  const c = client(am.url, stats, { queueLimit: 3, batchSize: 2 }, 60_000);
+  c.send([alert("a")]);
+  await am.received(1); // "a" in flight, hanging
+  c.send([alert("b"), alert("c")]);
+  c.send([alert("b", "2026-11-24T00:09:00.000Z")]); // replaces b, not counted twice
+  assert.equal(c.queueLength, 3);
+  c.send([alert("d"), alert("e")]); // a and c go
+  assert.equal(c.queueLength, 3);
+  assert.equal(stats.read(0).dropped, 2);
+  assert.equal(stats.read(0).queueLength, 3);
+  await c.close();
+});
+
+Deno.test("an alert updated while its push was in flight is pushed again", async () => {
+  await using am = fakeAlertmanager();
+  am.answer = { hang: true };
+  const stats = AlertStats.create(1);
+  const c = client(am.url, stats, {}, 300);
+  c.send([alert("a")]);
+  await am.received(1);
+  am.answer = { status: 200 };
+  c.send([alert("a", "2026-11-24T00:09:00.000Z")]);
+  await c.idle();
+  await c.close();
+  assert.equal(
+    am.alerts.get(JSON.stringify(alert("a").labels))?.endsAt,
+    "2026-11-24T00:09:00.000Z",
+  );
+});
+
+Deno.test("two Alertmanagers: one down never delays the other", async () => {
+  await using up = fakeAlertmanager();
+  await using down = fakeAlertmanager();
+  down.answer = { hang: true };
+  const stats = AlertStats.create(2);
+  const a = client(up.url, stats, { index: 0 });
+  const b = client(down.url, stats, { index: 1 }, 60_000);
+  for (let k = 0; k < 5; k++) {
+    a.send([alert(`r${k}`)]);
+    b.send([alert(`r${k}`)]);
+    await a.idle();
+  }
+  assert.equal(up.pushes.length, 5);
+  assert.equal(stats.read(0).sent, 5);
+  assert.equal(stats.read(1).sent, 0);
+  assert.equal(stats.read(1).queueLength, 5);
+  await a.close();
+  await b.close();
+});
+
+Deno.test("basic auth and bearer tokens are read from files and sent", async () => {
+  await using am = fakeAlertmanager();
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/pw`, "s3cr\u00e9t\n");
+    await Deno.writeTextFile(`${dir}/token`, "  abc.def  \n");
+    const stats = AlertStats.create(2);
+    const basic = await readCredentials({
+      url: am.url,
+      timeoutMs: 1000,
+      basicAuth: { username: "alerts", passwordFile: `${dir}/pw` },
+    });
+    const bearer = await readCredentials({
+      url: am.url,
+      timeoutMs: 1000,
+      bearerTokenFile: `${dir}/token`,
+    });
+    const a = client(am.url, stats, { credentials: basic });
+    const b = client(am.url, stats, { index: 1, credentials: bearer });
+    a.send([alert("a")]);
+    await a.idle();
+    b.send([alert("b")]);
+    await b.idle();
+    await a.close();
+    await b.close();
+    const expected = `Basic ${
+      btoa(
+        String.fromCharCode(...new TextEncoder().encode("alerts:s3cr\u00e9t")),
+      )
+    }`;
+    assert.equal(am.pushes[0].headers.get("authorization"), expected);
+    assert.equal(am.pushes[1].headers.get("authorization"), "Bearer abc.def");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("credentials in the URL become basic auth and never the label", async () => {
+  await using am = fakeAlertmanager();
+  const url = am.url.replace("http://", "http://ops:p%40ss@");
+  const stats = AlertStats.create(1);
+  const c = client(url, stats, {
+    credentials: await readCredentials({ url, timeoutMs: 1000 }),
+  });
+  assert.equal(c.label, am.url);
+  c.send([alert("a")]);
+  await c.idle();
+  await c.close();
+  assert.equal(
+    am.pushes[0].headers.get("authorization"),
+    `Basic ${btoa("ops:p@ss")}`,
+  );
+});
+
+Deno.test("an unreadable credential file is a one-line error naming it", async () => {
+  await assert.rejects(
+    readCredentials({
+      url: "https://u:pw@am:9093",
+      timeoutMs: 1000,
+      bearerTokenFile: "/nonexistent/token",
+    }),
+    (e: Error) => {
+      assert.match(
+        e.message,
+        /^Cannot read the bearer token of Alertmanager https:\/\/am:9093 from \/nonexistent\/token: /,
+      );
+      assert.equal(e.message.includes("\n"), false);
+      return true;
+    },
+  );
+  await assert.rejects(
+    readCredentials({
+      url: "https://am:9093",
+      timeoutMs: 1000,
+      tls: { caFile: "/nonexistent/ca.pem" },
+    }),
+    /CA certificates of Alertmanager https:\/\/am:9093 from \/nonexistent\/ca\.pem/,
+  );
+  await assert.rejects(
+    readCredentials({
+      url: "https://am:9093",
+      timeoutMs: 1000,
+      tls: { serverName: "x" },
+    }),
+    TypeError,
+  );
+});
+
+Deno.test("TLS: verified with the configured CA, refused without it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const cert = await selfSignedCert(dir, "am");
+    await using am = fakeAlertmanager({ cert: cert.cert, key: cert.key });
+    const url = `https://localhost:${am.port}`;
+    const stats = AlertStats.create(2);
+    const trusted = client(url, stats, {
+      credentials: await readCredentials({
+        url,
+        timeoutMs: 2000,
+        tls: { caFile: cert.certFile },
+      }),
+    });
+    trusted.send([alert("a")]);
+    await trusted.idle();
+    await trusted.close();
+    assert.equal(stats.read(0).sent, 1);
+    const errors: string[] = [];
+    const untrusted = client(url, stats, {
+      index: 1,
+      onError: (l) => errors.push(l),
+    });
+    untrusted.send([alert("a")]);
+    while (stats.read(1).failed < 1) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await untrusted.close();
+    assert.equal(stats.read(1).sent, 0);
+    assert.match(errors[0], /certificate|UnknownIssuer/i);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("mutual TLS: the client certificate is presented", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const server = await selfSignedCert(dir, "am");
+    const clientCert = await selfSignedCert(dir, "agent");
+    const credentials = await readCredentials({
+      url: "https://localhost:1",
+      timeoutMs: 1000,
+      tls: {
+        caFile: server.certFile,
+        certFile: clientCert.certFile,
+        keyFile: clientCert.keyFile,
+      },
+    });
+    assert.equal(credentials.cert, clientCert.cert);
+    assert.equal(credentials.key, clientCert.key);
+    await using am = fakeAlertmanager({ cert: server.cert, key: server.key });
+    const url = `https://localhost:${am.port}`;
+    const stats = AlertStats.create(1);
+    // Deno.serve does not ask for client certificates; what is tested here
+    // is that a client with one still connects and pushes.
+    const c = client(url, stats, { credentials });
+    c.send([alert("a")]);
+    await c.idle();
+    await c.close();
+    assert.equal(stats.read(0).sent, 1);
+    await assert.rejects(
+      readCredentials({
+        url,
+        timeoutMs: 1000,
+        tls: { certFile: clientCert.certFile },
+      }),
+      TypeError,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,299 @@
+/**
+ * The Alertmanager sender, seen from the agent's (sampling) thread: reads
+ * the credential files once, then runs the sender in its own Worker
+ * (alerts/sender_worker.ts) with only the network access it needs (the
+ * Alertmanagers' host:port) and nothing else, restarting it if it dies.
+ * The sampler shares only memory with it (the event journal, the
+ * published state) and never waits for it.
+ *
+ * @module
+ */
+
+import { configuredDevice } from "../config/device.ts";
+import {
+  type AlertingConfig,
+  DEFAULT_SEVERITY,
+  type MonitorConfig,
+} from "../config/types.ts";
+import { alertmanagerLabel, AlertStats } from "../metrics/alert_stats.ts";
+import type { MonitorShape } from "../metrics/shared_state.ts";
+import { readCredentials } from "./alertmanager_client.ts";
+import type {
+  AlertMonitor,
+  SenderReply,
+  SenderStart,
+} from "./sender_worker.ts";
+
+export type { AlertMonitor } from "./sender_worker.ts";
+
+/** What {@linkcode startAlertSender} needs. */
+export interface AlertSenderOptions {
+  /** The Alertmanagers and the alerts' timing. */
+  readonly config: AlertingConfig;
+  /** The `instance` label: the configured value or the host name. */
+  readonly instance: string;
+  /** Topology labels, on every alert. */
+  readonly labels: Readonly<Record<string, string>>;
+  /** The agent's monitors, in the journal's order ({@linkcode alertMonitors}). */
+  readonly monitors: readonly AlertMonitor[];
+  /** The event journal's buffer. */
+  readonly journalBuffer: SharedArrayBuffer;
+  /**
+   * The state the endpoint publishes, and its shapes: with it, alerts
+   * count events that began and ended between two looks and show the
+   * live peak; without it (no endpoint) the live peak reads unknown.
+   */
+  readonly state?: {
+    readonly buffer: SharedArrayBuffer;
+    readonly shapes: readonly MonitorShape[];
+  };
+  /** The metrics endpoint's base URL, for `generatorURL`. */
+  readonly endpointUrl?: string;
+  /** The agent's version, for the `User-Agent`. */
+  readonly version: string;
+  /**
+   * Counters to write ({@linkcode AlertStats.create} with one per
+   * Alertmanager), when the endpoint that renders them was started first;
+   * made here otherwise.
+   */
+  readonly statsBuffer?: SharedArrayBuffer;
+  /** Where the sender's failures and restarts are told (one line each). */
+  readonly onError?: (line: string) => void;
+  /** How often the journal is looked at, ms; default 50. */
+  readonly tickMs?: number;
+  /** First delay before restarting a failed sender, ms; default 1000. */
+  readonly restartMs?: number;
+  /** At stop, how long queued alerts may take to go out, ms; default 2000. */
+  readonly drainMs?: number;
+  /** The worker module; tests substitute their own. */
+  readonly workerUrl?: URL;
+}
+
+/** A running sender. */
+export interface AlertSender {
+  /** Its counters ({@linkcode AlertStats}), for the metrics endpoint. */
+  readonly stats: SharedArrayBuffer;
+  /** The `alertmanager` label of each Alertmanager, in configuration order. */
+  readonly alertmanagers: readonly string[];
+  /** Times the sender's thread failed and was restarted. */
+  readonly restarts: number;
+  /** Sends what is due, lets the queues drain (at most drainMs) and stops. Never throws. */
+  stop(): Promise<void>;
+}
+
+/** Longest delay between restarts of a failing sender. */
+const MAX_RESTART_MS = 60_000;
+/** Longest wait for the sender's thread at stop, beyond the drain. */
+const STOP_GRACE_MS = 1000;
+
+/**
+ * The monitors as alerts describe them, from their configurations (in the
+ * agent's order).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { alertMonitors } from "./sender.ts";
+ *
+ * const [nic] = alertMonitors([{
+ *   name: "nic", source: "sim", samplePeriodNs: 100_000, depth: 8, seed: 1,
+ *   columns: [{ name: "rx", dataId: "0x0000000000000001", kind: "counter" }],
+ *   rules: [{ name: "rx high", column: 0, comparisonType: "gt", comparisonValue: 5n }],
+ *   eventLog: "events.log",
+ * }]);
+ * assert.deepEqual(nic, {
+ *   name: "nic", device: "sim", eventLog: "events.log",
+ *   rules: [{ name: "rx high", severity: "warning" }],
+ * });
+ * ```
+ */
+export function alertMonitors(
+  monitors: readonly MonitorConfig[],
+): AlertMonitor[] {
+  return monitors.map((m) => ({
+    name: m.name,
+    device: configuredDevice(m) ?? m.source,
+    eventLog: m.eventLog,
+    rules: m.rules.map((r) => ({
+      name: r.name,
+      severity: r.severity ?? DEFAULT_SEVERITY,
+      ...(r.summary === undefined ? {} : { summary: r.summary }),
+    })),
+  }));
+}
+
+/**
+ * The network the sender's thread may use: each Alertmanager's
+ * `host:port`, nothing more.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { alertmanagerHosts } from "./sender.ts";
+ *
+ * assert.deepEqual(
+ *   alertmanagerHosts({
+ *     alertmanagers: [
+ *       { url: "https://am-1.example", timeoutMs: 1000 },
+ *       { url: "http://u:p@10.0.0.2:9093/am", timeoutMs: 1000 },
+ *     ],
+ *     resendIntervalMs: 30_000,
+ *     holdMs: 300_000,
+ *   }),
+ *   ["am-1.example:443", "10.0.0.2:9093"],
+ * );
+ * ```
+ */
+export function alertmanagerHosts(config: AlertingConfig): string[] {
+  const hosts = config.alertmanagers.map((am) => {
+    const url = new URL(am.url);
+    const port = url.port !== ""
+      ? url.port
+      : url.protocol === "https:"
+      ? "443"
+      : "80";
+    return `${url.hostname}:${port}`;
+  });
+  return [...new Set(hosts)];
+}
+
+/**
+ * Reads the Alertmanagers' credential files (rejecting with a one-line
+ * error naming a file that cannot be read) and starts the sender's thread.
+ *
+ * @example
+ * ```ts ignore
+ * const sender = await startAlertSender({
+ *   config: agentConfig.alerting!, instance: "dpu-7", labels: agentConfig.labels,
+ *   monitors: alertMonitors(agentConfig.monitors), journalBuffer: journal.buffer,
+ *   version: VERSION, onError: (line) => log.error(line),
+ * });
+ * await sender.stop();
+ * ```
+ */
+export async function startAlertSender(
+  options: AlertSenderOptions,
+): Promise<AlertSender> {
+  const config = options.config;
+  // Read here, once: the sender's thread gets no file access at all.
+  const credentials = await Promise.all(
+    config.alertmanagers.map(readCredentials),
+  );
+  const stats = options.statsBuffer === undefined
+    ? AlertStats.create(config.alertmanagers.length)
+    : new AlertStats(options.statsBuffer);
+  if (stats.count !== config.alertmanagers.length) {
+    throw new RangeError(
+      `Cannot start the Alertmanager sender: its counters are for ${stats.count} Alertmanagers, the configuration has ${config.alertmanagers.length}`,
+    );
+  }
+  const start: SenderStart = {
+    type: "start",
+    alerting: config,
+    credentials,
+    instance: options.instance,
+    labels: options.labels,
+    monitors: options.monitors,
+    journal: options.journalBuffer,
+    state: options.state,
+    stats: stats.buffer,
+    endpointUrl: options.endpointUrl,
+    version: options.version,
+    tickMs: options.tickMs ?? 50,
+    drainMs: options.drainMs ?? 2000,
+  };
+  const permissions = {
+    net: alertmanagerHosts(config),
+    read: false,
+    write: false,
+    env: false,
+    sys: false,
+    ffi: false,
+    run: false,
+    import: false,
+  } as const;
+  const url = options.workerUrl ??
+    new URL("./sender_worker.ts", import.meta.url);
+  const onError = options.onError ?? (() => {});
+  const firstDelayMs = options.restartMs ?? 1000;
+  let delayMs = firstDelayMs;
+  let restarts = 0;
+  let stopping = false;
+  let worker: Worker | undefined;
+  let startedAt = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+
+  const failed = (failing: Worker, message: string) => {
+    failing.terminate();
+    if (stopping || failing !== worker) return;
+    worker = undefined;
+    // A thread that ran a good while gets a quick restart; one that keeps
+    // failing backs off.
+    if (performance.now() - startedAt > MAX_RESTART_MS) delayMs = firstDelayMs;
+    const delay = delayMs;
+    delayMs = Math.min(MAX_RESTART_MS, delay * 2);
+    onError(
+      `Alertmanager sender failed: ${
+        message.split("\n")[0]
+      }; restarting it in ${delay / 1000} s (sampling goes on)`,
+    );
+    timer = setTimeout(() => {
+      if (stopping) return;
+      restarts++;
+      spawn();
+    }, delay);
+  };
+
+  const spawn = () => {
+    const w = new Worker(url, {
+      type: "module",
+      deno: { permissions },
+    });
+    worker = w;
+    startedAt = performance.now();
+    w.onerror = (event) => {
+      // Handled here: a sender failure must not become the agent's.
+      event.preventDefault();
+      failed(w, event.message ?? "unknown error");
+    };
+    w.onmessage = (event) => {
+      const reply = event.data as SenderReply;
+      if (reply.type === "error") onError(reply.line);
+      else if (reply.type === "failed") failed(w, reply.message);
+    };
+    w.postMessage(start);
+  };
+  spawn();
+
+  return {
+    stats: stats.buffer,
+    alertmanagers: config.alertmanagers.map((am) => alertmanagerLabel(am.url)),
+    get restarts() {
+      return restarts;
+    },
+    async stop() {
+      stopping = true;
+      clearTimeout(timer);
+      const w = worker;
+      worker = undefined;
+      if (w === undefined) return;
+      const closed = new Promise<void>((resolve) => {
+        w.onmessage = (e) => {
+          if ((e.data as SenderReply).type === "closed") resolve();
+        };
+        w.onerror = (e) => {
+          e.preventDefault();
+          resolve();
+        };
+      });
+      let grace: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<void>((resolve) => {
+        grace = setTimeout(resolve, start.drainMs + STOP_GRACE_MS);
+      });
+      w.postMessage({ type: "stop" });
+      await Promise.race([closed, late]);
+      clearTimeout(grace);
+      w.terminate();
+    },
+  };
+}

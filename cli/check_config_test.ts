@@ -1,0 +1,56 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { runMain } from "../tests/cli_util.ts";
+import { tempDir } from "../tests/temp_dir.ts";
+
+/** An agent-form config naming `labelsFile`. */
+function config(labelsFile: string, labels = "{ rack: r12 }"): string {
+  return `labels: ${labels}
+labels_file: ${labelsFile}
+monitors: [{ name: nic, source: sim, columns: [{ name: rx, data_id: "0x1" }] }]
+`;
+}
+
+Deno.test("check-config reads the labels file and lists its labels", async () => {
+  await using dir = await tempDir();
+  const ini = join(dir.path, "level_labels.ini");
+  const yaml = join(dir.path, "config.yaml");
+  await Deno.writeTextFile(ini, "[dpu]\nrail = 3\nrack = r99\n");
+  await Deno.writeTextFile(yaml, config(ini));
+  const result = await runMain(["check-config", yaml]);
+  assert.equal(result.code, 0, result.stderr);
+  const lines = result.stdout.split("\n");
+  assert.ok(lines.includes('topology labels (1): rack="r12"'), result.stdout);
+  assert.ok(
+    lines.includes(
+      `labels file ${ini}: rail="3", rack="r99" (read at start; labels: win)`,
+    ),
+    result.stdout,
+  );
+});
+
+Deno.test("check-config refuses a missing or broken labels file with exit 2 and one line", async () => {
+  await using dir = await tempDir();
+  const ini = join(dir.path, "level_labels.ini");
+  const yaml = join(dir.path, "config.yaml");
+  await Deno.writeTextFile(yaml, config(ini));
+  const cases: [string | undefined, string][] = [
+    [undefined, `Cannot read labels file ${ini}: file not found`],
+    [
+      "rack\n",
+      `Cannot read labels file ${ini}: line 1: "rack" is not key=value`,
+    ],
+    [
+      Array.from({ length: 10 }, (_, i) => `f${i} = x`).join("\n"),
+      `Cannot read labels file ${ini}: with labels: of the configuration it has 11 topology labels; at most 10`,
+    ],
+  ];
+  for (const [text, message] of cases) {
+    if (text !== undefined) await Deno.writeTextFile(ini, text);
+    const result = await runMain(["check-config", yaml]);
+    assert.equal(result.code, 2, result.stderr);
+    const lines = result.stderr.trimEnd().split("\n");
+    assert.equal(lines.length, 1, result.stderr);
+    assert.ok(lines[0].includes(message), lines[0]);
+  }
+});

@@ -1,0 +1,373 @@
+/**
+ * `/api/v1/events` and `/api/v1/events/ID`: the agent's recent events as
+ * JSON summaries (never raw rows: the traceback stays on the device), read
+ * from the shared {@linkcode EventJournal} the sampling thread writes.
+ * Memory is bounded by the journal: a request never holds more than its
+ * capacity plus one open event per rule.
+ *
+ * @module
+ */
+
+import { DEFAULT_SEVERITY, isReferenceRule } from "../config/types.ts";
+import type { RuleConfig } from "../config/types.ts";
+import type { EventJournal, JournalEvent } from "../events/event_journal.ts";
+import type { ServedMonitor } from "./agent_metrics.ts";
+
+/** Events in one answer unless `limit` says otherwise. */
+export const DEFAULT_EVENTS_LIMIT = 100;
+/** The largest `limit` accepted. */
+export const MAX_EVENTS_LIMIT = 1000;
+
+/** One event as `/api/v1/events` serves it. */
+export interface EventSummary {
+  readonly id: number;
+  /** The monitor's name. */
+  readonly monitor: string;
+  /** The rule's name. */
+  readonly rule: string;
+  readonly severity: string;
+  /** The rule's configured summary, when it has one. */
+  readonly summary?: string;
+  /** The start sample's time, ISO-8601 with microseconds. */
+  readonly start: string;
+  /** The start sample's timestamp, ns since the Unix epoch (exact, as text). */
+  readonly start_ns: string;
+  /** The end sample's time; null while open. */
+  readonly end: string | null;
+  readonly end_ns: string | null;
+  readonly state: "open" | "ended";
+  /** End minus start; for an open event, up to the newest published sample's host time. */
+  readonly duration_s: number;
+  /** Samples in the event: the start sample up to (not counting) the end sample; while open, up to the newest. */
+  readonly samples: number;
+  /** The rule's peak over the event (live while open); null when it has none. */
+  readonly peak: number | null;
+  /** `max` for rules that fire high, `min` for rules that fire low. */
+  readonly peak_kind: "max" | "min";
+}
+
+/** One event as `/api/v1/events/ID` serves it. */
+export interface EventDetail extends EventSummary {
+  /** The command that prints the event's traceback on the device. */
+  readonly review: string;
+  /** The monitor's events.log. */
+  readonly events_log: string;
+}
+
+/** A JSON answer: status and body. */
+export interface ApiAnswer {
+  readonly status: 200 | 400 | 404;
+  readonly body: unknown;
+}
+
+/**
+ * Answers `GET /api/v1/events` with `query`'s `since` (ISO-8601 or Unix
+ * seconds: events open or ended at or after it) and `limit` (1..1000,
+ * default 100). Unknown or repeated parameters are a 400.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type EventsMonitor, listEvents } from "./events_api.ts";
+ * import { EventJournal } from "../events/event_journal.ts";
+ *
+ * const journal = EventJournal.create([1]);
+ * const monitors: EventsMonitor[] = [{
+ *   config: { name: "nic", rules: [{ name: "drops", column: 0, comparisonType: "gt", comparisonValue: 0n }] },
+ *   monitor: { samples: 20, rules: [{ peak: 7 }] },
+ *   log: { path: "/var/log/dpu-traceback/events.log" },
+ * }];
+ * const at = new Uint32Array([1_000, 0]); // 1 µs after the epoch
+ * journal.started(0, 0, at, 0, 11, 0);
+ * const answer = listEvents(journal, monitors, new URLSearchParams(), 0);
+ * assert.equal(answer.status, 200);
+ * const { events: [event] } = answer.body as { events: { state: string; peak: number; samples: number }[] };
+ * assert.deepEqual([event.state, event.peak, event.samples], ["open", 7, 10]);
+ * assert.equal(listEvents(journal, monitors, new URLSearchParams("limit=0"), 0).status, 400);
+ * ```
+ */
+export function listEvents(
+  journal: EventJournal,
+  monitors: readonly EventsMonitor[],
+  query: URLSearchParams,
+  nowMs: number,
+): ApiAnswer {
+  let sinceNs: bigint | undefined;
+  let limit = DEFAULT_EVENTS_LIMIT;
+  const seen = new Set<string>();
+  for (const [name, value] of query) {
+    if (seen.has(name)) return badRequest(`${quote(name)} is given twice`);
+    seen.add(name);
+    if (name === "since") {
+      sinceNs = parseSince(value);
+      if (sinceNs === undefined) {
+        return badRequest(
+          `since must be an ISO-8601 time (2026-11-21T14:50:00Z; UTC if no zone) or Unix seconds, got ${
+            quote(value)
+          }`,
+        );
+      }
+    } else if (name === "limit") {
+      if (
+        !/^[1-9][0-9]{0,3}$/.test(value) || Number(value) > MAX_EVENTS_LIMIT
+      ) {
+        return badRequest(
+          `limit must be an integer from 1 to ${MAX_EVENTS_LIMIT}, got ${
+            quote(value)
+          }`,
+        );
+      }
+      limit = Number(value);
+    } else {
+      return badRequest(
+        `unknown parameter ${quote(name)} (known: since, limit)`,
+      );
+    }
+  }
+  const events = withOpenEvents(journal, monitors, journal.recent());
+  const kept = events.filter((e) =>
+    sinceNs === undefined || e.endNs === undefined || e.endNs >= sinceNs
+  );
+  return {
+    status: 200,
+    body: {
+      events: kept.slice(0, limit).map((e) => summarize(e, monitors, nowMs)),
+      truncated: kept.length > limit,
+    },
+  };
+}
+
+/**
+ * Answers `GET /api/v1/events/ID`: the event's summary, the `review`
+ * command that prints its traceback and its events.log; 404 when the
+ * journal no longer holds it, 400 for an id that is not one.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type EventsMonitor, oneEvent } from "./events_api.ts";
+ * import { EventJournal } from "../events/event_journal.ts";
+ *
+ * const journal = EventJournal.create([1]);
+ * const monitors: EventsMonitor[] = [{
+ *   config: { name: "nic", rules: [{ name: "it's hot", column: 0, comparisonType: "lt", comparisonValue: 1n }] },
+ *   monitor: { samples: 20, rules: [{ peak: 0 }] },
+ *   log: { path: "/var/log/dpu-traceback/events.log" },
+ * }];
+ * const id = journal.started(0, 0, new Uint32Array([0, 0]), 0, 1, Date.UTC(2026, 10, 21, 14, 50, 0, 250));
+ * const answer = oneEvent(journal, monitors, String(id), 0);
+ * const event = answer.body as { review: string; peak_kind: string };
+ * assert.equal(
+ *   event.review,
+ *   "dpu-traceback review /var/log/dpu-traceback/events.log --event 2026-11-21T14:50:00Z --rule 'it'\\''s hot'",
+ * );
+ * assert.equal(event.peak_kind, "min");
+ * assert.equal(oneEvent(journal, monitors, "2", 0).status, 404);
+ * assert.equal(oneEvent(journal, monitors, "x", 0).status, 400);
+ * ```
+ */
+export function oneEvent(
+  journal: EventJournal,
+  monitors: readonly EventsMonitor[],
+  idText: string,
+  nowMs: number,
+): ApiAnswer {
+  if (!/^[1-9][0-9]{0,14}$/.test(idText)) {
+    return badRequest(
+      `an event id is an integer from 1 up, got ${quote(idText)}`,
+    );
+  }
+  const id = Number(idText);
+  const event = journal.event(id) ?? ruleEvent(journal, monitors, id);
+  if (event === undefined || monitors[event.monitor] === undefined) {
+    return {
+      status: 404,
+      body: {
+        error:
+          `event ${id} is not in the agent's recent events (the ${journal.capacity} newest, and each rule's open and last one)`,
+      },
+    };
+  }
+  const served = monitors[event.monitor];
+  const summary = summarize(event, monitors, nowMs);
+  const detail: EventDetail = {
+    ...summary,
+    review: reviewCommand(served.log.path, event.startMs, summary.rule),
+    events_log: served.log.path,
+  };
+  return { status: 200, body: detail };
+}
+
+/** What the events API reads of a served monitor. */
+export type EventsMonitor = {
+  readonly config: {
+    readonly name: string;
+    readonly rules: readonly RuleConfig[];
+  };
+  readonly monitor: {
+    readonly samples: number;
+    readonly rules: readonly { readonly peak: number }[];
+  };
+  readonly log: Pick<ServedMonitor["log"], "path">;
+};
+
+/**
+ * The shell command that prints an event's traceback: `review` of its
+ * events.log, the event picked by its start marker's second and its
+ * rule's name (both quoted for a POSIX shell).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { reviewCommand } from "./events_api.ts";
+ *
+ * assert.equal(
+ *   reviewCommand("/var/log/x.log", Date.UTC(2026, 10, 21, 14, 50, 0, 999), "a b"),
+ *   "dpu-traceback review /var/log/x.log --event 2026-11-21T14:50:00Z --rule 'a b'",
+ * );
+ * ```
+ */
+export function reviewCommand(
+  eventsLog: string,
+  startMs: number,
+  rule: string,
+): string {
+  const second = new Date(Math.floor(startMs / 1000) * 1000).toISOString()
+    .replace(".000Z", "Z");
+  const path = /^[A-Za-z0-9_./-]+$/.test(eventsLog)
+    ? eventsLog
+    : shellQuote(eventsLog);
+  return `dpu-traceback review ${path} --event ${second} --rule ${
+    shellQuote(rule)
+  }`;
+}
+
+/** `text` in single quotes for a POSIX shell, each `'` written `'\''`. */
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+// The ring's events, plus each rule's open event that the ring has
+// dropped (a long event outlives the ring under a flood of short ones),
+// newest first.
+function withOpenEvents(
+  journal: EventJournal,
+  monitors: readonly EventsMonitor[],
+  recent: JournalEvent[],
+): JournalEvent[] {
+  const oldest = recent.length === 0 ? Infinity : recent[recent.length - 1].id;
+  const extra: JournalEvent[] = [];
+  monitors.forEach((m, i) => {
+    for (let r = 0; r < m.config.rules.length; r++) {
+      const open = journal.open(i, r);
+      if (open !== undefined && open.id < oldest) extra.push(open);
+    }
+  });
+  if (extra.length === 0) return recent;
+  return [...recent, ...extra.sort((a, b) => b.id - a.id)];
+}
+
+// An event the ring dropped but that is still its rule's open or last one.
+function ruleEvent(
+  journal: EventJournal,
+  monitors: readonly EventsMonitor[],
+  id: number,
+): JournalEvent | undefined {
+  for (let i = 0; i < monitors.length; i++) {
+    for (let r = 0; r < monitors[i].config.rules.length; r++) {
+      for (const event of [journal.open(i, r), journal.last(i, r)]) {
+        if (event?.id === id) return event;
+      }
+    }
+  }
+  return undefined;
+}
+
+function summarize(
+  event: JournalEvent,
+  monitors: readonly EventsMonitor[],
+  nowMs: number,
+): EventSummary {
+  const served = monitors[event.monitor];
+  const config = served.config.rules[event.rule];
+  const open = event.endNs === undefined;
+  const peak = open ? served.monitor.rules[event.rule].peak : event.peak;
+  const durationNs = open
+    ? BigInt(Math.round(nowMs)) * 1_000_000n - event.startNs
+    : event.endNs! - event.startNs;
+  const samples = open
+    ? Math.max(0, served.monitor.samples - event.startSample + 1)
+    : event.endSample! - event.startSample;
+  return {
+    id: event.id,
+    monitor: served.config.name,
+    rule: config.name,
+    severity: config.severity ?? DEFAULT_SEVERITY,
+    ...(config.summary === undefined ? {} : { summary: config.summary }),
+    start: isoMicros(event.startNs),
+    start_ns: String(event.startNs),
+    end: open ? null : isoMicros(event.endNs!),
+    end_ns: open ? null : String(event.endNs),
+    state: open ? "open" : "ended",
+    duration_s: Math.max(0, Number(durationNs) / 1e9),
+    samples,
+    peak: Number.isFinite(peak) ? peak : null,
+    peak_kind: firesLow(config) ? "min" : "max",
+  };
+}
+
+function firesLow(rule: RuleConfig): boolean {
+  return isReferenceRule(rule)
+    ? rule.comparisonType === "lt" || rule.comparisonType === "dt_lt"
+    : rule.direction === "below";
+}
+
+/** ISO-8601 with microseconds, from ns since the Unix epoch. */
+function isoMicros(ns: bigint): string {
+  const ms = ns >= 0n ? ns / 1_000_000n : (ns - 999_999n) / 1_000_000n;
+  const micros = (ns - ms * 1_000_000n) / 1000n;
+  const date = new Date(Number(ms));
+  if (Number.isNaN(date.getTime())) return String(ns);
+  return date.toISOString().replace("Z", `${String(micros).padStart(3, "0")}Z`);
+}
+
+const ISO =
+  /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2})?)(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+// `since` as ns since the epoch, exact to the ns: Unix seconds or
+// ISO-8601 (UTC without a zone, as review's --since takes it); undefined
+// if neither.
+function parseSince(text: string): bigint | undefined {
+  const value = text.trim();
+  const unix = /^(\d{1,12})(?:\.(\d{1,9}))?$/.exec(value);
+  if (unix) return BigInt(unix[1]) * 1_000_000_000n + fraction(unix[2]);
+  const m = ISO.exec(value);
+  if (!m) return undefined;
+  const time = m[2] === undefined
+    ? "00:00:00"
+    : m[2].length === 5
+    ? `${m[2]}:00`
+    : m[2];
+  const ms = Date.parse(`${m[1]}T${time}${m[4] ?? "Z"}`.toUpperCase());
+  // Date.parse rolls 2026-02-31 over to March: refuse what it changed.
+  if (!Number.isFinite(ms)) return undefined;
+  if (m[4] === undefined || /^z$/i.test(m[4])) {
+    const back = new Date(ms).toISOString();
+    if (back.slice(0, 19) !== `${m[1]}T${time}`) return undefined;
+  }
+  return BigInt(ms) * 1_000_000n + fraction(m[3]);
+}
+
+// Decimal digits after the point, as ns.
+function fraction(digits: string | undefined): bigint {
+  return BigInt((digits ?? "").padEnd(9, "0"));
+}
+
+function badRequest(error: string): ApiAnswer {
+  return { status: 400, body: { error } };
+}
+
+// Client text in a message: JSON-quoted and cut short.
+function quote(text: string): string {
+  return JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}...` : text);
+}

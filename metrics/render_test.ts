@@ -1,0 +1,169 @@
+import assert from "node:assert/strict";
+import { AgentMetrics } from "./agent_metrics.ts";
+import { createMetricsApp } from "./app.ts";
+import {
+  type FedMonitor,
+  fedMonitor,
+  mixedConfig,
+} from "./metrics_test_util.ts";
+import type { AgentSnapshot } from "./snapshot.ts";
+
+const T0 = 1_700_000_000_000_000_000n; // ns, on a whole second
+const MS = 1_000_000n;
+
+/** `fed`'s metrics with `topology` among the agent-wide facts. */
+function withTopology(
+  fed: FedMonitor,
+  topology?: Record<string, string>,
+): AgentMetrics {
+  const { info } = fed.metrics;
+  return new AgentMetrics(
+    [fed.agentMonitor],
+    topology === undefined ? info : { ...info, topology },
+  );
+}
+
+async function scrape(metrics: AgentMetrics, accept?: string): Promise<string> {
+  const res = await createMetricsApp(metrics).request("/metrics", {
+    headers: accept === undefined ? {} : { accept },
+  });
+  assert.equal(res.status, 200);
+  return await res.text();
+}
+
+/** The lines of `body` that are samples of `name` (any labels). */
+function samplesOf(body: string, name: string): string[] {
+  return body.split("\n").filter((l) =>
+    l.startsWith(`${name}{`) || l.startsWith(`${name} `)
+  );
+}
+
+/**
+ * The label names of one exposition sample line, read with the format's
+ * escapes (`\\`, `\"`, `\n`) so a quote inside a value does not end it.
+ */
+function labelNames(line: string): string[] {
+  const open = line.indexOf("{");
+  if (open === -1) return [];
+  const names: string[] = [];
+  let i = open + 1;
+  while (line[i] !== "}") {
+    const eq = line.indexOf("=", i);
+    names.push(line.slice(i, eq));
+    assert.equal(line[eq + 1], '"', line);
+    i = eq + 2;
+    while (line[i] !== '"') i += line[i] === "\\" ? 2 : 1;
+    i++;
+    if (line[i] === ",") i++;
+  }
+  return names;
+}
+
+Deno.test("dpu_traceback_topology_info is there without labels when none are configured", async () => {
+  const fed = await fedMonitor(1e9);
+  try {
+    const body = await scrape(withTopology(fed));
+    assert.ok(
+      body.includes(
+        "# TYPE dpu_traceback_topology_info gauge\ndpu_traceback_topology_info 1\n",
+      ),
+      body,
+    );
+    assert.deepEqual(samplesOf(body, "dpu_traceback_topology_info"), [
+      "dpu_traceback_topology_info 1",
+    ]);
+    // An empty topology reads the same as none.
+    assert.deepEqual(
+      samplesOf(
+        await scrape(withTopology(fed, {})),
+        "dpu_traceback_topology_info",
+      ),
+      ["dpu_traceback_topology_info 1"],
+    );
+  } finally {
+    await fed.close();
+  }
+});
+
+Deno.test("dpu_traceback_topology_info carries the topology labels, sorted and escaped, and no instance", async () => {
+  const fed = await fedMonitor(1e9);
+  try {
+    const metrics = withTopology(fed, {
+      switch_port: "Ethernet12",
+      rack: "r12",
+      rail: "3",
+      plane: 'a "west" \\ b',
+      switch: "leaf-12",
+    });
+    const body = await scrape(metrics);
+    assert.deepEqual(samplesOf(body, "dpu_traceback_topology_info"), [
+      'dpu_traceback_topology_info{plane="a \\"west\\" \\\\ b",rack="r12",rail="3",switch="leaf-12",switch_port="Ethernet12"} 1',
+    ]);
+    // Prometheus's instance (the scrape target) must stay the join key.
+    assert.ok(!/dpu_traceback_topology_info\{[^}]*instance=/.test(body));
+    // Never onto any other series.
+    for (const line of body.split("\n")) {
+      if (line.startsWith("#") || line.startsWith("dpu_traceback_topology")) {
+        continue;
+      }
+      assert.ok(!labelNames(line).includes("rack"), line);
+    }
+    const open = await scrape(
+      metrics,
+      "application/openmetrics-text;version=1.0.0",
+    );
+    assert.ok(open.includes("# TYPE dpu_traceback_topology info\n"), open);
+    assert.equal(
+      samplesOf(open, "dpu_traceback_topology_info").length,
+      1,
+    );
+  } finally {
+    await fed.close();
+  }
+});
+
+Deno.test("with 10 topology labels every series stays under 20 labels once Prometheus adds job and instance", async () => {
+  const fed = await fedMonitor(1e9, mixedConfig);
+  try {
+    // A completed window, so the column families are there too.
+    for (let i = 0; i <= 1001; i++) {
+      fed.feed(T0 + BigInt(i) * MS, BigInt(i) * 1000n, 700n);
+    }
+    const topology = Object.fromEntries(
+      Array.from({ length: 10 }, (_, i) => [`level_${i}`, "x".repeat(128)]),
+    );
+    const body = await scrape(withTopology(fed, topology));
+    const lines = body.split("\n").filter((l) =>
+      l !== "" && !l.startsWith("#")
+    );
+    assert.ok(lines.some((l) => l.startsWith("dpu_traceback_column_rate{")));
+    let widest = 0;
+    for (const line of lines) {
+      widest = Math.max(widest, labelNames(line).length);
+    }
+    assert.equal(
+      labelNames(samplesOf(body, "dpu_traceback_topology_info")[0]).length,
+      10,
+    );
+    assert.ok(widest + 2 < 20, `a series has ${widest} labels`);
+  } finally {
+    await fed.close();
+  }
+});
+
+Deno.test("the snapshot carries the topology", async () => {
+  const fed = await fedMonitor(1e9);
+  try {
+    const get = async (metrics: AgentMetrics): Promise<AgentSnapshot> =>
+      await (await createMetricsApp(metrics).request("/api/v1/snapshot"))
+        .json();
+    assert.deepEqual((await get(withTopology(fed))).topology, {});
+    const snap = await get(withTopology(fed, { rail: "3", rack: "r12" }));
+    assert.deepEqual(Object.entries(snap.topology), [
+      ["rack", "r12"],
+      ["rail", "3"],
+    ]);
+  } finally {
+    await fed.close();
+  }
+});
