@@ -44,7 +44,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   "config": ["base", "deno.json"],
   "ffi": ["base"],
   "rules": ["base", "config"],
-  "events": ["base", "config", "rules"],
+  "events": ["base", "config", "ffi", "rules"],
   "collectors": ["base", "config", "ffi", "rules"],
   "review": ["base", "config", "events"],
   "metrics": ["base", "config", "rules", "events", "collectors"],

@@ -1,0 +1,50 @@
+/**
+ * The one libc call the agent makes: `signal(2)`, to set a signal's
+ * disposition at the OS level. Declarations only: which signal and why is
+ * the caller's call.
+ *
+ * @module
+ */
+
+/** `SIGXFSZ` on Linux (x86_64 and aarch64 alike). */
+export const SIGXFSZ = 25;
+/** `SIG_DFL` as a handler address: the default action. */
+export const SIG_DFL = 0n;
+/** `SIG_IGN` as a handler address: the kernel discards the signal. */
+export const SIG_IGN = 1n;
+
+/** The symbols of libc the agent binds. */
+export const LIBC_SYMBOLS = {
+  /** `sighandler_t signal(int signum, sighandler_t handler)`. */
+  signal: { parameters: ["i32", "pointer"], result: "pointer" },
+} as const satisfies Deno.ForeignLibraryInterface;
+
+/** The C library's soname on glibc systems (the DPU's Ubuntu and hosts alike). */
+export const LIBC_SONAME = "libc.so.6";
+
+/**
+ * Sets the disposition of `signum` to `handler` (an address: `SIG_IGN`,
+ * `SIG_DFL`, or what an earlier call returned) and returns the previous
+ * one. Throws when libc cannot be opened (no FFI permission, another libc).
+ *
+ * @example Ignore a signal, then put the previous disposition back
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { setSignalDisposition, SIG_IGN, SIGXFSZ } from "./libc.ts";
+ *
+ * const previous = setSignalDisposition(SIGXFSZ, SIG_IGN);
+ * assert.equal(setSignalDisposition(SIGXFSZ, previous), SIG_IGN);
+ * ```
+ */
+export function setSignalDisposition(signum: number, handler: bigint): bigint {
+  const libc = Deno.dlopen(LIBC_SONAME, LIBC_SYMBOLS);
+  try {
+    const previous = libc.symbols.signal(
+      signum,
+      Deno.UnsafePointer.create(handler),
+    );
+    return Deno.UnsafePointer.value(previous);
+  } finally {
+    libc.close();
+  }
+}
