@@ -56,11 +56,6 @@ export async function readCredentials(
     }
     return text;
   };
-  if (config.tls?.serverName !== undefined) {
-    throw new TypeError(
-      `Cannot push to Alertmanager ${label}: tls.server_name is not supported (Deno's fetch verifies the URL's host name); use that name in the URL`,
-    );
-  }
   const out: {
     authorization?: string;
     caCerts?: string[];

@@ -195,30 +195,3 @@ export function parseAuthUsername(value: unknown): Parsed<string> {
   }
   return { ok: true, value };
 }
-
-/**
- * Parses a TLS `server_name`: a DNS name (letters, digits, `-` and `.`)
- * the server's certificate must carry.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { parseServerName } from "./alerting.ts";
- *
- * assert.deepEqual(parseServerName("am.example"), { ok: true, value: "am.example" });
- * assert.equal(parseServerName("https://am.example").ok, false);
- * ```
- */
-export function parseServerName(value: unknown): Parsed<string> {
-  if (value === undefined) return bad("is required");
-  if (typeof value !== "string") return bad("must be a string");
-  if (
-    !/^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?$/
-      .test(value) || value.length > 253
-  ) {
-    return bad(
-      'must be a host name such as "am.example" (letters, digits, - and .)',
-    );
-  }
-  return { ok: true, value };
-}

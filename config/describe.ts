@@ -156,9 +156,6 @@ function describeAlerting(config: AgentConfig): string[] {
           ...(am.tls.certFile === undefined
             ? []
             : [`client certificate ${am.tls.certFile}`]),
-          ...(am.tls.serverName === undefined
-            ? []
-            : [`server name ${am.tls.serverName}`]),
         ];
         parts.push(tls.length === 0 ? "TLS" : `TLS (${tls.join(", ")})`);
       }

@@ -283,7 +283,7 @@ labels_file: /etc/dpu-traceback/level_labels.ini
 alerting:
   alertmanagers:
     - url: https://am-1.example:9093/
-      tls: { ca_file: /etc/dpu-traceback/am-ca.pem, cert_file: /c.pem, key_file: /k.pem, server_name: am.example }
+      tls: { ca_file: /etc/dpu-traceback/am-ca.pem, cert_file: /c.pem, key_file: /k.pem }
       basic_auth: { username: agent, password_file: /etc/dpu-traceback/am-password }
     - url: http://am-2.example:9093
       timeout: 2s
@@ -304,7 +304,7 @@ monitors:
     'topology labels (2): rack="r12", rail="3"',
     "labels file /etc/dpu-traceback/level_labels.ini (read at start; labels: win)",
     "alerting: 2 Alertmanagers, resent every 15 s while firing (ends 1 min ahead), held 1.5 min after an event ends",
-    '  https://am-1.example:9093: timeout 10 s, TLS (CA /etc/dpu-traceback/am-ca.pem, client certificate /c.pem, server name am.example), basic auth as "agent", password from /etc/dpu-traceback/am-password',
+    '  https://am-1.example:9093: timeout 10 s, TLS (CA /etc/dpu-traceback/am-ca.pem, client certificate /c.pem), basic auth as "agent", password from /etc/dpu-traceback/am-password',
     "  http://am-2.example:9093: timeout 2 s, bearer token from /etc/dpu-traceback/am-token",
   ]);
   assert.equal(

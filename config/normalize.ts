@@ -254,9 +254,6 @@ function normalizeAlerting(
       ...(am.tls.ca_file === undefined ? {} : { caFile: am.tls.ca_file }),
       ...(am.tls.cert_file === undefined ? {} : { certFile: am.tls.cert_file }),
       ...(am.tls.key_file === undefined ? {} : { keyFile: am.tls.key_file }),
-      ...(am.tls.server_name === undefined
-        ? {}
-        : { serverName: am.tls.server_name }),
     };
     return {
       url: am.url,

@@ -25,7 +25,6 @@ import {
   parseAuthUsername,
   parseHold,
   parseResendInterval,
-  parseServerName,
 } from "./alerting.ts";
 import { checkTopologyLabels, parseInstance } from "./topology_labels.ts";
 import { parseName } from "./names.ts";
@@ -70,17 +69,22 @@ function leaf<T>(parse: (value: unknown) => Parsed<T>) {
 
 /**
  * A strict object whose unknown-key message lists the known keys and
- * suggests a near spelling (from the known keys and `suggestAlso`).
+ * suggests a near spelling (from the known keys and `suggestAlso`). A key
+ * in `refused` (one that is known but cannot be honoured) gets its own
+ * message instead.
  */
 function strict<T extends z.core.$ZodLooseShape>(
   shape: T,
   suggestAlso: readonly string[] = [],
+  refused: Readonly<Record<string, string>> = {},
 ) {
   const known = Object.keys(shape);
   return z.strictObject(shape, {
     error: (issue) => {
       if (issue.code === "unrecognized_keys") {
-        return unknownKeyProblem(issue.keys[0], known, suggestAlso);
+        const key = issue.keys[0];
+        if (Object.hasOwn(refused, key)) return refused[key];
+        return unknownKeyProblem(key, known, suggestAlso);
       }
       if (issue.code === "invalid_type") {
         return "must be an object (keys and values)";
@@ -491,13 +495,23 @@ export const labelsSchema = z.unknown().transform(
   },
 );
 
-/** `tls:` of an Alertmanager: a client certificate comes with its key. */
-const alertmanagerTlsSchema = strict({
-  ca_file: leaf(parseText).optional(),
-  cert_file: leaf(parseText).optional(),
-  key_file: leaf(parseText).optional(),
-  server_name: leaf(parseServerName).optional(),
-}).transform((tls, ctx) => {
+/**
+ * `tls:` of an Alertmanager: a client certificate comes with its key.
+ * `server_name` is refused: Deno's HTTP client can only verify the URL's
+ * own host name.
+ */
+const alertmanagerTlsSchema = strict(
+  {
+    ca_file: leaf(parseText).optional(),
+    cert_file: leaf(parseText).optional(),
+    key_file: leaf(parseText).optional(),
+  },
+  [],
+  {
+    server_name:
+      "is not supported: Deno's HTTP client verifies the URL's host name; put that name in the URL (and, if DNS does not resolve it, in /etc/hosts)",
+  },
+).transform((tls, ctx) => {
   if ((tls.cert_file === undefined) !== (tls.key_file === undefined)) {
     const [given, missing] = tls.cert_file === undefined
       ? ["key_file", "cert_file"]

@@ -251,8 +251,6 @@ export interface AlertmanagerConfig {
     readonly certFile?: string;
     /** Client key (PEM); with certFile. */
     readonly keyFile?: string;
-    /** Name to verify the server certificate against, if not the URL's host. */
-    readonly serverName?: string;
   };
   /** HTTP basic auth; the password is read from a file. */
   readonly basicAuth?: {
