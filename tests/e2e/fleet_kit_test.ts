@@ -22,6 +22,7 @@ import { type StartedAgent, startedAgent } from "../agent_util.ts";
 import { ROOT } from "../cli_util.ts";
 import { buildNvmlSim } from "../fixtures/libnvml_sim/build.ts";
 import { tempDir } from "../temp_dir.ts";
+import { startPrometheus } from "./prometheus_util.ts";
 
 const NEEDS = "install it with: apt-get install prometheus";
 const RULES = join(ROOT, "deploy/prometheus/dpu-traceback.rules.yml");
@@ -292,24 +293,7 @@ Deno.test("the shipped rules pass promtool, and on a real Prometheus scraping th
         }],
       }),
     );
-    try {
-      prometheus = new Deno.Command("prometheus", {
-        args: [
-          `--config.file=${join(dir.path, "prometheus.yml")}`,
-          `--storage.tsdb.path=${join(dir.path, "tsdb")}`,
-          `--web.listen-address=127.0.0.1:${port}`,
-          "--log.level=warn",
-        ],
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-      }).spawn();
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) {
-        throw new Error(`prometheus is not on PATH; ${NEEDS}`);
-      }
-      throw error;
-    }
+    prometheus = startPrometheus(dir.path, port, NEEDS);
     const base = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 60_000;
     await eventually(

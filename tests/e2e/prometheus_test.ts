@@ -16,6 +16,7 @@ import bcrypt from "bcryptjs";
 import { type StartedAgent, startedAgent } from "../agent_util.ts";
 import { tempDir } from "../temp_dir.ts";
 import { loadConfig } from "../../config/load.ts";
+import { startPrometheus } from "./prometheus_util.ts";
 
 const NEEDS = "install it with: apt-get install prometheus openssl";
 
@@ -185,24 +186,7 @@ scrape_configs:
     static_configs: [{ targets: ["${hostOf(secure.url)}"] }]
 `,
     );
-    try {
-      prometheus = new Deno.Command("prometheus", {
-        args: [
-          `--config.file=${dir.path}/prometheus.yml`,
-          `--storage.tsdb.path=${dir.path}/tsdb`,
-          `--web.listen-address=127.0.0.1:${port}`,
-          "--log.level=warn",
-        ],
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-      }).spawn();
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) {
-        throw new Error(`prometheus is not on PATH; ${NEEDS}`);
-      }
-      throw error;
-    }
+    prometheus = startPrometheus(dir.path, port, NEEDS);
     const base = `http://127.0.0.1:${port}`;
     // Prometheus takes a moment to listen.
     const end = Date.now() + 30_000;
