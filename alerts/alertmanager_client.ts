@@ -10,6 +10,7 @@
  */
 
 import { errorMessage } from "../base/error_message.ts";
+import { terminalSafe } from "../base/terminal_text.ts";
 import type { AlertmanagerConfig } from "../config/types.ts";
 import { alertmanagerLabel, type AlertStats } from "../metrics/alert_stats.ts";
 import type { PostableAlert } from "./alert_state.ts";
@@ -83,6 +84,26 @@ export async function readCredentials(
       decodeURIComponent(url.password),
     );
   }
+  if (out.authorization !== undefined) {
+    // A header value with a line break or a non-Latin-1 character fails in
+    // the sender's thread, and the error text would carry the secret into
+    // the log, once per restart: refuse it here, naming only the file.
+    if (!HEADER_VALUE.test(out.authorization)) {
+      const source = config.basicAuth?.passwordFile ??
+        config.bearerTokenFile ?? "the URL's user info";
+      throw new TypeError(
+        `Cannot use the credentials of Alertmanager ${label} from ${source}: they contain a line break, a control character or a character outside Latin-1`,
+      );
+    }
+    if (
+      config.bearerTokenFile !== undefined &&
+      !BEARER_TOKEN.test(out.authorization.slice("Bearer ".length))
+    ) {
+      throw new TypeError(
+        `Cannot use the bearer token of Alertmanager ${label} from ${config.bearerTokenFile}: a token is one line of letters, digits and -._~+/ (RFC 6750)`,
+      );
+    }
+  }
   const tls = config.tls;
   if (tls?.caFile !== undefined) {
     out.caCerts = [await read(tls.caFile, "CA certificates")];
@@ -96,8 +117,34 @@ export async function readCredentials(
     out.cert = await read(tls.certFile, "client certificate");
     out.key = await read(tls.keyFile, "client key");
   }
+  if (out.caCerts !== undefined || out.cert !== undefined) {
+    // A certificate or key that does not parse fails here, at start, with
+    // one line, rather than in the sender's thread on every restart.
+    try {
+      Deno.createHttpClient({
+        ...(out.caCerts === undefined ? {} : { caCerts: out.caCerts }),
+        ...(out.cert === undefined ? {} : { cert: out.cert, key: out.key! }),
+      }).close();
+    } catch (error) {
+      const files = [tls?.caFile, tls?.certFile, tls?.keyFile].filter((f) =>
+        f !== undefined
+      ).join(", ");
+      throw new TypeError(
+        `Cannot use the TLS files of Alertmanager ${label} (${files}): ${
+          errorMessage(error).split("\n")[0]
+        }`,
+      );
+    }
+  }
   return out;
 }
+
+/** What an HTTP header value may hold: visible Latin-1, spaces and tabs. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** RFC 6750's b64token. */
+const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+/** The most of an Alertmanager's error answer read, bytes. */
+const MAX_ERROR_BODY = 4096;
 
 function basic(username: string, password: string): string {
   const bytes = new TextEncoder().encode(`${username}:${password}`);
@@ -328,14 +375,32 @@ export class AlertmanagerClient {
           this.#closing.signal,
           AbortSignal.timeout(timeoutMs),
         ]),
+        // A redirect elsewhere would meet the thread's net permission
+        // (only the Alertmanagers) with a misleading error: say it.
+        redirect: "manual",
         ...(this.#http === undefined ? {} : { client: this.#http }),
       });
       if (response.ok) {
         await response.body?.cancel();
         return { kind: "sent" };
       }
-      const text = (await response.text()).trim().split("\n")[0]
-        .slice(0, 200);
+      if (response.status >= 300 && response.status < 400) {
+        await response.body?.cancel();
+        const to = terminalSafe(
+          (response.headers.get("location") ?? "").slice(0, 200),
+        );
+        return {
+          kind: "refused",
+          message:
+            `HTTP ${response.status}: redirects to ${to}; configure that URL instead`,
+        };
+      }
+      // Only the start of the answer: a body without end must not fill
+      // the process's memory (the sampler's too).
+      const text = terminalSafe(
+        (await readStart(response, MAX_ERROR_BODY)).trim().split("\n")[0]
+          .slice(0, 200),
+      );
       const message = `HTTP ${response.status}${text === "" ? "" : ` ${text}`}`;
       if (response.status === 429) {
         return { kind: "retry", message, afterMs: retryAfterMs(response) };
@@ -394,4 +459,32 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     signal.addEventListener("abort", done);
   });
+}
+
+/** The first `max` bytes of `response`'s body as text; the rest is not read. */
+async function readStart(response: Response, max: number): Promise<string> {
+  const body = response.body;
+  if (body === null) return "";
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < max) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  const all = new Uint8Array(Math.min(size, max));
+  let at = 0;
+  for (const chunk of chunks) {
+    const part = chunk.subarray(0, all.length - at);
+    all.set(part, at);
+    at += part.length;
+    if (at === all.length) break;
+  }
+  return new TextDecoder().decode(all);
 }

@@ -406,3 +406,121 @@ Deno.test("mutual TLS: the client certificate is presented", async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a credential that cannot be a header value is refused at start, naming the file and never the secret", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const token = `${dir}/token`;
+    await Deno.writeTextFile(token, "SECRET-TOKEN-123\nsecond-line\n");
+    // (A password goes base64-encoded into the header: any byte is fine.)
+    const cases = [
+      { url: "http://am:9093", timeoutMs: 1000, bearerTokenFile: token },
+    ];
+    for (const config of cases) {
+      await assert.rejects(readCredentials(config), (e: Error) => {
+        assert.ok(e instanceof TypeError);
+        assert.match(
+          e.message,
+          /^Cannot use the credentials of Alertmanager http:\/\/am:9093 from \//,
+        );
+        assert.ok(
+          !e.message.includes("SECRET") && !e.message.includes("\u0007"),
+        );
+        return true;
+      });
+    }
+    // One line, but not a token (RFC 6750): refused too.
+    await Deno.writeTextFile(token, "not a token\n");
+    await assert.rejects(
+      readCredentials(cases[0]),
+      /bearer token of Alertmanager http:\/\/am:9093 from .*: a token is one line of letters/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a client certificate that does not parse is refused at start, naming the files", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/c.pem`, "not a certificate\n");
+    await Deno.writeTextFile(`${dir}/k.pem`, "not a key\n");
+    await assert.rejects(
+      readCredentials({
+        url: "https://am:9093",
+        timeoutMs: 1000,
+        tls: { certFile: `${dir}/c.pem`, keyFile: `${dir}/k.pem` },
+      }),
+      (e: Error) => {
+        assert.match(
+          e.message,
+          /^Cannot use the TLS files of Alertmanager https:\/\/am:9093 \(.*c\.pem, .*k\.pem\): /,
+        );
+        assert.equal(e.message.includes("\n"), false);
+        return true;
+      },
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("an error answer is read only as far as 4 KiB, and a redirect is refused, not followed", async () => {
+  // A 500 whose body never ends, then a redirect to another host.
+  let mode: "endless" | "redirect" = "endless";
+  const stop = new AbortController();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {}, signal: stop.signal },
+    () => {
+      if (mode === "redirect") {
+        return new Response(null, {
+          status: 307,
+          headers: { location: "http://elsewhere.example/x" },
+        });
+      }
+      const chunk = new TextEncoder().encode("\x1b[31mboom ".repeat(1000));
+      let sent = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          // Far more than the client may read; "endless" to it, yet the
+          // server can finish when the test stops it.
+          if ((sent += chunk.length) > 256 * 1024 * 1024) controller.close();
+          else controller.enqueue(chunk);
+        },
+      });
+      return new Response(body, { status: 500 });
+    },
+  );
+  try {
+    const url = `http://127.0.0.1:${server.addr.port}`;
+    const stats = AlertStats.create(1);
+    const errors: string[] = [];
+    const c = client(url, stats, { onError: (l) => errors.push(l) }, 5000);
+    const before = Deno.memoryUsage().rss;
+    c.send([alert("a")]);
+    for (let i = 0; i < 100 && errors.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // Answered at once from the first 4 KiB, not after the 5 s timeout.
+    assert.match(errors[0], /HTTP 500 /);
+    assert.ok(!errors[0].includes("\x1b"), "no terminal control in the line");
+    assert.ok(Deno.memoryUsage().rss - before < 64 * 1024 * 1024);
+    mode = "redirect";
+    await c.idle();
+    for (let i = 0; i < 100 && errors.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await c.close();
+    assert.match(
+      errors.at(-1)!,
+      /HTTP 307: redirects to http:\/\/elsewhere\.example\/.*; configure that URL instead/,
+    );
+    assert.ok(!errors.at(-1)!.includes("\x1b"));
+  } finally {
+    stop.abort();
+    await Promise.race([
+      server.finished,
+      new Promise((r) => setTimeout(r, 2000)),
+    ]);
+  }
+});
