@@ -14,6 +14,7 @@ import {
   MAX_ALERT_RESEND_NS,
   MAX_ALERT_TIMEOUT_NS,
   MAX_TEXT_CHARS,
+  MIN_ALERT_HOLD_NS,
   MIN_ALERT_RESEND_NS,
   MIN_ALERT_TIMEOUT_NS,
 } from "./limits.ts";
@@ -146,7 +147,9 @@ export const parseResendInterval: (value: unknown) => Parsed<number> =
 
 /**
  * Parses `hold`, how long an alert stays firing after its rule's last
- * event ended: 0 (resolve at once) to a day, in nanoseconds.
+ * event ended: 1 s to a day, in nanoseconds. Not 0: the sender looks at
+ * the events every 50 ms, and an event that began and ended between two
+ * looks must still be sent once.
  *
  * @example Usage
  * ```ts
@@ -154,12 +157,12 @@ export const parseResendInterval: (value: unknown) => Parsed<number> =
  * import { parseHold } from "./alerting.ts";
  *
  * assert.deepEqual(parseHold("5m"), { ok: true, value: 300_000_000_000 });
- * assert.deepEqual(parseHold(0), { ok: true, value: 0 });
+ * assert.equal(parseHold(0).ok, false); // a burst must still reach a person
  * assert.equal(parseHold("2d").ok, false); // no day unit: write 48h
  * ```
  */
 export const parseHold: (value: unknown) => Parsed<number> = durationWithin(
-  0,
+  MIN_ALERT_HOLD_NS,
   MAX_ALERT_HOLD_NS,
   "",
 );

@@ -33,7 +33,7 @@ Deno.test("parseConfig() reads every alerting key into milliseconds and plain fi
     - url: http://am-2.example:9093/alertmanager/
       bearer_token_file: /etc/dpu-traceback/am-token
   resend_interval: 10s
-  hold: 0`),
+  hold: 1s`),
     "a.yaml",
   );
   assert.deepEqual(config.alerting, {
@@ -58,7 +58,7 @@ Deno.test("parseConfig() reads every alerting key into milliseconds and plain fi
       },
     ],
     resendIntervalMs: 10_000,
-    holdMs: 0,
+    holdMs: 1000,
   });
 });
 
@@ -226,14 +226,19 @@ Deno.test("parseConfig() refuses each bad alerting setting with its path and rea
       'alerting.resend_interval must be from 1 s to 1 h; an alert\'s lease is 4 of them, got "2h"',
     ],
     [
+      am("{ url: 'http://am' }") + "\n  hold: 0",
+      "RangeError",
+      "alerting.hold must be from 1 s to 24 h, got 0",
+    ],
+    [
       am("{ url: 'http://am' }") + "\n  hold: 25h",
       "RangeError",
-      'alerting.hold must be from 0 ns to 24 h, got "25h"',
+      'alerting.hold must be from 1 s to 24 h, got "25h"',
     ],
     [
       am("{ url: 'http://am' }") + "\n  hold: -1s",
       "RangeError",
-      'alerting.hold must be from 0 ns to 24 h, got "-1s"',
+      'alerting.hold must be from 1 s to 24 h, got "-1s"',
     ],
     [
       am("{ url: 'http://am' }") + "\n  resend_intervall: 30s",

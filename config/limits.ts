@@ -162,5 +162,8 @@ export const MIN_ALERT_RESEND_NS = 1_000_000_000;
  */
 export const MAX_ALERT_RESEND_NS = 3_600_000_000_000;
 
+/** Shortest hold after an event ends, ns: 1 s, many looks of the sender. */
+export const MIN_ALERT_HOLD_NS = 1_000_000_000;
+
 /** Longest hold after an event ends, ns: a day. */
 export const MAX_ALERT_HOLD_NS = 86_400_000_000_000;
