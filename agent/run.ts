@@ -152,7 +152,9 @@ async function runWithSignals(
         monitors: alertMonitors(agent.monitors.map((m) => m.config)),
         journalBuffer: agent.journal.buffer,
         state: endpoint?.state,
-        endpointUrl: endpoint?.url,
+        endpointUrl: endpoint === undefined
+          ? undefined
+          : linkableUrl(endpoint.url, topology.instance),
         version: options.version,
         statsBuffer: alertStats!.buffer,
         onError: (line) => log.error(line),
@@ -235,4 +237,27 @@ async function runWithSignals(
     }
   }
   return ok;
+}
+
+/**
+ * The endpoint's URL as a person following an alert's link can use it: an
+ * endpoint listening on every address (`0.0.0.0`, `::`) is reached by the
+ * host's name, the alerts' `instance`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { linkableUrl } from "./run.ts";
+ *
+ * assert.equal(linkableUrl("http://0.0.0.0:9477/", "dpu-7"), "http://dpu-7:9477/");
+ * assert.equal(linkableUrl("https://[::]:9477/", "dpu-7"), "https://dpu-7:9477/");
+ * assert.equal(linkableUrl("http://10.0.0.5:9477/", "dpu-7"), "http://10.0.0.5:9477/");
+ * ```
+ */
+export function linkableUrl(url: string, instance: string): string {
+  const parsed = new URL(url);
+  if (parsed.hostname === "0.0.0.0" || parsed.hostname === "[::]") {
+    parsed.hostname = instance;
+  }
+  return parsed.href;
 }
