@@ -45,6 +45,9 @@ const START_MS = 15; // float64: the start marker's wall-clock time, ms
 const END_MS = 17; // float64: the end marker's; NaN while open
 const RECORD = 19;
 
+// A reader's tries at a record the writer keeps changing.
+const MAX_READ_TRIES = 10_000;
+
 // Per rule: its open event, then its last ended event.
 const RULE_RECORDS = 2;
 
@@ -193,6 +196,9 @@ export class EventJournal {
     sample: number,
     unixMs: number,
   ): number {
+    // An index out of range would mark another record as being written
+    // for ever, and readers would wait on it: refuse it (integer compares).
+    if (!this.#hasRule(monitor, rule)) return 0;
     const id = ++this.#count[0];
     const open = this.#ruleRecord(monitor, rule, 0);
     this.#write(open, id, monitor, rule, words, at, sample, unixMs);
@@ -219,6 +225,7 @@ export class EventJournal {
     peak: number,
     unixMs: number,
   ): void {
+    if (!this.#hasRule(monitor, rule)) return;
     const w = this.#words;
     const open = this.#ruleRecord(monitor, rule, 0);
     const id = this.#loadFloat(open + ID);
@@ -374,17 +381,21 @@ export class EventJournal {
 
   // A consistent copy of a record, or undefined if it holds no event.
   // Retries while the writer is in it; the writer holds a record for a
-  // few dozen stores, so this ends at once in practice.
+  // few dozen stores, so this ends at once in practice. Bounded all the
+  // same: a record that never settles reads as no event rather than
+  // holding the endpoint or the sender for ever.
   #read(record: number): JournalEvent | undefined {
     const w = this.#words;
     const copy = new Int32Array(RECORD);
-    for (;;) {
+    let consistent = false;
+    for (let tries = 0; tries < MAX_READ_TRIES && !consistent; tries++) {
       const before = Atomics.load(w, record + VERSION);
       if ((before & 1) === 0) {
         for (let k = ID; k < RECORD; k++) copy[k] = Atomics.load(w, record + k);
-        if (Atomics.load(w, record + VERSION) === before) break;
+        consistent = Atomics.load(w, record + VERSION) === before;
       }
     }
+    if (!consistent) return undefined;
     const float = (k: number) => {
       this.#i32[0] = copy[k];
       this.#i32[1] = copy[k + 1];
