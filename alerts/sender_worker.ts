@@ -104,6 +104,10 @@ export function runSender(
       index,
       version: start.version,
       credentials: start.credentials[index],
+      // An Alertmanager back after an outage must see the alerts again
+      // within one resend interval, as after a quick restart: the retry
+      // delay never grows past it (nor past the client's own 30 s).
+      maxBackoffMs: Math.min(30_000, start.alerting.resendIntervalMs),
       onError: (line) => post({ type: "error", line }),
     })
   );
