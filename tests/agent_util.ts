@@ -51,7 +51,13 @@ export async function startedAgent(
   while (url === undefined) {
     const { value, done } = await reader.read();
     if (done || Date.now() > deadline) {
-      child.kill("SIGKILL");
+      // An agent that exited on its own (a bad config) cannot be killed;
+      // its stderr is what the error must show.
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // already ended
+      }
       await child.status;
       throw new Error(`agent printed no endpoint address; stderr: ${seen}`);
     }
