@@ -16,33 +16,7 @@ import assert from "node:assert/strict";
 import { startAlertSender } from "../../alerts/sender.ts";
 import { EventJournal } from "../../events/event_journal.ts";
 import { AlertStats } from "../../metrics/alert_stats.ts";
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = listener.addr.port;
-  listener.close();
-  return port;
-}
-
-/** The Alertmanager binary: Debian names it prometheus-alertmanager. */
-async function alertmanagerBinary(): Promise<string> {
-  for (const name of ["prometheus-alertmanager", "alertmanager"]) {
-    try {
-      await new Deno.Command(name, {
-        args: ["--version"],
-        stdout: "null",
-        stderr: "null",
-      })
-        .output();
-      return name;
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
-  }
-  throw new Error(
-    "Alertmanager is not on PATH; install it with: apt-get install prometheus-alertmanager",
-  );
-}
+import { alertmanagerBinary, freePorts } from "./fleet_util.ts";
 
 interface GettableAlert {
   labels: Record<string, string>;
@@ -84,7 +58,7 @@ function sample(unixMs: number): Uint32Array {
 Deno.test("an event's alert reaches a real Alertmanager, then resolves after the hold", async () => {
   const binary = await alertmanagerBinary();
   const dir = await Deno.makeTempDir();
-  const port = freePort();
+  const [port] = freePorts(1);
   const base = `http://127.0.0.1:${port}`;
   await Deno.writeTextFile(
     `${dir}/alertmanager.yml`,

@@ -90,7 +90,7 @@ export interface GettableAlert {
 }
 
 /** The Alertmanager binary: Debian names it prometheus-alertmanager. */
-async function alertmanagerBinary(): Promise<string> {
+export async function alertmanagerBinary(): Promise<string> {
   for (const name of ["prometheus-alertmanager", "alertmanager"]) {
     try {
       await new Deno.Command(name, {
