@@ -10,6 +10,7 @@
  */
 
 import type { JournalEvent } from "../events/event_journal.ts";
+import { traceCommand } from "../events/trace_command.ts";
 
 /**
  * An alert as Alertmanager's API v2 takes it (`PostableAlert`): times are
@@ -209,10 +210,7 @@ export class RuleAlert {
     const rule = this.#rule;
     const open = newest.endNs === undefined;
     const peak = open ? look.livePeak : newest.peak;
-    const quoted = `'${rule.rule.replaceAll("'", `'\\''`)}'`;
-    const review = `dpu-traceback review ${rule.eventLog} --event ${
-      isoSecond(newest.startMs)
-    } --rule ${quoted}`;
+    const review = traceCommand(rule.eventLog, newest.startMs, rule.rule);
     const times = this.#events === 1
       ? "fired once"
       : `fired ${this.#events} times`;
@@ -247,14 +245,6 @@ export class RuleAlert {
 /** A timestamp in ns since the epoch as RFC 3339 with milliseconds. */
 function isoMs(ns: bigint): string {
   return new Date(Number(ns / 1_000_000n)).toISOString();
-}
-
-/** Unix ms as RFC 3339 to the whole second, as `review --event` takes it. */
-function isoSecond(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(
-    ".000Z",
-    "Z",
-  );
 }
 
 function formatPeak(peak: number): string {

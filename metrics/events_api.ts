@@ -12,6 +12,7 @@ import { DEFAULT_SEVERITY, isReferenceRule } from "../config/types.ts";
 import type { RuleConfig } from "../config/types.ts";
 import type { EventJournal, JournalEvent } from "../events/event_journal.ts";
 import type { ServedMonitor } from "./agent_metrics.ts";
+import { traceCommand } from "../events/trace_command.ts";
 
 /** Events in one answer unless `limit` says otherwise. */
 export const DEFAULT_EVENTS_LIMIT = 100;
@@ -192,7 +193,7 @@ export function oneEvent(
   const summary = summarize(event, monitors, nowMs);
   const detail: EventDetail = {
     ...summary,
-    review: reviewCommand(served.log.path, event.startMs, summary.rule),
+    review: traceCommand(served.log.path, event.startMs, summary.rule),
     events_log: served.log.path,
   };
   return { status: 200, body: detail };
@@ -210,42 +211,6 @@ export type EventsMonitor = {
   };
   readonly log: Pick<ServedMonitor["log"], "path">;
 };
-
-/**
- * The shell command that prints an event's traceback: `review` of its
- * events.log, the event picked by its start marker's second and its
- * rule's name (both quoted for a POSIX shell).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { reviewCommand } from "./events_api.ts";
- *
- * assert.equal(
- *   reviewCommand("/var/log/x.log", Date.UTC(2026, 10, 21, 14, 50, 0, 999), "a b"),
- *   "dpu-traceback review /var/log/x.log --event 2026-11-21T14:50:00Z --rule 'a b'",
- * );
- * ```
- */
-export function reviewCommand(
-  eventsLog: string,
-  startMs: number,
-  rule: string,
-): string {
-  const second = new Date(Math.floor(startMs / 1000) * 1000).toISOString()
-    .replace(".000Z", "Z");
-  const path = /^[A-Za-z0-9_./-]+$/.test(eventsLog)
-    ? eventsLog
-    : shellQuote(eventsLog);
-  return `dpu-traceback review ${path} --event ${second} --rule ${
-    shellQuote(rule)
-  }`;
-}
-
-/** `text` in single quotes for a POSIX shell, each `'` written `'\''`. */
-function shellQuote(text: string): string {
-  return `'${text.replaceAll("'", `'\\''`)}'`;
-}
 
 // The ring's events, plus each rule's open event that the ring has
 // dropped (a long event outlives the ring under a flood of short ones),

@@ -1,12 +1,8 @@
 import assert from "node:assert/strict";
 import { EventJournal } from "../events/event_journal.ts";
 import type { RuleConfig } from "../config/types.ts";
-import {
-  type EventsMonitor,
-  listEvents,
-  oneEvent,
-  reviewCommand,
-} from "./events_api.ts";
+import { type EventsMonitor, listEvents, oneEvent } from "./events_api.ts";
+import { traceCommand } from "../events/trace_command.ts";
 
 // 2026-11-21T14:50:00Z in ns, then 123.456789 ms past it.
 const T0 = 1_795_272_600_000_000_000n;
@@ -264,7 +260,7 @@ Deno.test("one event carries the review command and its events.log", () => {
 Deno.test("the review command survives a shell whatever the rule's name", async () => {
   const names = ["plain", "it's", '$(touch x) `y` "z" \\ ;|&', "a\nb", "''"];
   for (const name of names) {
-    const command = reviewCommand("/tmp/e.log", 0, name);
+    const command = traceCommand("/tmp/e.log", 0, name);
     // What a POSIX shell hands the program, printed one argument a line.
     const shell = command.replace(/^dpu-traceback /, "printf '%s\\0' ");
     const output = await new Deno.Command("sh", {
