@@ -21,6 +21,7 @@ import { splitListen } from "../metrics/server.ts";
 import type { WebConfig } from "../metrics/web_config.ts";
 import type { EndpointReply, EndpointStart } from "./endpoint_worker.ts";
 import type { EventJournal } from "../events/event_journal.ts";
+import { SupervisedWorker } from "../base/supervised_worker.ts";
 
 /** How the endpoint runs. */
 export interface EndpointOptions {
@@ -76,8 +77,6 @@ const ENDPOINT_PERMISSIONS = {
 
 /** Longest wait for the endpoint to finish in-flight requests at shutdown. */
 const SHUTDOWN_GRACE_MS = 2000;
-/** Longest delay between restarts of a failing endpoint. */
-const MAX_RESTART_MS = 60_000;
 
 /**
  * A running endpoint on its own thread.
@@ -104,18 +103,11 @@ export class Endpoint {
   };
   /** Times the endpoint's thread failed and was restarted. */
   get restarts(): number {
-    return this.#restarts;
+    return this.#thread.restarts;
   }
 
-  readonly #spawn: () => Worker;
-  readonly #options: EndpointOptions;
+  readonly #thread: SupervisedWorker;
   readonly #publishing: { stop(): void };
-  #worker: Worker | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #delayMs: number;
-  #startedAt = performance.now();
-  #restarts = 0;
-  #stopping = false;
   readonly #watchdog: ReturnType<typeof setInterval>;
 
   private constructor(
@@ -129,23 +121,27 @@ export class Endpoint {
     this.url = first.url;
     this.port = first.port;
     this.state = state;
-    this.#spawn = spawn;
-    this.#options = options;
     this.#publishing = publishing;
-    this.#delayMs = options.restartMs ?? 1000;
-    this.#watch(first.worker);
+    const thread = new SupervisedWorker(first.worker, {
+      name: "metrics endpoint",
+      spawn,
+      restartMs: options.restartMs ?? 1000,
+      onError: (line) => options.log.error(line),
+    });
+    this.#thread = thread;
     const stallMs = Math.max(3000, options.stallMs ?? 10_000);
     let beat = Atomics.load(heartbeat, 0);
     let beatAt = performance.now();
     this.#watchdog = setInterval(() => {
       const now = Atomics.load(heartbeat, 0);
-      if (now !== beat || this.#worker === undefined) {
+      const worker = thread.worker;
+      if (now !== beat || worker === undefined) {
         beat = now;
         beatAt = performance.now();
       } else if (performance.now() - beatAt > stallMs) {
         beatAt = performance.now();
-        this.#failed(
-          this.#worker,
+        thread.failed(
+          worker,
           `it has not answered for ${stallMs / 1000} s (stuck)`,
         );
       }
@@ -228,69 +224,9 @@ export class Endpoint {
    * thread and the publishing. Never throws.
    */
   async shutdown(): Promise<void> {
-    this.#stopping = true;
-    clearTimeout(this.#timer);
     clearInterval(this.#watchdog);
-    const worker = this.#worker;
-    this.#worker = undefined;
-    if (worker !== undefined) {
-      const closed = new Promise<void>((resolve) => {
-        worker.onmessage = (e) => {
-          if ((e.data as EndpointReply).type === "closed") resolve();
-        };
-        worker.onerror = (e) => {
-          e.preventDefault();
-          resolve();
-        };
-      });
-      let grace: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<void>((resolve) => {
-        grace = setTimeout(resolve, SHUTDOWN_GRACE_MS);
-      });
-      worker.postMessage({ type: "shutdown" });
-      await Promise.race([closed, late]);
-      clearTimeout(grace);
-      worker.terminate();
-    }
+    await this.#thread.stop({ type: "shutdown" }, SHUTDOWN_GRACE_MS);
     this.#publishing.stop();
-  }
-
-  /** Restarts the endpoint's thread whenever it fails. */
-  #watch(worker: Worker): void {
-    this.#worker = worker;
-    this.#startedAt = performance.now();
-    worker.onerror = (event) => {
-      // Handled here: an endpoint failure must not become the agent's.
-      event.preventDefault();
-      this.#failed(worker, event.message ?? "unknown error");
-    };
-    worker.onmessage = (event) => {
-      const reply = event.data as EndpointReply;
-      if (reply.type === "failed") this.#failed(worker, reply.message);
-    };
-  }
-
-  #failed(worker: Worker, message: string): void {
-    worker.terminate();
-    if (this.#stopping || worker !== this.#worker) return;
-    this.#worker = undefined;
-    // A thread that ran a good while gets a quick restart; one that keeps
-    // failing backs off.
-    if (performance.now() - this.#startedAt > MAX_RESTART_MS) {
-      this.#delayMs = this.#options.restartMs ?? 1000;
-    }
-    const delay = this.#delayMs;
-    this.#delayMs = Math.min(MAX_RESTART_MS, delay * 2);
-    this.#options.log.error(
-      `metrics endpoint failed: ${oneLine(message)}; restarting it in ${
-        delay / 1000
-      } s (sampling goes on)`,
-    );
-    this.#timer = setTimeout(() => {
-      if (this.#stopping) return;
-      this.#restarts++;
-      this.#watch(this.#spawn());
-    }, delay);
   }
 }
 

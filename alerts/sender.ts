@@ -23,6 +23,7 @@ import type {
   SenderReply,
   SenderStart,
 } from "./sender_worker.ts";
+import { SupervisedWorker } from "../base/supervised_worker.ts";
 
 export type { AlertMonitor } from "./sender_worker.ts";
 
@@ -81,8 +82,6 @@ export interface AlertSender {
   stop(): Promise<void>;
 }
 
-/** Longest delay between restarts of a failing sender. */
-const MAX_RESTART_MS = 60_000;
 /** Longest wait for the sender's thread at stop, beyond the drain. */
 const STOP_GRACE_MS = 1000;
 
@@ -215,85 +214,30 @@ export async function startAlertSender(
   const url = options.workerUrl ??
     new URL("./sender_worker.ts", import.meta.url);
   const onError = options.onError ?? (() => {});
-  const firstDelayMs = options.restartMs ?? 1000;
-  let delayMs = firstDelayMs;
-  let restarts = 0;
-  let stopping = false;
-  let worker: Worker | undefined;
-  let startedAt = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-
-  const failed = (failing: Worker, message: string) => {
-    failing.terminate();
-    if (stopping || failing !== worker) return;
-    worker = undefined;
-    // A thread that ran a good while gets a quick restart; one that keeps
-    // failing backs off.
-    if (performance.now() - startedAt > MAX_RESTART_MS) delayMs = firstDelayMs;
-    const delay = delayMs;
-    delayMs = Math.min(MAX_RESTART_MS, delay * 2);
-    onError(
-      `Alertmanager sender failed: ${
-        message.split("\n")[0]
-      }; restarting it in ${delay / 1000} s (sampling goes on)`,
-    );
-    timer = setTimeout(() => {
-      if (stopping) return;
-      restarts++;
-      spawn();
-    }, delay);
-  };
-
   const spawn = () => {
-    const w = new Worker(url, {
-      type: "module",
-      deno: { permissions },
-    });
-    worker = w;
-    startedAt = performance.now();
-    w.onerror = (event) => {
-      // Handled here: a sender failure must not become the agent's.
-      event.preventDefault();
-      failed(w, event.message ?? "unknown error");
-    };
-    w.onmessage = (event) => {
-      const reply = event.data as SenderReply;
-      if (reply.type === "error") onError(reply.line);
-      else if (reply.type === "failed") failed(w, reply.message);
-    };
-    w.postMessage(start);
+    const worker = new Worker(url, { type: "module", deno: { permissions } });
+    worker.postMessage(start);
+    return worker;
   };
-  spawn();
+  const thread = new SupervisedWorker(spawn(), {
+    name: "Alertmanager sender",
+    spawn,
+    restartMs: options.restartMs ?? 1000,
+    onError,
+    onReply: (reply) => {
+      const r = reply as SenderReply;
+      if (r.type === "error") onError(r.line);
+    },
+  });
 
   return {
     stats: stats.buffer,
     alertmanagers: config.alertmanagers.map((am) => alertmanagerLabel(am.url)),
     get restarts() {
-      return restarts;
+      return thread.restarts;
     },
-    async stop() {
-      stopping = true;
-      clearTimeout(timer);
-      const w = worker;
-      worker = undefined;
-      if (w === undefined) return;
-      const closed = new Promise<void>((resolve) => {
-        w.onmessage = (e) => {
-          if ((e.data as SenderReply).type === "closed") resolve();
-        };
-        w.onerror = (e) => {
-          e.preventDefault();
-          resolve();
-        };
-      });
-      let grace: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<void>((resolve) => {
-        grace = setTimeout(resolve, start.drainMs + STOP_GRACE_MS);
-      });
-      w.postMessage({ type: "stop" });
-      await Promise.race([closed, late]);
-      clearTimeout(grace);
-      w.terminate();
+    stop() {
+      return thread.stop({ type: "stop" }, start.drainMs + STOP_GRACE_MS);
     },
   };
 }
