@@ -85,6 +85,9 @@ export interface GettableAlert {
   readonly annotations: Record<string, string>;
   readonly startsAt: string;
   readonly endsAt: string;
+  /** When Alertmanager last received it: never before its first push. */
+  readonly updatedAt: string;
+  readonly fingerprint: string;
   readonly generatorURL?: string;
   readonly status: { readonly state: string };
 }
@@ -375,9 +378,10 @@ export interface FleetPrometheus {
 }
 
 /**
- * Starts Prometheus under `dir` on `port`, scraping `targets` every second
- * as job `job` with `ruleFiles` loaded and evaluated every second, and
- * waits until it is ready.
+ * Starts Prometheus under `dir` on `port`, scraping `targets` as job `job`
+ * with `ruleFiles` loaded, scraping and evaluating every `intervalS`
+ * seconds (default 1), sending its alerts to `alertmanager` when given,
+ * and waits until it is ready.
  */
 export async function startFleetPrometheus(options: {
   readonly dir: string;
@@ -386,16 +390,27 @@ export async function startFleetPrometheus(options: {
   readonly targets: readonly string[];
   readonly ruleFiles: readonly string[];
   readonly deadline: number;
+  readonly intervalS?: number;
+  /** An Alertmanager's base URL (`http://127.0.0.1:PORT`). */
+  readonly alertmanager?: string;
 }): Promise<FleetPrometheus> {
+  const intervalS = options.intervalS ?? 1;
   await Deno.writeTextFile(
     join(options.dir, "prometheus.yml"),
     stringify({
       global: {
-        scrape_interval: "1s",
-        scrape_timeout: "900ms",
-        evaluation_interval: "1s",
+        scrape_interval: `${intervalS}s`,
+        scrape_timeout: `${Math.min(10_000, intervalS * 900)}ms`,
+        evaluation_interval: `${intervalS}s`,
       },
       rule_files: options.ruleFiles,
+      ...(options.alertmanager === undefined ? {} : {
+        alerting: {
+          alertmanagers: [{
+            static_configs: [{ targets: [new URL(options.alertmanager).host] }],
+          }],
+        },
+      }),
       scrape_configs: [{
         job_name: options.job,
         static_configs: [{ targets: options.targets }],
