@@ -3,8 +3,10 @@
  * the way a well-behaved Prometheus does: batches of at most 64, a bounded
  * queue holding the newest state of each alert, retries with exponential
  * backoff and jitter for what may succeed later (5xx, 429, network errors,
- * timeouts), none for what never will (other 4xx). Each Alertmanager has
- * its own client, so one that is down or slow delays no other.
+ * timeouts), none for what never will (other 4xx). A 429 or 503 with a
+ * `Retry-After` (an Alertmanager behind a proxy sends one) is retried when
+ * it says, at most the longest backoff later. Each Alertmanager has its
+ * own client, so one that is down or slow delays no other.
  *
  * @module
  */
@@ -330,9 +332,14 @@ export class AlertmanagerClient {
       if (signal.aborted) return;
       if (outcome.kind === "retry") {
         this.#stats.addFailed(this.#index, batch.length);
+        // A Retry-After may lengthen the wait, never shorten it: a proxy
+        // answering "Retry-After: 0" must not turn retries into a loop.
         const delay = Math.min(
           this.#maxBackoffMs,
-          outcome.afterMs ?? this.#delayMs * (0.75 + 0.5 * this.#random()),
+          Math.max(
+            outcome.afterMs ?? 0,
+            this.#delayMs * (0.75 + 0.5 * this.#random()),
+          ),
         );
         this.#delayMs = Math.min(this.#maxBackoffMs, this.#delayMs * 2);
         if (!this.#failing) {
@@ -402,7 +409,7 @@ export class AlertmanagerClient {
           .slice(0, 200),
       );
       const message = `HTTP ${response.status}${text === "" ? "" : ` ${text}`}`;
-      if (response.status === 429) {
+      if (response.status === 429 || response.status === 503) {
         return { kind: "retry", message, afterMs: retryAfterMs(response) };
       }
       if (response.status >= 400 && response.status < 500) {
@@ -435,12 +442,23 @@ function causes(error: unknown): string {
   return parts.join(": ");
 }
 
-/** A `Retry-After` in seconds as ms; undefined when absent or a date. */
+/**
+ * A `Retry-After` (delay-seconds, or an HTTP date in the IMF-fixdate form
+ * RFC 9110 requires senders to use) as ms from now; undefined when absent
+ * or anything else (`Date.parse` alone would read "1.5" as a date in 2001).
+ */
 function retryAfterMs(response: Response): number | undefined {
-  const value = response.headers.get("Retry-After");
-  if (value === null || !/^\d+$/.test(value.trim())) return undefined;
-  return Number(value.trim()) * 1000;
+  const value = response.headers.get("Retry-After")?.trim();
+  if (value === undefined) return undefined;
+  if (/^\d{1,9}$/.test(value)) return Number(value) * 1000;
+  if (!IMF_FIXDATE.test(value)) return undefined;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
+
+/** `Sun, 06 Nov 1994 08:49:37 GMT` */
+const IMF_FIXDATE =
+  /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
 
 function labelsKey(labels: Readonly<Record<string, string>>): string {
   return JSON.stringify(

@@ -154,20 +154,70 @@ Deno.test("a 400 is refused: counted as failed and not retried", async () => {
   );
 });
 
-Deno.test("a 429 is retried after its Retry-After", async () => {
-  await using am = fakeAlertmanager();
-  am.answer = { status: 429, retryAfter: "0" };
-  const stats = AlertStats.create(1);
-  const c = client(am.url, stats, { backoffMs: 5_000, maxBackoffMs: 10_000 });
-  c.send([alert("a")]);
-  await am.received(1);
-  am.answer = { status: 200 };
-  await c.idle();
-  await c.close();
-  // Retry-After 0 beat the 5 s backoff.
-  assert.equal(am.pushes.length, 2);
-  assert.equal(stats.read(0).sent, 1);
-});
+for (const status of [429, 503]) {
+  Deno.test(`a ${status}'s Retry-After longer than the backoff is waited, in seconds or as a date`, async () => {
+    for (const form of ["seconds", "date"]) {
+      // A date is to the second: 2-3 s from now.
+      const retryAfter = form === "seconds"
+        ? "2"
+        : new Date(Date.now() + 3_000).toUTCString();
+      await using am = fakeAlertmanager();
+      am.answer = { status, retryAfter };
+      const stats = AlertStats.create(1);
+      const c = client(am.url, stats, { backoffMs: 20, maxBackoffMs: 10_000 });
+      c.send([alert("a")]);
+      await am.received(1);
+      const started = performance.now();
+      am.answer = { status: 200 };
+      await am.received(2);
+      const waited = performance.now() - started;
+      await c.idle();
+      await c.close();
+      // 20 ms of backoff, about 2 s waited: the header's.
+      assert.ok(
+        waited >= 1_500 && waited < 4_000,
+        `${retryAfter}: ${waited} ms`,
+      );
+      assert.deepEqual([stats.read(0).failed, stats.read(0).sent], [1, 1]);
+    }
+  });
+
+  Deno.test(`a ${status}'s Retry-After of 0, in the past or not a delay never shortens the backoff`, async () => {
+    const past = new Date(Date.now() - 60_000).toUTCString();
+    for (const retryAfter of ["0", past, "1.5", "-1", "soon"]) {
+      await using am = fakeAlertmanager();
+      am.answer = { status, retryAfter };
+      const stats = AlertStats.create(1);
+      const c = client(am.url, stats, { backoffMs: 400, maxBackoffMs: 10_000 });
+      c.send([alert("a")]);
+      await am.received(1);
+      const started = performance.now();
+      am.answer = { status: 200 };
+      await am.received(2);
+      const waited = performance.now() - started;
+      await c.idle();
+      await c.close();
+      // The backoff with its jitter: 300-500 ms.
+      assert.ok(waited >= 280, `${retryAfter}: retried after ${waited} ms`);
+    }
+  });
+
+  Deno.test(`a ${status}'s Retry-After is capped at the longest backoff`, async () => {
+    await using am = fakeAlertmanager();
+    am.answer = { status, retryAfter: "3600" };
+    const stats = AlertStats.create(1);
+    const c = client(am.url, stats, { backoffMs: 20, maxBackoffMs: 150 });
+    c.send([alert("a")]);
+    await am.received(1);
+    const started = performance.now();
+    await am.received(2);
+    const waited = performance.now() - started;
+    await c.close();
+    // An hour asked, 150 ms waited: an Alertmanager back sees its alerts
+    // within the cap (the resend interval), whatever a proxy says.
+    assert.ok(waited >= 100 && waited < 2_000, `waited ${waited} ms`);
+  });
+}
 
 Deno.test("a push that hangs past the timeout is retried", async () => {
   await using am = fakeAlertmanager();
