@@ -277,7 +277,16 @@ function journaled(
     tally.listener(monitor, rule, active, unixMs);
     const at = monitor.ring.offsetBack(0);
     if (active) {
-      journal.started(index, rule, monitor.words, at, monitor.samples, unixMs);
+      // A rule's peak is, at its start, what it measured on the start sample.
+      journal.started(
+        index,
+        rule,
+        monitor.words,
+        at,
+        monitor.samples,
+        unixMs,
+        monitor.rules[rule].peak,
+      );
     } else {
       journal.ended(
         index,

@@ -1,27 +1,24 @@
 /**
- * The metrics endpoint, seen from the agent's (sampling) thread: it
- * publishes the monitors' state into shared memory a few times a second and
- * runs the server in its own Worker (agent/endpoint_worker.ts), restarting
- * it if it dies. Nothing the endpoint does can delay a sample: the two
- * threads share only memory the sampler writes without waiting.
+ * The metrics endpoint, seen from the agent's (sampling) thread: it runs
+ * the server in its own Worker (agent/endpoint_worker.ts), restarting it
+ * if it dies or gets stuck. It serves the monitors' state as the sampling
+ * thread publishes it (agent/publication.ts). Nothing the endpoint does
+ * can delay a sample: the two threads share only memory the sampler
+ * writes without waiting.
  *
  * @module
  */
 
 import { errorMessage } from "../base/error_message.ts";
 import type { Logger } from "../logging/logger.ts";
-import type { AgentInfo, ServedMonitor } from "../metrics/agent_metrics.ts";
-import {
-  type MonitorShape,
-  shapeOf,
-  sharedStateBuffer,
-  StatePublisher,
-} from "../metrics/shared_state.ts";
+import type { AgentInfo } from "../metrics/agent_metrics.ts";
+import type { MonitorShape } from "../metrics/shared_state.ts";
 import { splitListen } from "../metrics/server.ts";
 import type { WebConfig } from "../metrics/web_config.ts";
 import type { EndpointReply, EndpointStart } from "./endpoint_worker.ts";
 import type { EventJournal } from "../events/event_journal.ts";
 import { SupervisedWorker } from "../base/supervised_worker.ts";
+import { type HeartbeatWatch, watchHeartbeat } from "../base/heartbeat.ts";
 
 /** How the endpoint runs. */
 export interface EndpointOptions {
@@ -33,8 +30,6 @@ export interface EndpointOptions {
   readonly info: AgentInfo;
   /** Where the endpoint's failures and restarts are told. */
   readonly log: Logger;
-  /** How often the monitors' state is published, ms; default 100. */
-  readonly publishMs?: number;
   /** First delay before restarting a failed endpoint, ms; default 1000. */
   readonly restartMs?: number;
   /**
@@ -83,9 +78,11 @@ const SHUTDOWN_GRACE_MS = 2000;
  *
  * @example
  * ```ts ignore
- * const endpoint = await Endpoint.start(agent.monitors, { listen: "127.0.0.1:9477", info, log });
+ * const publication = publishMonitors(agent.monitors, { startMs, log });
+ * const endpoint = await Endpoint.start(publication, { listen: "127.0.0.1:9477", info, log });
  * log.info(`metrics on ${endpoint.url}`);
  * await endpoint.shutdown();
+ * publication.stop();
  * ```
  */
 export class Endpoint {
@@ -93,35 +90,22 @@ export class Endpoint {
   readonly url: string;
   /** The port it listens on (useful with port 0). */
   readonly port: number;
-  /**
-   * The published state it serves: the shared buffer and its layout, for
-   * other readers (the Alertmanager sender reads rules' live peaks).
-   */
-  readonly state: {
-    readonly buffer: SharedArrayBuffer;
-    readonly shapes: readonly MonitorShape[];
-  };
   /** Times the endpoint's thread failed and was restarted. */
   get restarts(): number {
     return this.#thread.restarts;
   }
 
   readonly #thread: SupervisedWorker;
-  readonly #publishing: { stop(): void };
-  readonly #watchdog: ReturnType<typeof setInterval>;
+  readonly #watchdog: HeartbeatWatch;
 
   private constructor(
     first: { worker: Worker; url: string; port: number },
     spawn: () => Worker,
     options: EndpointOptions,
-    publishing: { stop(): void },
     heartbeat: Int32Array,
-    state: Endpoint["state"],
   ) {
     this.url = first.url;
     this.port = first.port;
-    this.state = state;
-    this.#publishing = publishing;
     const thread = new SupervisedWorker(first.worker, {
       name: "metrics endpoint",
       spawn,
@@ -129,46 +113,22 @@ export class Endpoint {
       onError: (line) => options.log.error(line),
     });
     this.#thread = thread;
-    const stallMs = Math.max(3000, options.stallMs ?? 10_000);
-    let beat = Atomics.load(heartbeat, 0);
-    let beatAt = performance.now();
-    this.#watchdog = setInterval(() => {
-      const now = Atomics.load(heartbeat, 0);
-      const worker = thread.worker;
-      if (now !== beat || worker === undefined) {
-        beat = now;
-        beatAt = performance.now();
-      } else if (performance.now() - beatAt > stallMs) {
-        beatAt = performance.now();
-        thread.failed(
-          worker,
-          `it has not answered for ${stallMs / 1000} s (stuck)`,
-        );
-      }
-    }, Math.min(1000, stallMs / 4));
+    this.#watchdog = watchHeartbeat(thread, heartbeat, options.stallMs);
   }
 
   /**
-   * Starts publishing `monitors` and serving them. Resolves once the
-   * endpoint listens; rejects with a one-line Error (naming the address)
-   * when it cannot, leaving nothing running.
+   * Starts serving the monitors' `published` state (agent/publication.ts).
+   * Resolves once the endpoint listens; rejects with a one-line Error
+   * (naming the address) when it cannot, leaving nothing running.
    */
   static async start(
-    monitors: readonly ServedMonitor[],
+    published: {
+      readonly buffer: SharedArrayBuffer;
+      readonly shapes: readonly MonitorShape[];
+    },
     options: EndpointOptions,
   ): Promise<Endpoint> {
-    const shapes = monitors.map(shapeOf);
-    const buffer = sharedStateBuffer(shapes);
-    const publishing = new StatePublisher(
-      monitors,
-      buffer,
-      options.info.startMs,
-    ).start(options.publishMs ?? 100, (error) =>
-      options.log.error(
-        `metrics endpoint: cannot publish the monitors' state (it serves the last one): ${
-          oneLine(errorMessage(error))
-        }`,
-      ));
+    const { buffer, shapes } = published;
     const heartbeat = new SharedArrayBuffer(4);
     let start: EndpointStart = {
       type: "start",
@@ -208,25 +168,21 @@ export class Endpoint {
         { worker, url: reply.url, port: reply.port },
         spawn,
         options,
-        publishing,
         new Int32Array(heartbeat),
-        { buffer, shapes },
       );
     } catch (error) {
       worker.terminate();
-      publishing.stop();
       throw error;
     }
   }
 
   /**
-   * Lets in-flight requests finish (at most 2 s), stops the endpoint's
-   * thread and the publishing. Never throws.
+   * Lets in-flight requests finish (at most 2 s) and stops the endpoint's
+   * thread. Never throws.
    */
   async shutdown(): Promise<void> {
-    clearInterval(this.#watchdog);
+    this.#watchdog.stop();
     await this.#thread.stop({ type: "shutdown" }, SHUTDOWN_GRACE_MS);
-    this.#publishing.stop();
   }
 }
 

@@ -4,6 +4,7 @@ import { Logger } from "../logging/logger.ts";
 import { tempDir } from "../tests/temp_dir.ts";
 import { Agent } from "./agent.ts";
 import { Endpoint, type EndpointOptions } from "./endpoint.ts";
+import { publishMonitors } from "./publication.ts";
 
 /** An agent on the simulator: 1 kHz, one rule that fires on every sample. */
 async function simAgent(dir: string): Promise<Agent> {
@@ -56,10 +57,15 @@ async function sampling(
   options: Partial<EndpointOptions> = {},
 ) {
   const agent = await simAgent(dir);
-  const endpoint = await Endpoint.start(agent.monitors, {
+  const log = quietLog(lines);
+  const publication = publishMonitors(agent.monitors, {
+    startMs: info.startMs,
+    log,
+  });
+  const endpoint = await Endpoint.start(publication, {
     listen: "127.0.0.1:0",
     info,
-    log: quietLog(lines),
+    log,
     ...options,
   });
   const stop = new AbortController();
@@ -75,6 +81,7 @@ async function sampling(
     async close() {
       await stopSampling();
       await endpoint.shutdown();
+      publication.stop();
       assert.deepEqual(await agent.close(), []);
     },
   };
@@ -190,9 +197,13 @@ Deno.test("an endpoint that cannot listen fails the start with one line and leav
   await using dir = await tempDir("endpoint");
   const agent = await simAgent(dir.path);
   using taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const publication = publishMonitors(agent.monitors, {
+    startMs: info.startMs,
+    log: quietLog([]),
+  });
   try {
     await assert.rejects(
-      Endpoint.start(agent.monitors, {
+      Endpoint.start(publication, {
         listen: `127.0.0.1:${taken.addr.port}`,
         info,
         log: quietLog([]),
@@ -207,6 +218,7 @@ Deno.test("an endpoint that cannot listen fails the start with one line and leav
       },
     );
   } finally {
+    publication.stop();
     assert.deepEqual(await agent.close(), []);
   }
 });
@@ -235,10 +247,15 @@ Deno.test("the endpoint's thread serves the agent's events from the shared journ
   await using dir = await tempDir("endpoint");
   const lines: string[] = [];
   const agent = await simAgent(dir.path);
-  const endpoint = await Endpoint.start(agent.monitors, {
+  const log = quietLog(lines);
+  const publication = publishMonitors(agent.monitors, {
+    startMs: info.startMs,
+    log,
+  });
+  const endpoint = await Endpoint.start(publication, {
     listen: "127.0.0.1:0",
     info,
-    log: quietLog(lines),
+    log,
     journal: agent.journal,
   });
   const stop = new AbortController();
@@ -278,20 +295,21 @@ Deno.test("the endpoint's thread serves the agent's events from the shared journ
     assert.equal(detail.events_log, `${dir.path}/events.log`);
     assert.match(
       detail.review,
-      /^dpu-traceback review \S+events\.log --event \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ --rule 'rx_moving'$/,
+      /^dpu-traceback review \S+events\.log --event \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z --rule 'rx_moving'$/,
     );
     const missing = await get("/api/v1/events/2");
     assert.equal(missing.status, 404);
     assert.match((await missing.json()).error, /event 2/);
     const bad = await get("/api/v1/events?since=yesterday");
     assert.equal(bad.status, 400);
-    assert.match((await bad.json()).error, /^since must be/);
+    assert.match((await bad.json()).error, /^since "yesterday": not a time/);
     assert.equal((await get("/api/v1/events?page=2")).status, 400);
     assert.equal((await get("/api/v1/events/abc")).status, 400);
   } finally {
     stop.abort();
     await running;
     await endpoint.shutdown();
+    publication.stop();
     assert.deepEqual(await agent.close(), []);
   }
 });

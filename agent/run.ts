@@ -21,6 +21,7 @@ import { type Logger, writeQuietly } from "../logging/logger.ts";
 import type { WebConfig } from "../metrics/web_config.ts";
 import { Agent } from "./agent.ts";
 import { Endpoint } from "./endpoint.ts";
+import { type Publication, publishMonitors } from "./publication.ts";
 import { longTimeout } from "./long_timeout.ts";
 import { startStatusLine } from "./status_line.ts";
 import { formatEventTable } from "./tally.ts";
@@ -110,12 +111,17 @@ async function runWithSignals(
   const alertStats = alerting === undefined
     ? undefined
     : AlertStats.create(alerting.alertmanagers.length);
+  // Published for the endpoint's thread and the sender's alike.
+  const publication: Publication | undefined =
+    config.listen !== LISTEN_OFF || alerting !== undefined
+      ? publishMonitors(agent.monitors, { startMs, log })
+      : undefined;
   let endpoint: Endpoint | undefined;
-  if (config.listen !== LISTEN_OFF) {
+  if (publication !== undefined && config.listen !== LISTEN_OFF) {
     try {
       // The endpoint gets its own thread: a flooded, slow or failing
       // endpoint must never cost a sample (agent/endpoint.ts).
-      endpoint = await Endpoint.start(agent.monitors, {
+      endpoint = await Endpoint.start(publication, {
         listen: config.listen,
         web,
         info: {
@@ -136,6 +142,7 @@ async function runWithSignals(
       log.info(`metrics on ${endpoint.url}`);
     } catch (error) {
       log.failed(error);
+      publication.stop();
       for (const problem of await agent.close()) log.failed(problem);
       return false;
     }
@@ -151,7 +158,7 @@ async function runWithSignals(
         labels: topology.labels,
         monitors: alertMonitors(agent.monitors.map((m) => m.config)),
         journalBuffer: agent.journal.buffer,
-        state: endpoint?.state,
+        state: publication,
         endpointUrl: endpoint === undefined
           ? undefined
           : linkableUrl(endpoint.url, topology.instance),
@@ -167,6 +174,7 @@ async function runWithSignals(
     } catch (error) {
       log.failed(error);
       await endpoint?.shutdown();
+      publication?.stop();
       for (const problem of await agent.close()) log.failed(problem);
       return false;
     }
@@ -209,6 +217,7 @@ async function runWithSignals(
     status?.stop();
     await sender?.stop();
     await endpoint?.shutdown();
+    publication?.stop();
     Deno.removeSignalListener("SIGINT", onSignal);
     Deno.removeSignalListener("SIGTERM", onSignal);
     Deno.removeSignalListener("SIGHUP", onHangUp);

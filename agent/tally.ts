@@ -10,6 +10,7 @@ import type { Monitor, TransitionListener } from "../rules/monitor.ts";
 import type { MonitorRule } from "../rules/monitor_rule.ts";
 import { ReferenceRule } from "../rules/reference_rule.ts";
 import { SignalRule } from "../rules/signal_rule.ts";
+import { peakCell } from "../rules/peak_format.ts";
 
 /** One event: a rule's activation and, once it happened, its end. */
 export interface EventRecord {
@@ -154,36 +155,6 @@ function firesLow(rule: MonitorRule): boolean {
     return rule.comparisonType === "lt" || rule.comparisonType === "dt_lt";
   }
   return false;
-}
-
-/**
- * The PEAK cell: `-` without one; integers exact, other values to 6
- * significant digits; `min` before the peak of a rule that fires low,
- * `/s` after a rate's.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { peakCell } from "./tally.ts";
- *
- * assert.equal(peakCell({ peak: 2_500_000, peakKind: "max", peakUnit: "/s" }), "2500000/s");
- * assert.equal(peakCell({ peak: 0.00123456789, peakKind: "max", peakUnit: "" }), "0.00123457");
- * assert.equal(peakCell({ peak: 19600, peakKind: "min", peakUnit: "" }), "min 19600");
- * assert.equal(peakCell({ peak: NaN, peakKind: "max", peakUnit: "" }), "-");
- * assert.equal(peakCell({ peak: 0.0415486, peakKind: "max", peakUnit: "%" }), "4.15486 %");
- * ```
- */
-export function peakCell(
-  e: Pick<EventRecord, "peak" | "peakKind" | "peakUnit">,
-): string {
-  if (Number.isNaN(e.peak)) return "-";
-  const percent = e.peakUnit === "%";
-  const peak = percent ? e.peak * 100 : e.peak;
-  const value = Number.isInteger(peak)
-    ? String(peak)
-    : String(Number(peak.toPrecision(6)));
-  const unit = percent ? " %" : e.peakUnit;
-  return `${e.peakKind === "min" ? "min " : ""}${value}${unit}`;
 }
 
 /**

@@ -11,6 +11,12 @@
 
 import type { JournalEvent } from "../events/event_journal.ts";
 import { traceCommand } from "../events/trace_command.ts";
+import {
+  measureText,
+  peakCell,
+  type PeakKind,
+  type PeakUnit,
+} from "../rules/peak_format.ts";
 
 /**
  * An alert as Alertmanager's API v2 takes it (`PostableAlert`): times are
@@ -43,6 +49,10 @@ export interface AlertRule {
   readonly summary?: string;
   /** The monitor's events log, where the tracebacks are. */
   readonly eventLog: string;
+  /** `min` for a rule that fires low; `max` when not given. */
+  readonly peakKind?: PeakKind;
+  /** The unit of what the rule measures (`/s`, `%`); none when not given. */
+  readonly peakUnit?: PeakUnit;
 }
 
 /** What all of an agent's alerts share. */
@@ -67,7 +77,10 @@ export interface RuleLook {
   readonly last: JournalEvent | undefined;
   /** The rule's activations so far (NaN when unknown). */
   readonly activations: number;
-  /** The rule's peak so far over its open event (NaN when unknown). */
+  /**
+   * The open event's peak so far as published (metrics/open_event_peak.ts):
+   * NaN when unknown, or when the publication predates the event.
+   */
   readonly livePeak: number;
 }
 
@@ -88,7 +101,7 @@ export interface RuleLook {
  * assert.equal(alert.tick(none, 1_000), undefined);
  * const burst = {
  *   id: 1, monitor: 0, rule: 0, startNs: 1_500_000_000n, endNs: 1_502_000_000n,
- *   startSample: 10, endSample: 30, peak: 7, startMs: 1_500, endMs: 1_502,
+ *   startSample: 10, endSample: 30, peak: 7, startMs: 1_500, endMs: 1_502, value: 5,
  * };
  * const firing = alert.tick({ ...none, last: burst, activations: 1 }, 1_050)!;
  * assert.equal(firing.labels.alertname, "drops");
@@ -185,7 +198,7 @@ export class RuleAlert {
     if (opened === undefined && newest.endNs !== undefined) {
       if (nowMs - newest.endMs >= this.#settings.holdMs) {
         this.#firing = false;
-        return this.#alert(look, isoMs(newest.endNs));
+        return this.#alert(look, unixMs(newest.endNs));
       }
     }
     if (nowMs - this.#sentAtMs >= resend) {
@@ -204,19 +217,25 @@ export class RuleAlert {
     }
   }
 
-  #alert(look: RuleLook, endsAt: number | string): PostableAlert {
+  #alert(look: RuleLook, endsAtMs: number): PostableAlert {
     const first = this.#first!;
     const newest = this.#newest!;
     const rule = this.#rule;
     const open = newest.endNs === undefined;
     const peak = open ? look.livePeak : newest.peak;
-    const review = traceCommand(rule.eventLog, newest.startMs, rule.rule);
+    const unit = rule.peakUnit ?? "";
+    const known = (text: string) => text === "-" ? "unknown" : text;
+    const value = `value at start ${known(measureText(newest.value, unit))}`;
+    const peakText = known(
+      peakCell({ peak, peakKind: rule.peakKind ?? "max", peakUnit: unit }),
+    );
+    const review = traceCommand(rule.eventLog, newest.startNs, rule.rule);
     const times = this.#events === 1
       ? "fired once"
       : `fired ${this.#events} times`;
     const now = open
-      ? `active now, peak so far ${formatPeak(peak)}`
-      : `last event ended ${isoMs(newest.endNs!)}, peak ${formatPeak(peak)}`;
+      ? `active now, ${value}, peak so far ${peakText}`
+      : `last event ended ${isoMs(newest.endNs!)}, ${value}, peak ${peakText}`;
     const description =
       `Rule ${rule.rule} of monitor ${rule.monitor} (${rule.device}) on ${this.#settings.instance} ${times} since ${
         isoMs(first.startNs)
@@ -231,10 +250,12 @@ export class RuleAlert {
         description,
         events: String(this.#events),
       },
-      startsAt: isoMs(first.startNs),
-      endsAt: typeof endsAt === "string"
-        ? endsAt
-        : new Date(endsAt).toISOString(),
+      // Alertmanager refuses (400) an alert that ends before it starts:
+      // sample times on a clock ahead of the host's by more than the
+      // lease, or a source whose clock stepped back within an event.
+      startsAt: new Date(Math.min(unixMs(first.startNs), endsAtMs))
+        .toISOString(),
+      endsAt: new Date(endsAtMs).toISOString(),
       ...(base === undefined
         ? {}
         : { generatorURL: `${base}/api/v1/events/${first.id}` }),
@@ -244,9 +265,10 @@ export class RuleAlert {
 
 /** A timestamp in ns since the epoch as RFC 3339 with milliseconds. */
 function isoMs(ns: bigint): string {
-  return new Date(Number(ns / 1_000_000n)).toISOString();
+  return new Date(unixMs(ns)).toISOString();
 }
 
-function formatPeak(peak: number): string {
-  return Number.isNaN(peak) ? "unknown" : String(peak);
+/** A timestamp in ns since the epoch as Unix ms. */
+function unixMs(ns: bigint): number {
+  return Number(ns / 1_000_000n);
 }

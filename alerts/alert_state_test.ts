@@ -25,6 +25,7 @@ function event(
   startMs: number,
   endMs?: number,
   peak = NaN,
+  value = NaN,
 ): JournalEvent {
   const ns = (ms: number) => BigInt(T0 + ms) * 1_000_000n + 123_456n;
   return {
@@ -39,9 +40,14 @@ function event(
     // The markers are written a little after the samples.
     startMs: T0 + startMs + 1,
     endMs: endMs === undefined ? NaN : T0 + endMs + 1,
+    value,
   };
 }
 
+/**
+ * A look; a live peak given is published as of the open event's start
+ * (fresh), unless told otherwise.
+ */
 function look(
   open?: JournalEvent,
   last?: JournalEvent,
@@ -73,10 +79,10 @@ Deno.test("a rule's start fires an alert with its labels, annotations and times"
   assert.equal(sent.annotations.summary, "PFC pause storm");
   assert.equal(sent.annotations.events, "1");
   const d = sent.annotations.description;
-  assert.match(d, /active now, peak so far 90/);
+  assert.match(d, /; active now, value at start unknown, peak so far 90\. /);
   assert.ok(
     d.includes(
-      `dpu-traceback review /var/log/dpu-traceback/events.log --event 2026-11-24T00:00:02Z --rule 'pfc storm'\\''s'`,
+      `dpu-traceback review /var/log/dpu-traceback/events.log --event 2026-11-24T00:00:02.345123456Z --rule 'pfc storm'\\''s'`,
     ),
     d,
   );
@@ -236,4 +242,66 @@ Deno.test("an event read as open and then as ended in one look counts once", () 
     undefined,
   );
   assert.equal(firing.events, 2);
+});
+
+Deno.test("the description gives the start's value and the peak so far in the rule's units", () => {
+  const rate = new RuleAlert({ ...RULE, peakUnit: "/s" }, SETTINGS);
+  const sent = rate.tick(
+    look(event(1, 0, undefined, NaN, 312_004), undefined, 1, 1_020_330),
+    T0 + 10,
+  )!;
+  assert.match(
+    sent.annotations.description,
+    /; active now, value at start 312004\/s, peak so far 1020330\/s\. /,
+  );
+  // Ended: the journal's peak, and the start's value still.
+  const ended = rate.tick(
+    look(undefined, event(1, 0, 500, 1_500_000.25, 312_004), 1),
+    T0 + 30_010,
+  )!;
+  assert.match(
+    ended.annotations.description,
+    /last event ended 2026-11-24T00:00:00\.500Z, value at start 312004\/s, peak 1500000\/s\. /,
+  );
+  // A ratio reads as a percentage; a rule that fires low says its peak is a minimum.
+  const ratio = new RuleAlert({ ...RULE, peakUnit: "%" }, SETTINGS);
+  assert.match(
+    ratio.tick(
+      look(event(1, 0, undefined, NaN, 0.0415), undefined, 1, 0.05),
+      T0,
+    )!
+      .annotations.description,
+    /value at start 4\.15 %, peak so far 5 %/,
+  );
+  const low = new RuleAlert({ ...RULE, peakKind: "min" }, SETTINGS);
+  assert.match(
+    low.tick(look(event(1, 0, undefined, NaN, 80), undefined, 1, 30), T0)!
+      .annotations.description,
+    /value at start 80, peak so far min 30/,
+  );
+  // Unknown: said so.
+  const unknown = new RuleAlert(RULE, SETTINGS);
+  assert.match(
+    unknown.tick(look(event(1, 0)), T0)!.annotations.description,
+    /active now, value at start unknown, peak so far unknown\./,
+  );
+});
+
+Deno.test("an alert never ends before it starts, which Alertmanager refuses with a 400", () => {
+  // The source's clock is 10 minutes ahead of the host's: the lease ends
+  // before the start sample's time.
+  const ahead = new RuleAlert(RULE, SETTINGS);
+  const firing = ahead.tick(look(event(1, 600_000)), T0 + 10)!;
+  assert.equal(firing.endsAt, iso(10 + 120_000));
+  assert.equal(firing.startsAt, firing.endsAt);
+  // The source's clock stepped back within an event: it ends before it starts.
+  const back = new RuleAlert(RULE, SETTINGS);
+  const stepped = look(undefined, event(1, 1_000, 400), 1);
+  assert.ok(back.tick(stepped, T0 + 1_000));
+  const resolved = back.tick(stepped, T0 + 400_000)!;
+  assert.equal(resolved.endsAt, iso(400));
+  assert.equal(resolved.startsAt, iso(400));
+  // As usual, the start sample's time.
+  const usual = new RuleAlert(RULE, SETTINGS).tick(look(event(1, 5)), T0 + 10)!;
+  assert.equal(usual.startsAt, iso(5));
 });

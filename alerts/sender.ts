@@ -18,12 +18,18 @@ import {
 import { alertmanagerLabel, AlertStats } from "../metrics/alert_stats.ts";
 import type { MonitorShape } from "../metrics/shared_state.ts";
 import { readCredentials } from "./alertmanager_client.ts";
+import { peakKindOf, peakUnitOf } from "../rules/peak_format.ts";
 import type {
   AlertMonitor,
   SenderReply,
   SenderStart,
 } from "./sender_worker.ts";
 import { SupervisedWorker } from "../base/supervised_worker.ts";
+import {
+  DEFAULT_STALL_MS,
+  MIN_STALL_MS,
+  watchHeartbeat,
+} from "../base/heartbeat.ts";
 
 export type { AlertMonitor } from "./sender_worker.ts";
 
@@ -40,9 +46,9 @@ export interface AlertSenderOptions {
   /** The event journal's buffer. */
   readonly journalBuffer: SharedArrayBuffer;
   /**
-   * The state the endpoint publishes, and its shapes: with it, alerts
-   * count events that began and ended between two looks and show the
-   * live peak; without it (no endpoint) the live peak reads unknown.
+   * The monitors' published state (agent/publication.ts), and its shapes:
+   * with it, alerts count events that began and ended between two looks
+   * and show the live peak; without it the live peak reads unknown.
    */
   readonly state?: {
     readonly buffer: SharedArrayBuffer;
@@ -60,10 +66,20 @@ export interface AlertSenderOptions {
   readonly statsBuffer?: SharedArrayBuffer;
   /** Where the sender's failures and restarts are told (one line each). */
   readonly onError?: (line: string) => void;
-  /** How often the journal is looked at, ms; default 50. */
+  /**
+   * How often the journal is looked at, ms; default 50. At most a third of
+   * `stallMs`: every look is a heartbeat.
+   */
   readonly tickMs?: number;
   /** First delay before restarting a failed sender, ms; default 1000. */
   readonly restartMs?: number;
+  /**
+   * Restart the sender's thread when its looks (its heartbeat) have
+   * stopped for this long, ms; default 10000, at least 3000: a thread that
+   * is stuck (a loop that never ends) sends nothing, but raises no error
+   * either.
+   */
+  readonly stallMs?: number;
   /** At stop, how long queued alerts may take to go out, ms; default 2000. */
   readonly drainMs?: number;
   /** The worker module; tests substitute their own. */
@@ -78,7 +94,10 @@ export interface AlertSender {
   readonly alertmanagers: readonly string[];
   /** Times the sender's thread failed and was restarted. */
   readonly restarts: number;
-  /** Sends what is due, lets the queues drain (at most drainMs) and stops. Never throws. */
+  /**
+   * Sends what is due, lets the queues drain (at most drainMs) and stops; a
+   * stuck thread is ended after drainMs + 1 s. Never throws.
+   */
   stop(): Promise<void>;
 }
 
@@ -102,7 +121,7 @@ const STOP_GRACE_MS = 1000;
  * }]);
  * assert.deepEqual(nic, {
  *   name: "nic", device: "sim", eventLog: "events.log",
- *   rules: [{ name: "rx high", severity: "warning" }],
+ *   rules: [{ name: "rx high", severity: "warning", peakKind: "max", peakUnit: "" }],
  * });
  * ```
  */
@@ -117,6 +136,8 @@ export function alertMonitors(
       name: r.name,
       severity: r.severity ?? DEFAULT_SEVERITY,
       ...(r.summary === undefined ? {} : { summary: r.summary }),
+      peakKind: peakKindOf(r),
+      peakUnit: peakUnitOf(r),
     })),
   }));
 }
@@ -186,6 +207,14 @@ export async function startAlertSender(
       `Cannot start the Alertmanager sender: its counters are for ${stats.count} Alertmanagers, the configuration has ${config.alertmanagers.length}`,
     );
   }
+  const tickMs = options.tickMs ?? 50;
+  const stallMs = Math.max(MIN_STALL_MS, options.stallMs ?? DEFAULT_STALL_MS);
+  if (!(tickMs > 0 && tickMs <= stallMs / 3)) {
+    throw new RangeError(
+      `Cannot start the Alertmanager sender: tickMs must be above 0 and at most a third of stallMs (${stallMs} ms), got ${tickMs}`,
+    );
+  }
+  const heartbeat = new SharedArrayBuffer(4);
   const start: SenderStart = {
     type: "start",
     alerting: config,
@@ -194,11 +223,15 @@ export async function startAlertSender(
     labels: options.labels,
     monitors: options.monitors,
     journal: options.journalBuffer,
-    state: options.state,
+    // Only what can cross to the thread (a publication also has stop()).
+    state: options.state === undefined
+      ? undefined
+      : { buffer: options.state.buffer, shapes: options.state.shapes },
     stats: stats.buffer,
+    heartbeat,
     endpointUrl: options.endpointUrl,
     version: options.version,
-    tickMs: options.tickMs ?? 50,
+    tickMs,
     drainMs: options.drainMs ?? 2000,
   };
   const permissions = {
@@ -229,6 +262,7 @@ export async function startAlertSender(
       if (r.type === "error") onError(r.line);
     },
   });
+  const watchdog = watchHeartbeat(thread, new Int32Array(heartbeat), stallMs);
 
   return {
     stats: stats.buffer,
@@ -237,6 +271,8 @@ export async function startAlertSender(
       return thread.restarts;
     },
     stop() {
+      // Before the drain: a thread that drains looks no more.
+      watchdog.stop();
       return thread.stop({ type: "stop" }, start.drainMs + STOP_GRACE_MS);
     },
   };

@@ -159,6 +159,7 @@ Deno.test("at stop, what is due goes out first", async () => {
   const sender = await startAlertSender(
     options(journal, alerting([am.url], 60_000, 60_000), {
       tickMs: 60_000,
+      stallMs: 180_000,
       drainMs: 2000,
     }),
   );
@@ -240,6 +241,145 @@ Deno.test("a sender's thread that crashes is restarted with backoff", async () =
   const after = sender.restarts;
   await new Promise((r) => setTimeout(r, 200));
   assert.equal(sender.restarts, after);
+});
+
+/** A worker module from its source, as a data: URL. */
+function workerSource(source: string): URL {
+  return new URL(`data:application/javascript,${encodeURIComponent(source)}`);
+}
+
+Deno.test("a sender's thread that is stuck is restarted by the watchdog, and stop still ends", async () => {
+  // Blocks its event loop on start: it never looks, never beats, never
+  // answers the stop.
+  const source =
+    `self.onmessage = (e) => { if (e.data.type === "start") for (;;); };`;
+  const lines: string[] = [];
+  const journal = EventJournal.create([2], 16);
+  const startedAt = performance.now();
+  const sender = await startAlertSender(
+    options(journal, alerting(["http://127.0.0.1:9"]), {
+      workerUrl: workerSource(source),
+      onError: (line) => lines.push(line),
+      restartMs: 20,
+      stallMs: 3000,
+    }),
+  );
+  let stoppedIn = NaN;
+  try {
+    await until("the restart", () => sender.restarts >= 1, 6000);
+    const restartedIn = performance.now() - startedAt;
+    assert.ok(
+      restartedIn >= 3000 && restartedIn < 3000 + 2000,
+      `restarted ${restartedIn.toFixed(0)} ms after the start`,
+    );
+    assert.deepEqual(lines, [
+      "Alertmanager sender failed: it has not answered for 3 s (stuck); restarting it in 0.02 s (sampling goes on)",
+    ]);
+  } finally {
+    const stopping = performance.now();
+    await sender.stop();
+    stoppedIn = performance.now() - stopping;
+  }
+  // The stuck thread never says closed: it is ended after drainMs + 1 s.
+  assert.ok(stoppedIn < 100 + 1000 + 500, `stopped in ${stoppedIn} ms`);
+  assert.equal(sender.restarts, 1);
+});
+
+Deno.test("after a stuck sender's restart the queue gauge is true again, its lost alerts count as dropped, and the active alert goes out", async () => {
+  await using am = fakeAlertmanager();
+  am.answer = { status: 503 };
+  const senderUrl = new URL("./sender_worker.ts", import.meta.url).href;
+  const statsUrl = new URL("../metrics/alert_stats.ts", import.meta.url).href;
+  // The real sender; its first thread gets stuck once a push has failed
+  // (its alert still queued). A later thread (it starts with a failure
+  // counted) runs on.
+  const source = `
+    import { runSender } from ${JSON.stringify(senderUrl)};
+    import { AlertStats } from ${JSON.stringify(statsUrl)};
+    let running;
+    self.onmessage = async (e) => {
+      if (e.data.type === "stop") {
+        await running?.stop();
+        self.postMessage({ type: "closed" });
+        return;
+      }
+      const stats = new AlertStats(e.data.stats);
+      const first = stats.read(0).failed === 0;
+      running = runSender(e.data, (reply) => self.postMessage(reply));
+      if (first) {
+        setInterval(() => { if (stats.read(0).failed > 0) for (;;); }, 2);
+      }
+    };`;
+  // Loaded once beforehand: under `deno test` a worker's modules are
+  // type-checked as they load, which on a busy machine can take longer
+  // than the stall the watchdog allows.
+  const loader = new Worker(workerSource(source), { type: "module" });
+  try {
+    await new Promise((resolve, reject) => {
+      loader.onmessage = resolve;
+      loader.onerror = reject;
+      loader.postMessage({ type: "stop" });
+    });
+  } finally {
+    loader.terminate();
+  }
+  const lines: string[] = [];
+  const journal = EventJournal.create([2], 16);
+  const sender = await startAlertSender(
+    options(journal, alerting([am.url], 60_000, 60_000), {
+      workerUrl: workerSource(source),
+      onError: (line) => lines.push(line),
+      restartMs: 20,
+      stallMs: 3000,
+    }),
+  );
+  const stats = new AlertStats(sender.stats);
+  try {
+    const t = Date.now();
+    journal.started(0, 0, sample(t), 0, 1, t);
+    await until("a failed push", () => stats.read(0).failed > 0);
+    const failed = stats.read(0).failed;
+    assert.equal(stats.read(0).queueLength, 1);
+    am.answer = { status: 200 };
+    await until("the restart", () => sender.restarts >= 1, 6000);
+    await until("the alert accepted", () => am.alerts.size === 1);
+    await until("the count", () => stats.read(0).sent === 1);
+    assert.deepEqual(stats.read(0), {
+      sent: 1,
+      failed,
+      dropped: 1,
+      queueLength: 0,
+      lastSuccessMs: stats.read(0).lastSuccessMs,
+    });
+    assert.equal(
+      [...am.alerts.values()][0].labels.alertname,
+      "drops",
+    );
+    assert.equal(sender.restarts, 1);
+    assert.deepEqual(lines.filter((l) => !/retrying with backoff/.test(l)), [
+      "Alertmanager sender failed: it has not answered for 3 s (stuck); restarting it in 0.02 s (sampling goes on)",
+      `Alertmanager ${am.url}: 1 alert queued by the sender's failed thread lost (counted as dropped)`,
+    ]);
+  } finally {
+    await sender.stop();
+  }
+});
+
+Deno.test("a sender that would look less often than a third of its stall time is refused", async () => {
+  const journal = EventJournal.create([2], 16);
+  await assert.rejects(
+    startAlertSender(
+      options(journal, alerting(["http://127.0.0.1:9"]), {
+        tickMs: 1500,
+        stallMs: 1000, // raised to the 3 s floor
+      }),
+    ),
+    {
+      name: "RangeError",
+      message:
+        "Cannot start the Alertmanager sender: tickMs must be above 0 and at most a third of stallMs (3000 ms), got 1500",
+    },
+  );
 });
 
 Deno.test("a credential file that cannot be read stops the start with one line naming it", async () => {

@@ -15,8 +15,10 @@ import { errorMessage } from "../base/error_message.ts";
 import type { AlertingConfig } from "../config/types.ts";
 import { EventJournal } from "../events/event_journal.ts";
 import { AlertStats } from "../metrics/alert_stats.ts";
+import { openEventPeak } from "../metrics/open_event_peak.ts";
 import { type MonitorShape, PublishedState } from "../metrics/shared_state.ts";
 import { type PostableAlert, RuleAlert } from "./alert_state.ts";
+import type { PeakKind, PeakUnit } from "../rules/peak_format.ts";
 import {
   AlertmanagerClient,
   type AlertmanagerCredentials,
@@ -35,6 +37,8 @@ export interface AlertMonitor {
     readonly name: string;
     readonly severity: string;
     readonly summary?: string;
+    readonly peakKind?: PeakKind;
+    readonly peakUnit?: PeakUnit;
   }[];
 }
 
@@ -61,6 +65,11 @@ export interface SenderStart {
   };
   /** The {@linkcode AlertStats} buffer. */
   readonly stats: SharedArrayBuffer;
+  /**
+   * Word 0 (Int32) moves on every look: the agent's watchdog restarts a
+   * thread whose looks stopped (base/heartbeat.ts).
+   */
+  readonly heartbeat: SharedArrayBuffer;
   /** The metrics endpoint's base URL, for `generatorURL`. */
   readonly endpointUrl?: string;
   /** The agent's version, for the `User-Agent`. */
@@ -98,6 +107,11 @@ export function runSender(
     ? undefined
     : new PublishedState(start.state.buffer, start.state.shapes);
   const stats = new AlertStats(start.stats);
+  // A thread that failed (or was stuck) took its queues with it: its queue
+  // lengths are no longer true, and its alerts will never be sent. Told
+  // once here; the alerts still active are sent again by the first look.
+  const lost = stats.takeOver();
+  const beats = new Int32Array(start.heartbeat);
   const clients = start.alerting.alertmanagers.map((config, index) =>
     new AlertmanagerClient(config, {
       stats,
@@ -111,6 +125,16 @@ export function runSender(
       onError: (line) => post({ type: "error", line }),
     })
   );
+  lost.forEach((n, i) => {
+    if (n === 0) return;
+    const alerts = n === 1 ? "1 alert" : `${n} alerts`;
+    post({
+      type: "error",
+      line: `Alertmanager ${
+        clients[i].label
+      }: ${alerts} queued by the sender's failed thread lost (counted as dropped)`,
+    });
+  });
   const settings = {
     instance: start.instance,
     labels: start.labels,
@@ -127,20 +151,27 @@ export function runSender(
         severity: r.severity,
         summary: r.summary,
         eventLog: m.eventLog,
+        peakKind: r.peakKind,
+        peakUnit: r.peakUnit,
       }, settings)
     )
   );
   const tick = (nowMs = Date.now()) => {
+    Atomics.add(beats, 0, 1);
     state?.refresh();
     const due: PostableAlert[] = [];
     for (let m = 0; m < alerts.length; m++) {
-      const rules = state?.monitors[m]?.monitor.rules;
+      const published = state?.monitors[m]?.monitor;
+      const rules = published?.rules;
       for (let r = 0; r < alerts[m].length; r++) {
+        const open = journal.open(m, r);
         const alert = alerts[m][r].tick({
-          open: journal.open(m, r),
+          open,
           last: journal.last(m, r),
           activations: rules?.[r]?.activations ?? NaN,
-          livePeak: rules?.[r]?.peak ?? NaN,
+          livePeak: open === undefined || published === undefined
+            ? NaN
+            : openEventPeak(published, r, open.startMs),
         }, nowMs);
         if (alert !== undefined) due.push(alert);
       }

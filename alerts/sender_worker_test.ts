@@ -11,7 +11,11 @@ import {
 } from "../metrics/shared_state.ts";
 import { fakeAlertmanager } from "./fake_alertmanager_test_util.ts";
 import { alertMonitors } from "./sender.ts";
-import { runSender, type SenderReply } from "./sender_worker.ts";
+import {
+  runSender,
+  type SenderReply,
+  type SenderStart,
+} from "./sender_worker.ts";
 
 const CONFIG: MonitorConfig = {
   name: "nic",
@@ -32,7 +36,13 @@ const CONFIG: MonitorConfig = {
 
 /** A monitor whose one rule's state the test sets, as the sampler would. */
 function servedMonitor() {
-  const rule = { active: false, activations: 0, pending: false, peak: NaN };
+  const rule = {
+    active: false,
+    activations: 0,
+    pending: false,
+    peak: NaN,
+    changedAtMs: NaN,
+  };
   const served: ServedMonitor = {
     config: CONFIG,
     monitor: {
@@ -43,7 +53,7 @@ function servedMonitor() {
       activeRules: 0,
       ring: { count: 0, capacity: 8 },
       rules: [rule],
-      ruleChangedAtMs: () => NaN,
+      ruleChangedAtMs: () => rule.changedAtMs,
       ruleActiveMs: () => 0,
     },
     collector: {},
@@ -67,6 +77,38 @@ function sample(unixMs: number): Uint32Array {
   return new Uint32Array([Number(ns & 0xffff_ffffn), Number(ns >> 32n), 0, 0]);
 }
 
+/**
+ * The start of a sender for CONFIG's monitor, pushing to `urls` over
+ * `journal` and `stats`; it looks only when the test says (and at start
+ * and stop).
+ */
+function senderStart(
+  urls: readonly string[],
+  journal: EventJournal,
+  stats: AlertStats,
+  more: Partial<SenderStart> = {},
+): SenderStart {
+  return {
+    type: "start",
+    alerting: {
+      alertmanagers: urls.map((url) => ({ url, timeoutMs: 1000 })),
+      resendIntervalMs: 60_000,
+      holdMs: 60_000,
+    },
+    credentials: urls.map(() => ({})),
+    instance: "dpu-9",
+    labels: {},
+    monitors: alertMonitors([CONFIG]),
+    journal: journal.buffer,
+    stats: stats.buffer,
+    heartbeat: new SharedArrayBuffer(4),
+    version: "0.1.0",
+    tickMs: 60_000, // the test looks by hand
+    drainMs: 1000,
+    ...more,
+  };
+}
+
 Deno.test("with the published state, alerts show the live peak and count bursts the journal folds", async () => {
   await using am = fakeAlertmanager();
   const { served, rule } = servedMonitor();
@@ -78,24 +120,10 @@ Deno.test("with the published state, alerts show the live peak and count bursts 
   const replies: SenderReply[] = [];
   const t = Date.now();
   publisher.publish(t);
-  const sender = runSender({
-    type: "start",
-    alerting: {
-      alertmanagers: [{ url: am.url, timeoutMs: 1000 }],
-      resendIntervalMs: 60_000,
-      holdMs: 60_000,
-    },
-    credentials: [{}],
-    instance: "dpu-9",
-    labels: {},
-    monitors: alertMonitors([CONFIG]),
-    journal: journal.buffer,
-    state: { buffer, shapes },
-    stats: stats.buffer,
-    version: "0.1.0",
-    tickMs: 60_000, // the test looks by hand
-    drainMs: 1000,
-  }, (r) => replies.push(r));
+  const sender = runSender(
+    senderStart([am.url], journal, stats, { state: { buffer, shapes } }),
+    (r) => replies.push(r),
+  );
   try {
     sender.tick(t); // nothing yet
     // Two bursts between looks, then a third still open: the journal
@@ -105,7 +133,12 @@ Deno.test("with the published state, alerts show the live peak and count bursts 
     journal.started(0, 0, sample(t + 2), 0, 3, t + 2);
     journal.ended(0, 0, sample(t + 3), 0, 4, 7, t + 3);
     journal.started(0, 0, sample(t + 4), 0, 5, t + 4);
-    Object.assign(rule, { active: true, activations: 3, peak: 1234 });
+    Object.assign(rule, {
+      active: true,
+      activations: 3,
+      peak: 1234,
+      changedAtMs: t + 4,
+    });
     publisher.publish(t + 5);
     sender.tick(t + 10);
     await am.received(1);
@@ -114,9 +147,88 @@ Deno.test("with the published state, alerts show the live peak and count bursts 
     assert.equal(alert.labels.device, "sim");
     assert.equal(alert.annotations.events, "3");
     assert.equal(alert.startsAt, new Date(t + 2).toISOString());
-    assert.match(alert.annotations.description, /active now, peak so far 1234/);
+    assert.match(
+      alert.annotations.description,
+      /active now, value at start unknown, peak so far 1234/,
+    );
     assert.equal(alert.generatorURL, undefined);
     assert.deepEqual(replies, []);
+  } finally {
+    await sender.stop();
+  }
+});
+
+Deno.test("a thread that replaces a failed one counts its lost queue as dropped, keeps the totals and resends what is active", async () => {
+  await using am = fakeAlertmanager();
+  const journal = EventJournal.create([1], 8);
+  const t = Date.now();
+  journal.started(0, 0, sample(t), 0, 1, t);
+  // As the failed thread left them: 3 alerts still queued.
+  const stats = AlertStats.create(1);
+  stats.addSent(0, 5);
+  stats.addFailed(0, 2);
+  stats.addDropped(0, 1);
+  stats.setQueueLength(0, 3);
+  stats.setLastSuccess(0, t - 60_000);
+  const heartbeat = new SharedArrayBuffer(4);
+  const beats = new Int32Array(heartbeat);
+  const replies: SenderReply[] = [];
+  const sender = runSender(
+    senderStart([am.url], journal, stats, { heartbeat }),
+    (r) => replies.push(r),
+  );
+  try {
+    assert.deepEqual(replies, [{
+      type: "error",
+      line:
+        `Alertmanager ${am.url}: 3 alerts queued by the sender's failed thread lost (counted as dropped)`,
+    }]);
+    // Its first look found the open event and sent it again.
+    await am.received(1);
+    assert.equal(am.pushes[0].alerts[0].labels.alertname, "rx high");
+    // Every look is a heartbeat: the first one at start, then one each.
+    assert.equal(Atomics.load(beats, 0), 1);
+    sender.tick();
+    assert.equal(Atomics.load(beats, 0), 2);
+  } finally {
+    await sender.stop();
+  }
+  const { lastSuccessMs, ...counts } = stats.read(0);
+  assert.deepEqual(counts, {
+    sent: 1 + 5,
+    failed: 2,
+    dropped: 3 + 1,
+    queueLength: 0,
+  });
+  assert.ok(
+    lastSuccessMs >= t,
+    `last success ${lastSuccessMs}, test began ${t}`,
+  );
+});
+
+Deno.test("a thread that replaces a failed one and has nothing to send shows empty queues", async () => {
+  const stats = AlertStats.create(2);
+  stats.setQueueLength(0, 2);
+  stats.setQueueLength(1, 1);
+  const replies: SenderReply[] = [];
+  const sender = runSender(
+    senderStart(
+      ["http://127.0.0.1:9", "http://127.0.0.1:10"],
+      EventJournal.create([1], 8),
+      stats,
+      { drainMs: 100 },
+    ),
+    (r) => replies.push(r),
+  );
+  try {
+    assert.equal(stats.read(0).queueLength, 0);
+    assert.equal(stats.read(1).queueLength, 0);
+    assert.equal(stats.read(0).dropped, 2);
+    assert.equal(stats.read(1).dropped, 1);
+    assert.deepEqual(replies.map((r) => r.type === "error" && r.line), [
+      "Alertmanager http://127.0.0.1:9: 2 alerts queued by the sender's failed thread lost (counted as dropped)",
+      "Alertmanager http://127.0.0.1:10: 1 alert queued by the sender's failed thread lost (counted as dropped)",
+    ]);
   } finally {
     await sender.stop();
   }

@@ -6,7 +6,9 @@
  */
 
 import { LOG_DIR } from "../deploy/permissions.ts";
-import { parseTimeOption } from "../review/filters.ts";
+import { parseTimePoint, type TimePoint } from "../base/time_point.ts";
+import type { EventTime } from "../review/event_at.ts";
+import { sinceBound, untilBound } from "../review/filters.ts";
 import { TIME_FORMATS, type TimeFormat } from "../review/reference_time.ts";
 import { DEFAULT_REVIEW_FILE, type ReviewRequest } from "../review/review.ts";
 import { parseOptions } from "./parse_options.ts";
@@ -33,9 +35,10 @@ Options:
                          seconds; a date alone is its first moment for --since and its
                          last for --until (--until 2026-11-21 keeps that whole day)
       --event N          print event N's traceback window (N from the table)
-      --event TIME       the same for the event whose start marker is at TIME (that
-                         whole second; with --rule NAME, of that rule): what the
-                         agent's /api/v1/events/ID and its alerts give
+      --event TIME       the same for the event that started at TIME (with --rule NAME,
+                         of that rule): what the agent's /api/v1/events/ID and its
+                         alerts give, to the ns; a coarser TIME covers more (to the
+                         second: that second), and must cover only one event
       --json             print JSON instead of the table (with --event: the window)
       --csv              print CSV instead of the table (with --event: the window)
       --html FILE        also write a self-contained HTML report with charts ("-": to stdout)
@@ -83,7 +86,7 @@ export function parseReviewArgs(
     );
   }
   let event: number | undefined;
-  let eventAtS: number | undefined;
+  let eventAt: EventTime | undefined;
   if (values.event !== undefined) {
     // Up to 8 digits is a number from the table; a time in Unix seconds
     // has 10 (any time since 2001).
@@ -96,10 +99,17 @@ export function parseReviewArgs(
       }
     } else {
       try {
-        eventAtS = Math.floor(parseTimeOption("--event", values.event) / 1000);
-      } catch {
+        eventAt = {
+          text: values.event,
+          ...parseTimePoint("--event", values.event),
+        };
+      } catch (error) {
+        // A time with a field out of range: say which.
+        if (error instanceof RangeError) throw asUsageError(error);
         throw new UsageError(
-          `--event must be an event number from the table (1, 2, ...) or its start time (ISO-8601 or Unix seconds), got "${values.event}"`,
+          `--event must be an event number from the table (1, 2, ...) or its start time (ISO-8601 or Unix seconds), got ${
+            JSON.stringify(values.event)
+          }`,
         );
       }
     }
@@ -117,10 +127,10 @@ export function parseReviewArgs(
   }
   const sinceMs = values.since === undefined
     ? undefined
-    : timeOption("--since", values.since);
+    : sinceBound(timeOption("--since", values.since));
   const untilMs = values.until === undefined
     ? undefined
-    : timeOption("--until", values.until, true);
+    : untilBound(timeOption("--until", values.until));
   if (sinceMs !== undefined && untilMs !== undefined && untilMs < sinceMs) {
     throw new UsageError("--until is before --since");
   }
@@ -133,7 +143,7 @@ export function parseReviewArgs(
     sinceMs,
     untilMs,
     event,
-    eventAtS,
+    eventAt,
     format: values.json ? "json" : values.csv ? "csv" : "table",
     html: values.html,
     timeFormat,
@@ -142,9 +152,9 @@ export function parseReviewArgs(
 }
 
 /** A review time option, or a {@linkcode UsageError} saying what is wrong. */
-function timeOption(option: string, value: string, end = false): number {
+function timeOption(option: string, value: string): TimePoint {
   try {
-    return parseTimeOption(option, value, end);
+    return parseTimePoint(option, value);
   } catch (error) {
     throw asUsageError(error);
   }

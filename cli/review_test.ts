@@ -4,6 +4,12 @@ import type { ReviewIo } from "../review/review.ts";
 import { runReview } from "./review.ts";
 import { FIXTURES, gzip } from "../review/test_util.ts";
 import { tempDir } from "../tests/temp_dir.ts";
+import { EventJournal } from "../events/event_journal.ts";
+import { EventsLog } from "../events/log.ts";
+import { traceCommand } from "../events/trace_command.ts";
+import { nicConfig } from "../metrics/metrics_test_util.ts";
+import { Monitor } from "../rules/monitor.ts";
+import { writeRecord } from "../rules/rules_test_util.ts";
 
 interface Captured {
   code: number;
@@ -53,7 +59,7 @@ Deno.test("usage errors exit 2 with one line naming the problem", async () => {
     ],
     [[nic, "--event", "0"], /^--event must be an event number from the table/],
     [[nic, "--event", "x"], /^--event must be an event number/],
-    [[nic, "--since", "yesterday"], /^--since must be an ISO-8601 time/],
+    [[nic, "--since", "yesterday"], /^--since "yesterday": not a time; /],
     [
       [nic, "--since", "2026-11-22", "--until", "2026-11-21"],
       new RegExp("^--until is before --since\\." + TRY),
@@ -319,23 +325,60 @@ Deno.test("--event TIME --rule NAME prints the event of that rule that started t
     rx.out,
     /^Event 2 of 2: reference, rule "Rx < 1000 per 2 samples"/,
   );
-  // Unix seconds, any fraction of that second, and a --rule that only
-  // contains the text (case aside) find it as well.
-  for (const time of ["1795272601", "1795272601.9", "2026-11-21T14:50:01.5"]) {
+  // Unix seconds, a time to the ns or to a span that holds its start
+  // sample (01.0004), and a --rule that only contains the text (case
+  // aside) find it as well.
+  for (
+    const time of [
+      "1795272601",
+      "1795272601.000400000",
+      "2026-11-21T14:50:01.0004",
+      "2026-11-21T14:50:01.0Z",
+      "2026-11-21T14:50",
+    ]
+  ) {
     const r = await review([ref, "--event", time, "--rule", "rx <"]);
     assert.equal(r.code, 0, time);
     assert.equal(r.out, rx.out, time);
   }
-  // Without --rule, or with text both rules contain: the first.
+  // A fraction narrows the time: none of the rule started in 01.5..01.6.
+  const later = await review([
+    ref,
+    "--event",
+    "2026-11-21T14:50:01.5",
+    "--rule",
+    "rx <",
+  ]);
+  assert.equal(later.code, 2);
+  assert.deepEqual(later.errors, [
+    `--event 2026-11-21T14:50:01.5: no event of rule "rx <" started in the 100 ms from that time in ${ref}`,
+  ]);
+  // Without --rule, or with text both rules contain, the second names two
+  // events: which, each by the time that names it alone.
   for (const rules of [[], ["--rule", "per 2 samples"]]) {
     const r = await review([ref, "--event", "2026-11-21T14:50:01Z", ...rules]);
-    assert.equal(r.code, 0);
+    assert.equal(r.code, 2);
+    assert.equal(r.out, "");
+    assert.deepEqual(r.errors, [
+      `--event 2026-11-21T14:50:01Z: 2 events started in that second in ${ref}: ` +
+      `2026-11-21T14:50:01.000000000Z (event 1, rule "ECN > 100 per 2 samples"), ` +
+      `2026-11-21T14:50:01.000400000Z (event 2, rule "Rx < 1000 per 2 samples"); ` +
+      "give one of these times, or --event N with its number",
+    ]);
+    const first = await review([
+      ref,
+      "--event",
+      "2026-11-21T14:50:01.000000000Z",
+      ...rules,
+    ]);
+    assert.equal(first.code, 0);
     assert.match(
-      r.out,
+      first.out,
       /^Event 1 of 2: reference, rule "ECN > 100 per 2 samples"/,
     );
   }
-  // Two events of one rule in one second: the first of them.
+  // Two events of one rule in one second: the second is ambiguous, their
+  // exact start times are not.
   const twice = await review([
     nic,
     "--event",
@@ -344,8 +387,24 @@ Deno.test("--event TIME --rule NAME prints the event of that rule that started t
     "ECN > 100 per 2 samples",
     "--json",
   ]);
-  assert.equal(twice.code, 0);
-  assert.equal(JSON.parse(twice.out).event.id, 1);
+  assert.equal(twice.code, 2);
+  assert.deepEqual(twice.errors, [
+    `--event 2026-11-21T14:51:40Z: 2 events of rule "ECN > 100 per 2 samples" started in that second in ${nic}: ` +
+    "2026-11-21T14:51:40.000300000Z (event 1), 2026-11-21T14:51:40.001500000Z (event 2); " +
+    "give one of these times, or --event N with its number",
+  ]);
+  for (const [time, id] of [["40.000300000", 1], ["40.001500000", 2]]) {
+    const one = await review([
+      nic,
+      "--event",
+      `2026-11-21T14:51:${time}Z`,
+      "--rule",
+      "ECN > 100 per 2 samples",
+      "--json",
+    ]);
+    assert.equal(one.code, 0, one.errors.join("\n"));
+    assert.equal(JSON.parse(one.out).event.id, id);
+  }
   // --event N is still a number from the table.
   const n = await review([ref, "--event", "2"]);
   assert.equal(n.out, rx.out);
@@ -372,10 +431,97 @@ Deno.test("--event TIME that names no event exits 2 with one line", async () => 
     "GPU",
   ]);
   assert.equal(other.code, 2);
-  const bad = await review([ref, "--event", "2026-11-21T25:00:00Z"]);
+  const bad = await review([ref, "--event", "2026-11-21 14:50 UTC"]);
   assert.equal(bad.code, 2);
   assert.match(
     bad.errors[0],
-    /^--event must be an event number from the table \(1, 2, \.\.\.\) or its start time \(ISO-8601 or Unix seconds\), got "2026-11-21T25:00:00Z"/,
+    /^--event must be an event number from the table \(1, 2, \.\.\.\) or its start time \(ISO-8601 or Unix seconds\), got "2026-11-21 14:50 UTC"/,
   );
+  // A time with a field out of range: which field.
+  const hour = await review([ref, "--event", "2026-11-21T25:00:00Z"]);
+  assert.equal(hour.code, 2);
+  assert.match(
+    hour.errors[0],
+    /^--event "2026-11-21T25:00:00Z": there is no hour 25\./,
+  );
+});
+
+Deno.test("the review command an alert hands out names its event alone, with another of the rule 300 ms after", async () => {
+  await using dir = await tempDir();
+  const m = nicConfig(join(dir.path, "events.log"));
+  const rule = m.rules[0].name; // lat "high"
+  const log = await EventsLog.open({
+    path: m.eventLog,
+    version: "test",
+    device: "sim",
+    depth: m.depth,
+    samplePeriodNs: m.samplePeriodNs,
+    columns: m.columns,
+    rules: m.rules,
+  });
+  // Journaled as the agent does: on the sample that changed the rule.
+  const journal = EventJournal.create([m.rules.length]);
+  const monitor = new Monitor(m, log, {
+    onTransition: (mon, r, active, unixMs) => {
+      const at = mon.ring.offsetBack(0);
+      if (active) journal.started(0, r, mon.words, at, mon.samples, unixMs);
+      else journal.ended(0, r, mon.words, at, mon.samples, 0, unixMs);
+    },
+  });
+  // 1 ms samples from 14:50:00.1; lat is high on samples 10..14 and
+  // 310..314: two events of one rule in one second, 300 ms apart.
+  const t0 = 1_795_272_600_100_000_123n;
+  try {
+    for (let i = 0; i < 400; i++) {
+      const high = (i >= 10 && i < 15) || (i >= 310 && i < 315);
+      writeRecord(
+        monitor.words,
+        monitor.claim(),
+        t0 + BigInt(i) * 1_000_000n,
+        [BigInt(i) * 1000n, high ? 900n : 7n],
+      );
+      monitor.commit();
+    }
+  } finally {
+    await log.close();
+  }
+  const events = journal.recent().reverse();
+  // Depth 2: the rule fires on the second high sample.
+  assert.deepEqual(events.map((e) => e.startNs - t0), [
+    11_000_000n,
+    311_000_000n,
+  ]);
+  for (const [k, event] of events.entries()) {
+    const command = traceCommand(m.eventLog, event.startNs, rule);
+    // The arguments a POSIX shell hands the program.
+    const printed = await new Deno.Command("sh", {
+      args: ["-c", command.replace(/^dpu-traceback /, "printf '%s\\0' ")],
+      stdout: "piped",
+    }).output();
+    const args = new TextDecoder().decode(printed.stdout).split("\0")
+      .slice(1, -1);
+    const r = await review([...args, "--json"]);
+    assert.equal(r.code, 0, r.errors.join("\n"));
+    const { event: shown } = JSON.parse(r.out);
+    assert.deepEqual(
+      [shown.id, shown.rule, shown.start_ns],
+      [k + 1, rule, String(event.startNs)],
+      command,
+    );
+  }
+  // Typed to the second: both started then; the message names each exactly.
+  const typed = await review([
+    m.eventLog,
+    "--event",
+    "2026-11-21T14:50:00Z",
+    "--rule",
+    rule,
+  ]);
+  assert.equal(typed.code, 2);
+  assert.equal(typed.out, "");
+  assert.deepEqual(typed.errors, [
+    `--event 2026-11-21T14:50:00Z: 2 events of rule "lat \\"high\\"" started in that second in ${m.eventLog}: ` +
+    "2026-11-21T14:50:00.111000123Z (event 1), 2026-11-21T14:50:00.411000123Z (event 2); " +
+    "give one of these times, or --event N with its number",
+  ]);
 });

@@ -43,7 +43,8 @@ const END_SAMPLE = 11; // float64; -1 while open
 const PEAK = 13; // float64; NaN while open (read the rule's live peak)
 const START_MS = 15; // float64: the start marker's wall-clock time, ms
 const END_MS = 17; // float64: the end marker's; NaN while open
-const RECORD = 19;
+const VALUE = 19; // float64: what the rule measured on the start sample
+const RECORD = 21;
 
 // A reader's tries at a record the writer keeps changing.
 const MAX_READ_TRIES = 10_000;
@@ -76,6 +77,11 @@ export interface JournalEvent {
   readonly startMs: number;
   /** Of the end marker; NaN while open. */
   readonly endMs: number;
+  /**
+   * What the rule measured on the start sample (the value that started
+   * the event, in the rule's `peak` units); NaN when not known.
+   */
+  readonly value: number;
 }
 
 /** Where the writer learns an event's start or end sample. */
@@ -102,8 +108,9 @@ export interface JournalSample {
  * const writer = EventJournal.create([1], 8); // one monitor with one rule
  * const reader = new EventJournal(writer.buffer); // in a worker, say
  * const words = new Uint32Array([5000, 0, 42, 0]); // a record: timestamp, value
- * const id = writer.started(0, 0, words, 0, 10, 1_700_000_000_000);
+ * const id = writer.started(0, 0, words, 0, 10, 1_700_000_000_000, 42);
  * assert.equal(reader.open(0, 0)?.id, id);
+ * assert.equal(reader.open(0, 0)?.value, 42);
  * words[0] = 9000;
  * writer.ended(0, 0, words, 0, 50, 2_000_000, 1_700_000_000_004);
  * assert.equal(reader.open(0, 0), undefined);
@@ -186,7 +193,8 @@ export class EventJournal {
   /**
    * Records that rule `rule` of monitor `monitor` started on the sample at
    * `words[at]` (sample number `sample`), its marker written at wall time
-   * `unixMs`. Returns the event's id. Allocates nothing.
+   * `unixMs`, the rule having measured `value` on that sample (NaN when
+   * not known). Returns the event's id. Allocates nothing.
    */
   started(
     monitor: number,
@@ -195,15 +203,16 @@ export class EventJournal {
     at: number,
     sample: number,
     unixMs: number,
+    value = NaN,
   ): number {
     // An index out of range would mark another record as being written
     // for ever, and readers would wait on it: refuse it (integer compares).
     if (!this.#hasRule(monitor, rule)) return 0;
     const id = ++this.#count[0];
     const open = this.#ruleRecord(monitor, rule, 0);
-    this.#write(open, id, monitor, rule, words, at, sample, unixMs);
+    this.#write(open, id, monitor, rule, words, at, sample, unixMs, value);
     const slot = this.#ringRecord(id);
-    this.#write(slot, id, monitor, rule, words, at, sample, unixMs);
+    this.#write(slot, id, monitor, rule, words, at, sample, unixMs, value);
     // Readers look for ids up to the newest: publish it last.
     Atomics.add(this.#words, HEADER_VERSION, 1);
     this.#storeFloat(NEWEST_ID, id);
@@ -333,6 +342,7 @@ export class EventJournal {
     at: number,
     sample: number,
     unixMs: number,
+    value: number,
   ): void {
     const w = this.#words;
     this.#begin(record);
@@ -348,6 +358,7 @@ export class EventJournal {
     this.#storeFloat(record + PEAK, NaN);
     this.#storeFloat(record + START_MS, unixMs);
     this.#storeFloat(record + END_MS, NaN);
+    this.#storeFloat(record + VALUE, value);
     this.#commit(record);
   }
 
@@ -418,6 +429,7 @@ export class EventJournal {
       peak: float(PEAK),
       startMs: float(START_MS),
       endMs: float(END_MS),
+      value: float(VALUE),
     };
   }
 }

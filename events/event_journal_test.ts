@@ -25,7 +25,15 @@ Deno.test("a start and an end are recorded with their samples, times and peak", 
   assert.equal(journal.newestId, 0);
   assert.equal(journal.open(1, 0), undefined);
   assert.equal(journal.last(1, 0), undefined);
-  const id = journal.started(1, 0, startOf(7), 0, 70, 1_700_000_000_123);
+  const id = journal.started(
+    1,
+    0,
+    startOf(7),
+    0,
+    70,
+    1_700_000_000_123,
+    312_004.5,
+  );
   assert.equal(id, 1);
   assert.equal(journal.newestId, 1);
   const open = journal.open(1, 0)!;
@@ -42,6 +50,7 @@ Deno.test("a start and an end are recorded with their samples, times and peak", 
       peak: "NaN",
       startMs: 1_700_000_000_123,
       endMs: "NaN",
+      value: 312_004.5,
     },
   );
   // Other rules are untouched.
@@ -61,6 +70,8 @@ Deno.test("a start and an end are recorded with their samples, times and peak", 
     peak: -2.5,
     startMs: 1_700_000_000_123,
     endMs: 1_700_000_000_124,
+    // The start's value stays with the event once it ended.
+    value: 312_004.5,
   });
   assert.deepEqual(journal.recent(), [last]);
   assert.deepEqual(journal.event(1), last);
@@ -174,8 +185,8 @@ function tornness(e: JournalEvent, rules: number): string {
   if (e.startNs !== (BigInt(k) << 32n) + BigInt(k) * 1000n) {
     wrong.push(`start ${e.startNs}`);
   }
-  if (e.startSample !== k * 10 || e.startMs !== k) {
-    wrong.push(`start sample ${e.startSample} ms ${e.startMs}`);
+  if (e.startSample !== k * 10 || e.startMs !== k || e.value !== k + 0.25) {
+    wrong.push(`start sample ${e.startSample} ms ${e.startMs} ${e.value}`);
   }
   if (e.endNs === undefined) {
     if (
@@ -276,7 +287,7 @@ Deno.test("a reader in a Worker never sees a torn record while the writer goes f
             previous + 0.5,
           );
         }
-        journal.started(0, r, startOf(k), 0, k * 10, k);
+        journal.started(0, r, startOf(k), 0, k * 10, k, k + 0.25);
       }
     }
     Atomics.store(flags, 1, 1);
@@ -305,7 +316,7 @@ Deno.test("started and ended allocate nothing (heap probe, with a control that d
       for (let i = 0; i < n; i++) {
         const r = i & 3;
         journal.ended(0, r, words, 0, i, 7.5, unixMs);
-        journal.started(0, r, words, 0, i, unixMs);
+        journal.started(0, r, words, 0, i, unixMs, 312_004.5);
       }
     };
     const reads = (n) => {
@@ -338,4 +349,17 @@ Deno.test("started and ended allocate nothing (heap probe, with a control that d
   // The control: a read copies the record and builds an event (and its
   // BigInts), so the same probe must see it.
   assert.ok(reads > 100_000, `2000 reads grew the heap by only ${reads} bytes`);
+});
+
+Deno.test("a start with no value given records it as unknown (NaN)", () => {
+  const journal = EventJournal.create([1]);
+  journal.started(0, 0, startOf(1), 0, 10, 1);
+  assert.ok(Number.isNaN(journal.open(0, 0)!.value));
+  journal.ended(0, 0, endOf(1), 0, 15, 3, 2);
+  assert.ok(Number.isNaN(journal.last(0, 0)!.value));
+  // A later event's value is its own, not the last one's.
+  journal.started(0, 0, startOf(2), 0, 20, 3, -0.5);
+  assert.equal(journal.open(0, 0)!.value, -0.5);
+  assert.ok(Number.isNaN(journal.last(0, 0)!.value));
+  assert.deepEqual(journal.recent().map((e) => e.value), [-0.5, NaN]);
 });

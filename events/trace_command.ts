@@ -5,9 +5,12 @@
  * @module
  */
 
+import { formatTimePoint } from "../base/time_point.ts";
+
 /**
  * `dpu-traceback review` of the event's events.log, the event picked by
- * its start marker's whole second (markers carry whole seconds) and its
+ * its start sample's time to the ns (the time of its row in events.log,
+ * so no other event of the rule can share it, however close) and its
  * rule's name, both quoted for a POSIX shell where needed.
  *
  * @example
@@ -16,28 +19,26 @@
  * import { traceCommand } from "./trace_command.ts";
  *
  * assert.equal(
- *   traceCommand("/var/log/x.log", Date.UTC(2026, 10, 21, 14, 50, 0, 999), "it's hot"),
- *   "dpu-traceback review /var/log/x.log --event 2026-11-21T14:50:00Z --rule 'it'\\''s hot'",
+ *   traceCommand("/var/log/x.log", 1_795_272_600_300_000_001n, "it's hot"),
+ *   "dpu-traceback review /var/log/x.log --event 2026-11-21T14:50:00.300000001Z --rule 'it'\\''s hot'",
  * );
  * assert.equal(
- *   traceCommand("/var/log/my logs/e.log", 0, "a"),
- *   "dpu-traceback review '/var/log/my logs/e.log' --event 1970-01-01T00:00:00Z --rule 'a'",
+ *   traceCommand("/var/log/my logs/e.log", 0n, "a"),
+ *   "dpu-traceback review '/var/log/my logs/e.log' --event 1970-01-01T00:00:00.000000000Z --rule 'a'",
  * );
  * ```
  */
 export function traceCommand(
   eventsLog: string,
-  startMs: number,
+  startNs: bigint,
   rule: string,
 ): string {
-  const second = new Date(Math.floor(startMs / 1000) * 1000).toISOString()
-    .replace(".000Z", "Z");
   const path = /^[A-Za-z0-9_./-]+$/.test(eventsLog)
     ? eventsLog
     : shellQuote(eventsLog);
-  return `dpu-traceback review ${path} --event ${second} --rule ${
-    shellQuote(rule)
-  }`;
+  return `dpu-traceback review ${path} --event ${
+    formatTimePoint(startNs)
+  } --rule ${shellQuote(rule)}`;
 }
 
 /** `text` in single quotes for a POSIX shell, each `'` written `'\''`. */

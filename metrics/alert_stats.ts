@@ -21,7 +21,10 @@ export interface AlertmanagerCounts {
   readonly sent: number;
   /** Alerts of failed pushes, each try counted (4xx: not retried; 5xx, 429, network, timeout: retried). */
   readonly failed: number;
-  /** Alerts pushed out of the full queue before they could be sent. */
+  /**
+   * Alerts given up before they could be sent: pushed out of the full
+   * queue, or still queued in a sender's thread that failed.
+   */
   readonly dropped: number;
   /** Alerts waiting to be pushed. */
   readonly queueLength: number;
@@ -107,6 +110,36 @@ export class AlertStats {
       this.#at(i, LAST_SUCCESS_MS),
       BigInt(Math.round(unixMs)),
     );
+  }
+
+  /**
+   * Takes the counters over for the thread that replaces a failed one: the
+   * alerts the failed thread still had queued died with it, so they are
+   * counted as dropped, and every queue length reads 0 again. Nothing is
+   * reset (Prometheus counters only go up), and the last success stays
+   * true. Returns the alerts lost, per Alertmanager.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { AlertStats } from "./alert_stats.ts";
+   *
+   * const stats = AlertStats.create(1);
+   * stats.addDropped(0, 2);
+   * stats.setQueueLength(0, 5); // then the thread that wrote it failed
+   * assert.deepEqual(stats.takeOver(), [5]);
+   * assert.equal(stats.read(0).queueLength, 0);
+   * assert.equal(stats.read(0).dropped, 7);
+   * ```
+   */
+  takeOver(): number[] {
+    const lost: number[] = [];
+    for (let i = 0; i < this.count; i++) {
+      const queued = Atomics.exchange(this.#words, this.#at(i, QUEUE), 0n);
+      this.#add(i, DROPPED, Number(queued));
+      lost.push(Number(queued));
+    }
+    return lost;
   }
 
   /** Alertmanager `i`'s counters now. */

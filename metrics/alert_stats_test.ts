@@ -36,6 +36,35 @@ Deno.test("each Alertmanager's counters are its own and add up", () => {
   });
 });
 
+Deno.test("a new writer counts the queues it takes over as dropped and keeps every total", () => {
+  const dead = AlertStats.create(2);
+  dead.addSent(0, 4);
+  dead.addFailed(1, 6);
+  dead.addDropped(1, 1);
+  dead.setQueueLength(0, 0);
+  dead.setQueueLength(1, 3);
+  dead.setLastSuccess(0, 1_700_000_000_000);
+  const next = new AlertStats(dead.buffer);
+  assert.deepEqual(next.takeOver(), [0, 3]);
+  assert.deepEqual(next.read(0), {
+    sent: 4,
+    failed: 0,
+    dropped: 0,
+    queueLength: 0,
+    lastSuccessMs: 1_700_000_000_000,
+  });
+  assert.deepEqual(next.read(1), {
+    sent: 0,
+    failed: 6,
+    dropped: 4,
+    queueLength: 0,
+    lastSuccessMs: 0,
+  });
+  // Taking over twice loses nothing more.
+  assert.deepEqual(next.takeOver(), [0, 0]);
+  assert.equal(next.read(1).dropped, 4);
+});
+
 Deno.test("a counter written in a worker is read on this thread", async () => {
   const stats = AlertStats.create(1);
   const source = `

@@ -8,6 +8,9 @@
  * @module
  */
 
+import { openEventPeak } from "./open_event_peak.ts";
+import { errorMessage } from "../base/error_message.ts";
+import { parseTimePoint } from "../base/time_point.ts";
 import { DEFAULT_SEVERITY, isReferenceRule } from "../config/types.ts";
 import type { RuleConfig } from "../config/types.ts";
 import type { EventJournal, JournalEvent } from "../events/event_journal.ts";
@@ -45,6 +48,8 @@ export interface EventSummary {
   readonly peak: number | null;
   /** `max` for rules that fire high, `min` for rules that fire low. */
   readonly peak_kind: "max" | "min";
+  /** What the rule measured on the start sample (in `peak`'s units); null when not known. */
+  readonly start_value: number | null;
 }
 
 /** One event as `/api/v1/events/ID` serves it. */
@@ -75,15 +80,15 @@ export interface ApiAnswer {
  * const journal = EventJournal.create([1]);
  * const monitors: EventsMonitor[] = [{
  *   config: { name: "nic", rules: [{ name: "drops", column: 0, comparisonType: "gt", comparisonValue: 0n }] },
- *   monitor: { samples: 20, rules: [{ peak: 7 }] },
+ *   monitor: { samples: 20, rules: [{ active: true, peak: 7 }], ruleChangedAtMs: () => 0 },
  *   log: { path: "/var/log/dpu-traceback/events.log" },
  * }];
  * const at = new Uint32Array([1_000, 0]); // 1 µs after the epoch
- * journal.started(0, 0, at, 0, 11, 0);
+ * journal.started(0, 0, at, 0, 11, 0, 5);
  * const answer = listEvents(journal, monitors, new URLSearchParams(), 0);
  * assert.equal(answer.status, 200);
- * const { events: [event] } = answer.body as { events: { state: string; peak: number; samples: number }[] };
- * assert.deepEqual([event.state, event.peak, event.samples], ["open", 7, 10]);
+ * const { events: [event] } = answer.body as { events: { state: string; peak: number; samples: number; start_value: number }[] };
+ * assert.deepEqual([event.state, event.peak, event.samples, event.start_value], ["open", 7, 10, 5]);
  * assert.equal(listEvents(journal, monitors, new URLSearchParams("limit=0"), 0).status, 400);
  * ```
  */
@@ -100,13 +105,10 @@ export function listEvents(
     if (seen.has(name)) return badRequest(`${quote(name)} is given twice`);
     seen.add(name);
     if (name === "since") {
-      sinceNs = parseSince(value);
-      if (sinceNs === undefined) {
-        return badRequest(
-          `since must be an ISO-8601 time (2026-11-21T14:50:00Z; UTC if no zone) or Unix seconds, got ${
-            quote(value)
-          }`,
-        );
+      try {
+        sinceNs = parseTimePoint("since", value).ns;
+      } catch (error) {
+        return badRequest(errorMessage(error));
       }
     } else if (name === "limit") {
       if (
@@ -152,15 +154,17 @@ export function listEvents(
  * const journal = EventJournal.create([1]);
  * const monitors: EventsMonitor[] = [{
  *   config: { name: "nic", rules: [{ name: "it's hot", column: 0, comparisonType: "lt", comparisonValue: 1n }] },
- *   monitor: { samples: 20, rules: [{ peak: 0 }] },
+ *   monitor: { samples: 20, rules: [{ active: true, peak: 0 }], ruleChangedAtMs: () => 0 },
  *   log: { path: "/var/log/dpu-traceback/events.log" },
  * }];
- * const id = journal.started(0, 0, new Uint32Array([0, 0]), 0, 1, Date.UTC(2026, 10, 21, 14, 50, 0, 250));
+ * // The start sample's record: its timestamp, 2026-11-21T14:50:00.25Z in ns.
+ * const record = new Uint32Array(new BigUint64Array([1_795_272_600_250_000_000n]).buffer);
+ * const id = journal.started(0, 0, record, 0, 1, Date.UTC(2026, 10, 21, 14, 50, 0, 251));
  * const answer = oneEvent(journal, monitors, String(id), 0);
  * const event = answer.body as { review: string; peak_kind: string };
  * assert.equal(
  *   event.review,
- *   "dpu-traceback review /var/log/dpu-traceback/events.log --event 2026-11-21T14:50:00Z --rule 'it'\\''s hot'",
+ *   "dpu-traceback review /var/log/dpu-traceback/events.log --event 2026-11-21T14:50:00.250000000Z --rule 'it'\\''s hot'",
  * );
  * assert.equal(event.peak_kind, "min");
  * assert.equal(oneEvent(journal, monitors, "2", 0).status, 404);
@@ -193,7 +197,7 @@ export function oneEvent(
   const summary = summarize(event, monitors, nowMs);
   const detail: EventDetail = {
     ...summary,
-    review: traceCommand(served.log.path, event.startMs, summary.rule),
+    review: traceCommand(served.log.path, event.startNs, summary.rule),
     events_log: served.log.path,
   };
   return { status: 200, body: detail };
@@ -207,7 +211,12 @@ export type EventsMonitor = {
   };
   readonly monitor: {
     readonly samples: number;
-    readonly rules: readonly { readonly peak: number }[];
+    readonly rules: readonly {
+      readonly active: boolean;
+      readonly peak: number;
+    }[];
+    /** Unix ms of rule `i`'s last start or end (the published one). */
+    ruleChangedAtMs(i: number): number;
   };
   readonly log: Pick<ServedMonitor["log"], "path">;
 };
@@ -256,7 +265,9 @@ function summarize(
   const served = monitors[event.monitor];
   const config = served.config.rules[event.rule];
   const open = event.endNs === undefined;
-  const peak = open ? served.monitor.rules[event.rule].peak : event.peak;
+  const peak = open
+    ? openEventPeak(served.monitor, event.rule, event.startMs)
+    : event.peak;
   const durationNs = open
     ? BigInt(Math.round(nowMs)) * 1_000_000n - event.startNs
     : event.endNs! - event.startNs;
@@ -278,6 +289,7 @@ function summarize(
     samples,
     peak: Number.isFinite(peak) ? peak : null,
     peak_kind: firesLow(config) ? "min" : "max",
+    start_value: Number.isFinite(event.value) ? event.value : null,
   };
 }
 
@@ -294,38 +306,6 @@ function isoMicros(ns: bigint): string {
   const date = new Date(Number(ms));
   if (Number.isNaN(date.getTime())) return String(ns);
   return date.toISOString().replace("Z", `${String(micros).padStart(3, "0")}Z`);
-}
-
-const ISO =
-  /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2})?)(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$/i;
-
-// `since` as ns since the epoch, exact to the ns: Unix seconds or
-// ISO-8601 (UTC without a zone, as review's --since takes it); undefined
-// if neither.
-function parseSince(text: string): bigint | undefined {
-  const value = text.trim();
-  const unix = /^(\d{1,12})(?:\.(\d{1,9}))?$/.exec(value);
-  if (unix) return BigInt(unix[1]) * 1_000_000_000n + fraction(unix[2]);
-  const m = ISO.exec(value);
-  if (!m) return undefined;
-  const time = m[2] === undefined
-    ? "00:00:00"
-    : m[2].length === 5
-    ? `${m[2]}:00`
-    : m[2];
-  const ms = Date.parse(`${m[1]}T${time}${m[4] ?? "Z"}`.toUpperCase());
-  // Date.parse rolls 2026-02-31 over to March: refuse what it changed.
-  if (!Number.isFinite(ms)) return undefined;
-  if (m[4] === undefined || /^z$/i.test(m[4])) {
-    const back = new Date(ms).toISOString();
-    if (back.slice(0, 19) !== `${m[1]}T${time}`) return undefined;
-  }
-  return BigInt(ms) * 1_000_000n + fraction(m[3]);
-}
-
-// Decimal digits after the point, as ns.
-function fraction(digits: string | undefined): bigint {
-  return BigInt((digits ?? "").padEnd(9, "0"));
 }
 
 function badRequest(error: string): ApiAnswer {

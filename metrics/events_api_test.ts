@@ -37,7 +37,13 @@ const RULES: RuleConfig[] = [
 /** One monitor `nic` with three rules; live peaks and samples settable. */
 function setup(capacity = 1024) {
   const journal = EventJournal.create([RULES.length], capacity);
-  const live = { samples: 0, rules: RULES.map(() => ({ peak: NaN })) };
+  const changedAtMs = RULES.map(() => NaN);
+  const live = {
+    samples: 0,
+    rules: RULES.map(() => ({ active: false, peak: NaN })),
+    changedAtMs,
+    ruleChangedAtMs: (i: number) => changedAtMs[i],
+  };
   const monitors: EventsMonitor[] = [{
     config: { name: "nic", rules: RULES },
     monitor: live,
@@ -51,11 +57,13 @@ const ask = (query: string) => new URLSearchParams(query);
 Deno.test("events are listed newest first with their summaries", () => {
   const { journal, live, monitors } = setup();
   const startMs = Date.UTC(2026, 10, 21, 14, 50, 0, 125);
-  journal.started(0, 0, record(T0 + 123_456_789n), 0, 101, startMs);
+  journal.started(0, 0, record(T0 + 123_456_789n), 0, 101, startMs, 9);
   journal.ended(0, 0, record(T0 + 2_623_456_789n), 0, 126, 17, startMs + 2500);
   journal.started(0, 1, record(T0 + 5_000_000_000n), 0, 151, startMs + 5000);
   live.samples = 160;
-  live.rules[1].peak = -3;
+  // Published as of the open event's start: its peak so far.
+  live.rules[1] = { active: true, peak: -3 };
+  live.changedAtMs[1] = startMs + 5000;
   const now = Number(T0 / 1_000_000n) + 8000; // 3 s into the open event
   const answer = listEvents(journal, monitors, ask(""), now);
   assert.equal(answer.status, 200);
@@ -76,6 +84,7 @@ Deno.test("events are listed newest first with their summaries", () => {
         samples: 10, // 151 .. 160
         peak: -3,
         peak_kind: "min",
+        start_value: null, // not given: unknown
       },
       {
         id: 1,
@@ -91,6 +100,7 @@ Deno.test("events are listed newest first with their summaries", () => {
         samples: 25, // 101 .. 125; 126 ended it
         peak: 17,
         peak_kind: "max",
+        start_value: 9,
       },
     ],
     truncated: false,
@@ -178,15 +188,15 @@ Deno.test("bad, unknown or repeated parameters are a 400 with a one-line reason"
     ["limit=", 'limit must be an integer from 1 to 1000, got ""'],
     [
       "since=yesterday",
-      'since must be an ISO-8601 time (2026-11-21T14:50:00Z; UTC if no zone) or Unix seconds, got "yesterday"',
+      'since "yesterday": not a time; give ISO-8601 (2026-11-21T14:50:00Z; UTC if no zone) or Unix seconds',
     ],
     [
       "since=2026-13-45",
-      'since must be an ISO-8601 time (2026-11-21T14:50:00Z; UTC if no zone) or Unix seconds, got "2026-13-45"',
+      'since "2026-13-45": there is no month 13',
     ],
     [
       "since=2026-02-31",
-      'since must be an ISO-8601 time (2026-11-21T14:50:00Z; UTC if no zone) or Unix seconds, got "2026-02-31"',
+      'since "2026-02-31": 2026-02 has no day 31',
     ],
     ["limit=1&limit=2", '"limit" is given twice'],
     ["page=2", 'unknown parameter "page" (known: since, limit)'],
@@ -234,8 +244,10 @@ Deno.test("a long open event the ring dropped is still listed, and served by id"
 
 Deno.test("one event carries the review command and its events.log", () => {
   const { journal, monitors } = setup();
-  const startMs = Date.UTC(2026, 10, 21, 14, 50, 7, 999);
-  const id = journal.started(0, 1, record(T0 + 7_999_000_000n), 0, 3, startMs);
+  // The marker's wall clock is a little after the sample, in the next
+  // second: the command names the sample's time, exact, as its row has it.
+  const startMs = Date.UTC(2026, 10, 21, 14, 50, 8, 2);
+  const id = journal.started(0, 1, record(T0 + 7_999_000_123n), 0, 3, startMs);
   const answer = oneEvent(journal, monitors, String(id), 0);
   assert.equal(answer.status, 200);
   const body = answer.body as Record<string, unknown>;
@@ -244,7 +256,7 @@ Deno.test("one event carries the review command and its events.log", () => {
   assert.equal(body.events_log, "/var/log/dpu-traceback/nic events.log");
   assert.equal(
     body.review,
-    "dpu-traceback review '/var/log/dpu-traceback/nic events.log' --event 2026-11-21T14:50:07Z --rule 'credit'\\''s low'",
+    "dpu-traceback review '/var/log/dpu-traceback/nic events.log' --event 2026-11-21T14:50:07.999000123Z --rule 'credit'\\''s low'",
   );
   for (const bad of ["0", "-1", "1.5", "abc", "01", "1".repeat(16), ""]) {
     const refused = oneEvent(journal, monitors, bad, 0);
@@ -260,7 +272,7 @@ Deno.test("one event carries the review command and its events.log", () => {
 Deno.test("the review command survives a shell whatever the rule's name", async () => {
   const names = ["plain", "it's", '$(touch x) `y` "z" \\ ;|&', "a\nb", "''"];
   for (const name of names) {
-    const command = traceCommand("/tmp/e.log", 0, name);
+    const command = traceCommand("/tmp/e.log", 0n, name);
     // What a POSIX shell hands the program, printed one argument a line.
     const shell = command.replace(/^dpu-traceback /, "printf '%s\\0' ");
     const output = await new Deno.Command("sh", {
@@ -273,10 +285,27 @@ Deno.test("the review command survives a shell whatever the rule's name", async 
       "review",
       "/tmp/e.log",
       "--event",
-      "1970-01-01T00:00:00Z",
+      "1970-01-01T00:00:00.000000000Z",
       "--rule",
       name,
       "",
     ]);
   }
+});
+
+Deno.test("an open event's peak is unknown until a publication as of its start", () => {
+  const { journal, live, monitors } = setup();
+  const startMs = Date.UTC(2026, 10, 21, 14, 50, 0, 125);
+  journal.started(0, 1, record(T0), 0, 10, startMs, -1);
+  // The state published before the start still shows the previous event.
+  live.rules[1] = { active: true, peak: -40 };
+  live.changedAtMs[1] = startMs - 3_000;
+  const peakNow = () =>
+    (listEvents(journal, monitors, ask(""), startMs + 50).body as {
+      events: { peak: number | null }[];
+    }).events[0].peak;
+  assert.equal(peakNow(), null);
+  live.rules[1] = { active: true, peak: -7 };
+  live.changedAtMs[1] = startMs;
+  assert.equal(peakNow(), -7);
 });

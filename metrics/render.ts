@@ -526,13 +526,13 @@ export class MetricsRenderer {
     w.family(
       `${P}alerts_failed`,
       "counter",
-      "Alerts of failed pushes to the Alertmanager, each try counted: refused (4xx, not retried) or failed (5xx, 429, network error, timeout; retried with backoff).",
+      "Alerts of failed pushes to the Alertmanager, every alert of the push at each try, as Prometheus counts them (a 400 counts the whole push, though Alertmanager keeps the push's valid alerts): refused (4xx, not retried) or failed (5xx, 429, network error, timeout; retried with backoff).",
     );
     each((i) => counts[i].failed);
     w.family(
       `${P}alerts_dropped`,
       "counter",
-      "Alerts pushed out of the Alertmanager's full queue before they could be sent.",
+      "Alerts for the Alertmanager given up before they could be sent: pushed out of its full queue, or still queued in a sender's thread that failed.",
     );
     each((i) => counts[i].dropped);
     w.family(

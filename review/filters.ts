@@ -6,6 +6,7 @@
  * @module
  */
 
+import { epochMs, NS_PER_DAY, type TimePoint } from "../base/time_point.ts";
 import {
   type EventState,
   type Instant,
@@ -26,49 +27,43 @@ export interface EventFilter {
   readonly untilMs?: number;
 }
 
-const ISO =
-  /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?(Z|[+-]\d{2}:?\d{2})?$/i;
-
 /**
- * Parses a `--since` / `--until` value: an ISO-8601 date or date and time
- * (`2026-11-21`, `2026-11-21T14:50`, `2026-11-21 14:50:00.5`, with `Z` or
- * an offset; without one it is UTC, as the log's times are) or Unix
- * seconds (`1795272600`). A date alone is the start of that day, or with
- * `endOfDay` (for `--until`) its last millisecond, so that
- * `--until 2026-11-21` keeps the whole day. Throws a TypeError naming the
- * option.
+ * `--since TIME` as the filter's bound: the first moment TIME names
+ * (`2026-11-21` is its midnight, UTC).
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseTimeOption } from "./filters.ts";
+ * import { sinceBound } from "./filters.ts";
+ * import { parseTimePoint } from "../base/time_point.ts";
  *
- * assert.equal(parseTimeOption("--since", "2026-11-21T14:50"), 1795272600000); // UTC
- * assert.equal(parseTimeOption("--since", "1795272600.5"), 1795272600500);
- * assert.equal(parseTimeOption("--until", "2026-11-21", true), 1795305599999);
- * assert.throws(() => parseTimeOption("--since", "yesterday"), TypeError);
+ * assert.equal(sinceBound(parseTimePoint("--since", "2026-11-21T14:50")), 1795272600000); // UTC
+ * assert.equal(sinceBound(parseTimePoint("--since", "1795272600.5")), 1795272600500);
  * ```
  */
-export function parseTimeOption(
-  option: string,
-  text: string,
-  endOfDay = false,
-): number {
-  const value = text.trim();
-  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
-  const m = ISO.exec(value);
-  if (m) {
-    const iso = m[2] === undefined
-      ? `${m[1]}T00:00:00${m[3] ?? "Z"}`
-      : `${m[1]}T${m[2]}${m[3] ?? "Z"}`;
-    const ms = Date.parse(iso.toUpperCase());
-    if (Number.isFinite(ms)) {
-      return m[2] === undefined && endOfDay ? ms + 86_400_000 - 1 : ms;
-    }
-  }
-  throw new TypeError(
-    `${option} must be an ISO-8601 time (2026-11-21T14:50:00Z; UTC if no zone) or Unix seconds, got "${text}"`,
-  );
+export function sinceBound(time: TimePoint): number {
+  return epochMs(time.ns);
+}
+
+/**
+ * `--until TIME` as the filter's bound: the moment TIME names, except that
+ * a date alone is its last millisecond, so that `--until 2026-11-21` keeps
+ * the whole day.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { untilBound } from "./filters.ts";
+ * import { parseTimePoint } from "../base/time_point.ts";
+ *
+ * assert.equal(untilBound(parseTimePoint("--until", "2026-11-21")), 1795305599999);
+ * assert.equal(untilBound(parseTimePoint("--until", "2026-11-21T14:50")), 1795272600000);
+ * ```
+ */
+export function untilBound(time: TimePoint): number {
+  return time.spanNs === NS_PER_DAY
+    ? epochMs(time.ns + NS_PER_DAY) - 1
+    : epochMs(time.ns);
 }
 
 /**
@@ -93,9 +88,12 @@ export function startsByUntil(
   start: Instant | null,
   filter: Pick<EventFilter, "untilMs">,
 ): boolean {
-  // Whole milliseconds: "--until 14:50:00" keeps a start at 14:50:00.0004.
-  return filter.untilMs === undefined || start === null ||
-    Math.floor(instantMs(start)) <= filter.untilMs;
+  if (filter.untilMs === undefined || start === null) return true;
+  // A bound in whole milliseconds keeps that millisecond ("--until
+  // 14:50:00" keeps a start at 14:50:00.0004); a finer one is exact.
+  const ms = instantMs(start);
+  return (Number.isInteger(filter.untilMs) ? Math.floor(ms) : ms) <=
+    filter.untilMs;
 }
 
 /**

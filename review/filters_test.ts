@@ -1,32 +1,34 @@
 import assert from "node:assert/strict";
 import type { ReviewEvent } from "./event.ts";
-import { matchesFilter, parseTimeOption } from "./filters.ts";
+import { parseTimePoint } from "../base/time_point.ts";
+import {
+  matchesFilter,
+  sinceBound,
+  startsByUntil,
+  untilBound,
+} from "./filters.ts";
 
-Deno.test("parseTimeOption takes ISO-8601 (UTC without a zone) and Unix seconds", () => {
+Deno.test("--since and --until take ISO-8601 (UTC without a zone) and Unix seconds", () => {
+  const since = (text: string) => sinceBound(parseTimePoint("--since", text));
+  const until = (text: string) => untilBound(parseTimePoint("--until", text));
   const t = Date.UTC(2026, 10, 21, 14, 50, 0);
-  assert.equal(parseTimeOption("--since", "2026-11-21T14:50:00Z"), t);
-  assert.equal(parseTimeOption("--since", "2026-11-21T14:50"), t);
-  assert.equal(parseTimeOption("--since", "2026-11-21 14:50:00"), t);
-  assert.equal(parseTimeOption("--since", "2026-11-21T16:50:00+02:00"), t);
-  assert.equal(parseTimeOption("--since", "2026-11-21T14:50:00.250Z"), t + 250);
-  assert.equal(
-    parseTimeOption("--since", "2026-11-21"),
-    Date.UTC(2026, 10, 21),
-  );
+  assert.equal(since("2026-11-21T14:50:00Z"), t);
+  assert.equal(since("2026-11-21T14:50"), t);
+  assert.equal(since("2026-11-21 14:50:00"), t);
+  assert.equal(since("2026-11-21T16:50:00+02:00"), t);
+  assert.equal(since("2026-11-21T14:50:00.250Z"), t + 250);
+  assert.equal(since("2026-11-21"), Date.UTC(2026, 10, 21));
   // A date alone: its start for --since, its end for --until.
-  assert.equal(
-    parseTimeOption("--until", "2026-11-21", true),
-    Date.UTC(2026, 10, 22) - 1,
-  );
-  assert.equal(parseTimeOption("--until", "2026-11-21T14:50", true), t);
-  assert.equal(parseTimeOption("--since", "1795272600"), t);
-  assert.equal(parseTimeOption("--since", "1795272600.5"), t + 500);
+  assert.equal(until("2026-11-21"), Date.UTC(2026, 10, 22) - 1);
+  assert.equal(until("2026-11-21T14:50"), t);
+  assert.equal(since("1795272600"), t);
+  assert.equal(since("1795272600.5"), t + 500);
   for (
     const bad of ["yesterday", "2026-13-01", "14:50", "", "2026-11-21T25:00"]
   ) {
-    assert.throws(() => parseTimeOption("--until", bad), (e: Error) => {
-      assert.ok(e instanceof TypeError);
-      assert.match(e.message, /^--until must be an ISO-8601 time/);
+    assert.throws(() => until(bad), (e: Error) => {
+      assert.ok(e instanceof TypeError || e instanceof RangeError);
+      assert.ok(e.message.startsWith(`--until ${JSON.stringify(bad)}: `));
       return true;
     }, bad);
   }
@@ -73,4 +75,13 @@ Deno.test("matchesFilter: rule text (any case), monitor, and overlap with since.
     0,
     1,
   ]);
+});
+
+Deno.test("--until to a fraction of a millisecond is exact; in whole milliseconds it keeps that millisecond", () => {
+  const start = { sec: 100, ns: 700_000 }; // 100.0007 s
+  assert.ok(startsByUntil(start, { untilMs: 100_000 }));
+  assert.ok(!startsByUntil(start, { untilMs: 100_000.5 }));
+  assert.ok(startsByUntil(start, { untilMs: 100_000.7 }));
+  assert.ok(!startsByUntil(start, { untilMs: 99_999 }));
+  assert.ok(startsByUntil(null, { untilMs: 0 }));
 });

@@ -9,8 +9,8 @@ import { errorMessage } from "../base/error_message.ts";
 import { terminalSafe } from "../base/terminal_text.ts";
 import { VERSION } from "../config/version.ts";
 import { ioReason } from "./errors.ts";
-import type { EventList } from "./event.ts";
-import { eventStartedAt } from "./event_at.ts";
+import type { EventList, ReviewEvent } from "./event.ts";
+import { eventStartedAt, type EventTime } from "./event_at.ts";
 import { filterEvents } from "./event_store.ts";
 import { csvChunks, jsonChunks } from "./export.ts";
 import { resolveInputs } from "./files.ts";
@@ -58,10 +58,10 @@ export interface ReviewRequest {
   readonly untilMs?: number;
   readonly event?: number;
   /**
-   * `--event TIME`: the event whose start marker is in this whole second
-   * (Unix seconds), of the `--rule` and `--monitor` given.
+   * `--event TIME`: the event that started then (to the precision TIME is
+   * written in), of the `--rule` and `--monitor` given.
    */
-  readonly eventAtS?: number;
+  readonly eventAt?: EventTime;
   readonly format: "table" | "json" | "csv";
   readonly html?: string;
   readonly timeFormat?: TimeFormat;
@@ -86,7 +86,7 @@ export const DEFAULT_REVIEW_FILE = "events.log";
  * Reviews the logs `request` names and writes what it asks for to `io`.
  * Returns the exit code: 0; 1 if a file was skipped or a single FILE
  * cannot be read or is not an events log; 2 when `--event N` or
- * `--event TIME` names no event. `defaults`: where to look without paths. Messages name files and
+ * `--event TIME` names no event (or, for TIME, several). `defaults`: where to look without paths. Messages name files and
  * quote the log: terminal controls in them are shown as `\uXXXX`.
  *
  * @example
@@ -219,21 +219,14 @@ export async function reviewLogs(
       }
       io.info(`report written to ${options.html} (${shown.length} events)`);
     }
-    if (options.eventAtS !== undefined) {
-      const event = eventStartedAt(all, options.eventAtS, filter);
-      if (event === undefined) {
-        const second = new Date(options.eventAtS * 1000).toISOString()
-          .replace(".000Z", "Z");
-        const which = options.rules.length === 0
-          ? "no event"
-          : `no event of rule ${
-            options.rules.map((r) => JSON.stringify(r)).join(" or ")
-          }`;
-        io.error(
-          `--event ${second}: ${which} started in that second in ${
-            paths.join(", ")
-          }`,
-        );
+    if (options.eventAt !== undefined) {
+      let event: ReviewEvent;
+      try {
+        event = eventStartedAt(all, options.eventAt, filter, paths.join(", "));
+      } catch (error) {
+        // None, or several: the operator's TIME names no one event.
+        if (!(error instanceof RangeError)) throw error;
+        io.error(error.message);
         return 2;
       }
       const format: TracebackFormat = options.format === "table"
