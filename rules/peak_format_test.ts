@@ -1,0 +1,59 @@
+import assert from "node:assert/strict";
+import type { RuleConfig } from "../config/types.ts";
+import {
+  measureText,
+  peakCell,
+  peakKindOf,
+  peakUnitOf,
+} from "./peak_format.ts";
+
+const reference = (comparisonType: string): RuleConfig =>
+  ({ name: "r", column: 0, comparisonType, comparisonValue: 1n }) as RuleConfig;
+const signal = (
+  kind: string,
+  direction: "above" | "below",
+): RuleConfig =>
+  ({
+    name: "s",
+    signal: kind,
+    column: 0,
+    ...(kind === "ratio" ? { to: 1 } : {}),
+    windowNs: 1e6,
+    direction,
+    threshold: 1,
+    forNs: 0,
+    keepFiringForNs: 0,
+  }) as unknown as RuleConfig;
+
+Deno.test("every rule kind has its peak direction and unit", () => {
+  for (const type of ["gt", "dt_gt", "inc_gt"]) {
+    assert.equal(peakKindOf(reference(type)), "max", type);
+    assert.equal(peakUnitOf(reference(type)), "", type);
+  }
+  for (const type of ["lt", "dt_lt"]) {
+    assert.equal(peakKindOf(reference(type)), "min", type);
+  }
+  assert.equal(peakKindOf(signal("value", "below")), "min");
+  assert.equal(peakKindOf(signal("increase", "above")), "max");
+  assert.deepEqual(
+    ["value", "increase", "rate", "ratio"].map((k) =>
+      peakUnitOf(signal(k, "above"))
+    ),
+    ["", "", "/s", "%"],
+  );
+});
+
+Deno.test("measures read the same in the closing table and in alerts", () => {
+  // A peak is a float: past 2^53 it prints as the float's shortest
+  // digits, in full (no exponent anywhere in the u64 range), not cut to 6.
+  assert.equal(measureText(2 ** 60, ""), "1152921504606847000");
+  assert.equal(measureText(2 ** 64 - 1, ""), "18446744073709552000");
+  assert.equal(measureText(0, "%"), "0 %");
+  assert.equal(measureText(1 / 3, "/s"), "0.333333/s");
+  assert.equal(measureText(-2.5, ""), "-2.5");
+  assert.equal(
+    peakCell({ peak: 0, peakKind: "min", peakUnit: "/s" }),
+    "min 0/s",
+  );
+  assert.equal(peakCell({ peak: NaN, peakKind: "min", peakUnit: "%" }), "-");
+});
