@@ -154,6 +154,30 @@ Deno.test("a 400 is refused: counted as failed and not retried", async () => {
   );
 });
 
+/**
+ * One push answered `status` with `retryAfter`, then 200: how long the
+ * client waited before its retry, ms, and its counters after it.
+ */
+async function retryWait(
+  status: number,
+  retryAfter: string,
+  backoffMs: number,
+): Promise<{ waited: number; failed: number; sent: number }> {
+  await using am = fakeAlertmanager();
+  am.answer = { status, retryAfter };
+  const stats = AlertStats.create(1);
+  const c = client(am.url, stats, { backoffMs, maxBackoffMs: 10_000 });
+  c.send([alert("a")]);
+  await am.received(1);
+  const started = performance.now();
+  am.answer = { status: 200 };
+  await am.received(2);
+  const waited = performance.now() - started;
+  await c.idle();
+  await c.close();
+  return { waited, failed: stats.read(0).failed, sent: stats.read(0).sent };
+}
+
 for (const status of [429, 503]) {
   Deno.test(`a ${status}'s Retry-After longer than the backoff is waited, in seconds or as a date`, async () => {
     for (const form of ["seconds", "date"]) {
@@ -161,42 +185,20 @@ for (const status of [429, 503]) {
       const retryAfter = form === "seconds"
         ? "2"
         : new Date(Date.now() + 3_000).toUTCString();
-      await using am = fakeAlertmanager();
-      am.answer = { status, retryAfter };
-      const stats = AlertStats.create(1);
-      const c = client(am.url, stats, { backoffMs: 20, maxBackoffMs: 10_000 });
-      c.send([alert("a")]);
-      await am.received(1);
-      const started = performance.now();
-      am.answer = { status: 200 };
-      await am.received(2);
-      const waited = performance.now() - started;
-      await c.idle();
-      await c.close();
+      const { waited, failed, sent } = await retryWait(status, retryAfter, 20);
       // 20 ms of backoff, about 2 s waited: the header's.
       assert.ok(
         waited >= 1_500 && waited < 4_000,
         `${retryAfter}: ${waited} ms`,
       );
-      assert.deepEqual([stats.read(0).failed, stats.read(0).sent], [1, 1]);
+      assert.deepEqual([failed, sent], [1, 1]);
     }
   });
 
   Deno.test(`a ${status}'s Retry-After of 0, in the past or not a delay never shortens the backoff`, async () => {
     const past = new Date(Date.now() - 60_000).toUTCString();
     for (const retryAfter of ["0", past, "1.5", "-1", "soon"]) {
-      await using am = fakeAlertmanager();
-      am.answer = { status, retryAfter };
-      const stats = AlertStats.create(1);
-      const c = client(am.url, stats, { backoffMs: 400, maxBackoffMs: 10_000 });
-      c.send([alert("a")]);
-      await am.received(1);
-      const started = performance.now();
-      am.answer = { status: 200 };
-      await am.received(2);
-      const waited = performance.now() - started;
-      await c.idle();
-      await c.close();
+      const { waited } = await retryWait(status, retryAfter, 400);
       // The backoff with its jitter: 300-500 ms.
       assert.ok(waited >= 280, `${retryAfter}: retried after ${waited} ms`);
     }
