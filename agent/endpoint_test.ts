@@ -66,6 +66,7 @@ async function sampling(
     listen: "127.0.0.1:0",
     info,
     log,
+    journal: agent.journal,
     ...options,
   });
   const stop = new AbortController();
@@ -246,20 +247,8 @@ Deno.test("an endpoint whose thread is stuck is restarted by the watchdog, and s
 Deno.test("the endpoint's thread serves the agent's events from the shared journal", async () => {
   await using dir = await tempDir("endpoint");
   const lines: string[] = [];
-  const agent = await simAgent(dir.path);
-  const log = quietLog(lines);
-  const publication = publishMonitors(agent.monitors, {
-    startMs: info.startMs,
-    log,
-  });
-  const endpoint = await Endpoint.start(publication, {
-    listen: "127.0.0.1:0",
-    info,
-    log,
-    journal: agent.journal,
-  });
-  const stop = new AbortController();
-  const running = agent.run(stop.signal);
+  const run = await sampling(dir.path, lines);
+  const { agent, endpoint } = run;
   try {
     // rx_moving starts on the simulator's first rises and stays active.
     const deadline = Date.now() + 10_000;
@@ -306,10 +295,6 @@ Deno.test("the endpoint's thread serves the agent's events from the shared journ
     assert.equal((await get("/api/v1/events?page=2")).status, 400);
     assert.equal((await get("/api/v1/events/abc")).status, 400);
   } finally {
-    stop.abort();
-    await running;
-    await endpoint.shutdown();
-    publication.stop();
-    assert.deepEqual(await agent.close(), []);
+    await run.close();
   }
 });

@@ -219,31 +219,32 @@ export async function reviewLogs(
       }
       io.info(`report written to ${options.html} (${shown.length} events)`);
     }
-    if (options.eventAt !== undefined) {
-      let event: ReviewEvent;
-      try {
-        event = eventStartedAt(all, options.eventAt, filter, paths.join(", "));
-      } catch (error) {
-        // None, or several: the operator's TIME names no one event.
-        if (!(error instanceof RangeError)) throw error;
-        io.error(error.message);
-        return 2;
-      }
-      const format: TracebackFormat = options.format === "table"
-        ? "text"
-        : options.format;
-      await writeTraceback(event, all.length, format, io.out);
-      return done;
-    }
-    if (options.event !== undefined) {
-      const event = all.at(options.event - 1);
-      if (event === undefined) {
-        io.error(
-          `--event ${options.event}: there ${
-            all.length === 1 ? "is 1 event" : `are ${all.length} events`
-          } in ${paths.join(", ")}`,
-        );
-        return 2;
+    if (options.eventAt !== undefined || options.event !== undefined) {
+      let event: ReviewEvent | undefined;
+      if (options.eventAt !== undefined) {
+        try {
+          event = eventStartedAt(
+            all,
+            options.eventAt,
+            filter,
+            paths.join(", "),
+          );
+        } catch (error) {
+          // None, or several: the operator's TIME names no one event.
+          if (!(error instanceof RangeError)) throw error;
+          io.error(error.message);
+          return 2;
+        }
+      } else {
+        event = all.at(options.event! - 1);
+        if (event === undefined) {
+          io.error(
+            `--event ${options.event}: there ${
+              all.length === 1 ? "is 1 event" : `are ${all.length} events`
+            } in ${paths.join(", ")}`,
+          );
+          return 2;
+        }
       }
       const format: TracebackFormat = options.format === "table"
         ? "text"
