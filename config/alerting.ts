@@ -13,16 +13,13 @@ import {
   MAX_ALERT_HOLD_NS,
   MAX_ALERT_RESEND_NS,
   MAX_ALERT_TIMEOUT_NS,
+  MAX_AUTH_USERNAME_CHARS,
   MAX_TEXT_CHARS,
   MIN_ALERT_HOLD_NS,
   MIN_ALERT_RESEND_NS,
   MIN_ALERT_TIMEOUT_NS,
 } from "./limits.ts";
-import type { Parsed } from "./values.ts";
-
-function bad<T>(problem: string, kind: "type" | "range" = "type"): Parsed<T> {
-  return { ok: false, problem, kind };
-}
+import { bad, ok, type Parsed, parseText } from "./values.ts";
 
 /**
  * Parses an Alertmanager's base URL: `http` or `https`, a host, an
@@ -77,7 +74,7 @@ export function parseAlertmanagerUrl(value: unknown): Parsed<string> {
       "must be the Alertmanager's base URL: alerts go to <url>/api/v2/alerts, so leave /api/v2/alerts out",
     );
   }
-  return { ok: true, value: base };
+  return ok(base);
 }
 
 /**
@@ -181,20 +178,21 @@ export const parseHold: (value: unknown) => Parsed<number> = durationWithin(
  * ```
  */
 export function parseAuthUsername(value: unknown): Parsed<string> {
-  if (value === undefined) return bad("is required");
-  if (typeof value !== "string") return bad("must be a string");
-  if (value === "") return bad("must not be empty");
-  // deno-lint-ignore no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(value)) {
-    return bad("must not contain line breaks or other control characters");
-  }
-  if (value.includes(":")) {
+  const text = parseText(value);
+  // parseText's only range problem is its length cap, looser than the one
+  // below, which names the user name's own limit.
+  if (!text.ok && text.kind === "type") return text;
+  const name = value as string;
+  if (name.includes(":")) {
     return bad(
       "must not contain ':' (basic auth splits user and password there)",
     );
   }
-  if (value.length > 256) {
-    return bad("must be at most 256 characters long", "range");
+  if (name.length > MAX_AUTH_USERNAME_CHARS) {
+    return bad(
+      `must be at most ${MAX_AUTH_USERNAME_CHARS} characters long`,
+      "range",
+    );
   }
-  return { ok: true, value };
+  return ok(name);
 }

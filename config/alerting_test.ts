@@ -317,3 +317,35 @@ Deno.test("the value parsers take their bounds exactly", () => {
   assert.equal(parseAuthUsername("a\nb").ok, false);
   assert.equal(parseAuthUsername("").ok, false);
 });
+
+Deno.test("parseAuthUsername() checks text as parseText does, then its own limits", () => {
+  const refused: [unknown, string, "type" | "range"][] = [
+    [undefined, "is required", "type"],
+    [7, "must be a string", "type"],
+    [
+      "a\uD800b",
+      "must not contain a lone surrogate (half a UTF-16 pair)",
+      "type",
+    ],
+    [
+      "a:b",
+      "must not contain ':' (basic auth splits user and password there)",
+      "type",
+    ],
+    ["u".repeat(257), "must be at most 256 characters long", "range"],
+    // Past parseText's own cap, the user name's limit is still the one named.
+    ["u".repeat(5000), "must be at most 256 characters long", "range"],
+    [
+      "u".repeat(5000) + ":",
+      "must not contain ':' (basic auth splits user and password there)",
+      "type",
+    ],
+  ];
+  for (const [value, problem, kind] of refused) {
+    assert.deepEqual(parseAuthUsername(value), { ok: false, problem, kind });
+  }
+  assert.deepEqual(parseAuthUsername("u".repeat(256)), {
+    ok: true,
+    value: "u".repeat(256),
+  });
+});

@@ -20,7 +20,7 @@
 
 import { quoteText } from "./errors.ts";
 import { MAX_RULE_DURATION_NS } from "./limits.ts";
-import type { Parsed } from "./values.ts";
+import { bad, ok, type Parsed } from "./values.ts";
 
 /** Nanoseconds per unit, by every accepted spelling. */
 const UNITS: Readonly<Record<string, number>> = {
@@ -40,14 +40,6 @@ const EXAMPLE = 'e.g. "500us" or "10ms"';
 const DURATION = /^([0-9]+)(?:\.([0-9]+))?( ?)([^\s0-9.]*)$/;
 /** Longer text is no duration the bound allows; BigInt stays cheap. */
 const MAX_TEXT = 64;
-
-function ok<T>(value: T): Parsed<T> {
-  return { ok: true, value };
-}
-
-function bad<T>(problem: string, kind: "type" | "range" = "type"): Parsed<T> {
-  return { ok: false, problem, kind };
-}
 
 /**
  * Parses a duration to whole nanoseconds (see the module for the syntax).

@@ -23,7 +23,11 @@
  */
 
 import { fileError } from "./errors.ts";
-import { MAX_LABELS_FILE_BYTES, MAX_TOPOLOGY_LABELS } from "./limits.ts";
+import {
+  MAX_KEY_CHARS,
+  MAX_LABELS_FILE_BYTES,
+  MAX_TOPOLOGY_LABELS,
+} from "./limits.ts";
 import { readConfigText } from "./read_text.ts";
 import {
   labelNameProblem,
@@ -32,9 +36,6 @@ import {
 } from "./topology_labels.ts";
 import { quoteText } from "./errors.ts";
 import { terminalSafe } from "../base/terminal_text.ts";
-
-/** Longest label name in a labels file, as for a configuration key. */
-const MAX_NAME_CHARS = 64;
 
 /** A labels file's problem, as a one-line error of `kind`. */
 function problem(
@@ -109,12 +110,12 @@ export function parseLabelsFile(
     if (name === "") {
       throw problem(path, `${at}: ${quoteText(line)} has no key before =`);
     }
-    if (name.length > MAX_NAME_CHARS) {
+    if (name.length > MAX_KEY_CHARS) {
       throw problem(
         path,
         `${at}: the key ${
           quoteText(name, 40)
-        } is longer than ${MAX_NAME_CHARS} characters`,
+        } is longer than ${MAX_KEY_CHARS} characters`,
         "range",
       );
     }

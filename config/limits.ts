@@ -107,6 +107,12 @@ export const MAX_SUMMARY_CHARS = 256;
 export const MAX_SEVERITY_CHARS = 32;
 
 /**
+ * Longest basic-auth user name, in characters: a directory account name,
+ * far longer than any a site uses, short enough to show in one line.
+ */
+export const MAX_AUTH_USERNAME_CHARS = 256;
+
+/**
  * Longest `--duration`, s: ten years. Leave the option out to run until
  * stopped.
  */

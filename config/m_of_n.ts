@@ -11,7 +11,7 @@
  */
 
 import { parseDuration } from "./durations.ts";
-import type { Parsed } from "./values.ts";
+import { bad, ok, type Parsed } from "./values.ts";
 
 /** Start when the raise condition held on at least `m` of the last `n` samples. */
 export interface MOfN {
@@ -23,10 +23,6 @@ export interface MOfN {
 
 const M_OF_N = /^([0-9]+) +of +([0-9]+)(?: +samples?)?$/;
 const EXAMPLE = 'e.g. "3 of 5"';
-
-function bad<T>(problem: string, kind: "type" | "range" = "type"): Parsed<T> {
-  return { ok: false, problem, kind };
-}
 
 /**
  * Parses "M of N" with 1 <= M <= N.
@@ -67,7 +63,7 @@ export function parseMOfN(value: unknown): Parsed<MOfN> {
       "range",
     );
   }
-  return { ok: true, value: { m, n } };
+  return ok({ m, n });
 }
 
 /**

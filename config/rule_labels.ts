@@ -7,13 +7,9 @@
 
 import { MAX_SEVERITY_CHARS, MAX_SUMMARY_CHARS } from "./limits.ts";
 import { nameProblem } from "./names.ts";
-import type { Parsed } from "./values.ts";
+import { bad, ok, type Parsed } from "./values.ts";
 
 const SEVERITY = new RegExp(`^[a-z][a-z0-9_]{0,${MAX_SEVERITY_CHARS - 1}}$`);
-
-function bad<T>(problem: string, kind: "type" | "range" = "type"): Parsed<T> {
-  return { ok: false, problem, kind };
-}
 
 /**
  * Parses a severity: a lowercase token of letters, digits and `_`,
@@ -33,7 +29,7 @@ function bad<T>(problem: string, kind: "type" | "range" = "type"): Parsed<T> {
 export function parseSeverity(value: unknown): Parsed<string> {
   if (value === undefined) return bad("is required");
   if (typeof value === "string" && SEVERITY.test(value)) {
-    return { ok: true, value };
+    return ok(value);
   }
   return bad(
     `must be a lowercase word such as critical, warning or info (a-z, 0-9 and _, starting with a letter, at most ${MAX_SEVERITY_CHARS} characters)`,
@@ -79,5 +75,5 @@ export function parseSummary(value: unknown): Parsed<string> {
         "; a summary must be one line of printable text",
     );
   }
-  return { ok: true, value };
+  return ok(value);
 }

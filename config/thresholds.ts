@@ -23,7 +23,7 @@
  */
 
 import type { SignalKind } from "./types.ts";
-import type { Parsed } from "./values.ts";
+import { bad, ok, type Parsed } from "./values.ts";
 
 const U64_LIMIT = 1n << 64n;
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -47,14 +47,6 @@ const RATE = new RegExp(
 const RATIO = new RegExp(
   `^(${DIGITS}(?:\\.[0-9]+)?)(?:[eE]([+-]?[0-9]+))?( ?)(%?)$`,
 );
-
-function ok<T>(value: T): Parsed<T> {
-  return { ok: true, value };
-}
-
-function bad<T>(problem: string, kind: "type" | "range" = "type"): Parsed<T> {
-  return { ok: false, problem, kind };
-}
 
 /**
  * Parses a threshold or clear level for a rule on `signal`: a `bigint`

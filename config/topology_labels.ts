@@ -14,7 +14,7 @@ import {
   MAX_TOPOLOGY_LABELS,
 } from "./limits.ts";
 import { nameProblem } from "./names.ts";
-import type { Parsed } from "./values.ts";
+import { bad, ok, type Parsed } from "./values.ts";
 
 /**
  * Label names the agent sets itself, and what each holds: a topology
@@ -33,10 +33,6 @@ export const RESERVED_LABELS: Readonly<Record<string, string>> = {
 };
 
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
-
-function bad<T>(problem: string, kind: "type" | "range" = "type"): Parsed<T> {
-  return { ok: false, problem, kind };
-}
 
 /**
  * Why `name` cannot be a topology label name, or undefined if it can: it
@@ -151,7 +147,7 @@ function parseLabelText(
       return bad(`is longer than ${max} characters`, "range");
     }
   }
-  return { ok: true, value };
+  return ok(value);
 }
 
 /** One problem with a label, and where: its name, or the list as a whole. */

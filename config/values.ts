@@ -71,11 +71,38 @@ const LONE_SURROGATE = /\p{Surrogate}/u;
 /** Digits of a number shown inside a problem; the `got` part has them all. */
 const SHOWN_DIGITS = 30;
 
-function ok<T>(value: T): Parsed<T> {
+/**
+ * Wraps a parsed value as a success.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ok } from "./values.ts";
+ *
+ * assert.deepEqual(ok(3), { ok: true, value: 3 });
+ * ```
+ */
+export function ok<T>(value: T): Parsed<T> {
   return { ok: true, value };
 }
 
-function bad<T>(problem: string, kind: ProblemKind = "type"): Parsed<T> {
+/**
+ * Wraps a problem as a failure; `kind` picks TypeError ("type", the default)
+ * or RangeError ("range") for the message built from it.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { bad } from "./values.ts";
+ *
+ * assert.deepEqual(bad("must not be negative", "range"), {
+ *   ok: false,
+ *   problem: "must not be negative",
+ *   kind: "range",
+ * });
+ * ```
+ */
+export function bad<T>(problem: string, kind: ProblemKind = "type"): Parsed<T> {
   return { ok: false, problem, kind };
 }
 
