@@ -13,25 +13,12 @@
  */
 
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { startAlertSender } from "../../alerts/sender.ts";
 import { EventJournal } from "../../events/event_journal.ts";
 import { AlertStats } from "../../metrics/alert_stats.ts";
-import { alertmanagerBinary, freePorts } from "./fleet_util.ts";
-
-interface GettableAlert {
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  startsAt: string;
-  endsAt: string;
-  generatorURL?: string;
-  status: { state: string };
-}
-
-async function alertsOf(base: string): Promise<GettableAlert[]> {
-  const res = await fetch(`${base}/api/v2/alerts`);
-  assert.equal(res.status, 200);
-  return await res.json();
-}
+import { tempDir } from "../temp_dir.ts";
+import { Alertmanager, freePorts } from "./fleet_util.ts";
 
 async function until<T>(
   what: string,
@@ -56,35 +43,15 @@ function sample(unixMs: number): Uint32Array {
 }
 
 Deno.test("an event's alert reaches a real Alertmanager, then resolves after the hold", async () => {
-  const binary = await alertmanagerBinary();
-  const dir = await Deno.makeTempDir();
+  await using dir = await tempDir("dpu-traceback-alertmanager-push-");
   const [port] = freePorts(1);
-  const base = `http://127.0.0.1:${port}`;
-  await Deno.writeTextFile(
-    `${dir}/alertmanager.yml`,
-    "route:\n  receiver: none\nreceivers:\n  - name: none\n",
-  );
-  const am = new Deno.Command(binary, {
-    args: [
-      `--config.file=${dir}/alertmanager.yml`,
-      `--storage.path=${dir}/data`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      "--cluster.listen-address=",
-    ],
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
+  const am = await Alertmanager.start(dir.path, port);
   const journal = EventJournal.create([1], 16);
   let sender: Awaited<ReturnType<typeof startAlertSender>> | undefined;
   try {
-    await until("Alertmanager to listen", async () => {
-      const res = await fetch(`${base}/-/ready`);
-      await res.body?.cancel();
-      return res.ok ? true : undefined;
-    });
     sender = await startAlertSender({
       config: {
-        alertmanagers: [{ url: base, timeoutMs: 2000 }],
+        alertmanagers: [{ url: am.url, timeoutMs: 2000 }],
         resendIntervalMs: 500,
         holdMs: 1500,
       },
@@ -93,7 +60,7 @@ Deno.test("an event's alert reaches a real Alertmanager, then resolves after the
       monitors: [{
         name: "nic",
         device: "mlx5_0",
-        eventLog: `${dir}/events.log`,
+        eventLog: join(dir.path, "events.log"),
         rules: [{
           name: "drops",
           severity: "critical",
@@ -107,7 +74,7 @@ Deno.test("an event's alert reaches a real Alertmanager, then resolves after the
     const startMs = Date.now();
     const id = journal.started(0, 0, sample(startMs), 0, 1, startMs);
     const firing = await until("the firing alert", async () => {
-      const alerts = await alertsOf(base);
+      const alerts = await am.alerts();
       return alerts.find((a) => a.labels.alertname === "drops");
     });
     assert.deepEqual(firing.labels, {
@@ -133,7 +100,7 @@ Deno.test("an event's alert reaches a real Alertmanager, then resolves after the
     // Held, then resolved: Alertmanager drops a resolved alert from its
     // list (or shows its past endsAt).
     const resolved = await until("the alert to resolve", async () => {
-      const alert = (await alertsOf(base)).find((a) =>
+      const alert = (await am.alerts()).find((a) =>
         a.labels.alertname === "drops"
       );
       if (alert === undefined) return "gone";
@@ -146,9 +113,6 @@ Deno.test("an event's alert reaches a real Alertmanager, then resolves after the
     assert.equal(stats.failed, 0);
   } finally {
     await sender?.stop();
-    am.kill("SIGTERM");
-    await am.stderr.cancel();
-    await am.status;
-    await Deno.remove(dir, { recursive: true });
+    await am.stop();
   }
 });

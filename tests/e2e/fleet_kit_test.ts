@@ -22,7 +22,12 @@ import { type StartedAgent, startedAgent } from "../agent_util.ts";
 import { ROOT } from "../cli_util.ts";
 import { buildNvmlSim } from "../fixtures/libnvml_sim/build.ts";
 import { tempDir } from "../temp_dir.ts";
-import { startPrometheus } from "./prometheus_util.ts";
+import {
+  eventually,
+  type FleetPrometheus,
+  freePorts,
+  startFleetPrometheus,
+} from "./fleet_util.ts";
 
 const NEEDS = "install it with: apt-get install prometheus";
 const RULES = join(ROOT, "deploy/prometheus/dpu-traceback.rules.yml");
@@ -49,52 +54,6 @@ async function tool(name: string, args: string[]) {
       throw new Error(`${name} is not on PATH; ${NEEDS}`);
     }
     throw error;
-  }
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = listener.addr.port;
-  listener.close();
-  return port;
-}
-
-/** A Prometheus HTTP API answer's `data`; throws on anything but success. */
-async function api<T>(base: string, path: string): Promise<T> {
-  const res = await fetch(`${base}${path}`);
-  const body = await res.json();
-  assert.equal(body.status, "success", `${path}: ${JSON.stringify(body)}`);
-  return body.data as T;
-}
-
-interface Sample {
-  metric: Record<string, string>;
-  value: [number, string];
-}
-
-function query(base: string, promql: string): Promise<{ result: Sample[] }> {
-  return api(base, `/api/v1/query?query=${encodeURIComponent(promql)}`);
-}
-
-/**
- * Polls `read` every 500 ms until `accept` holds for its answer, up to
- * `deadline` (ms since the epoch); throws with `what` and the last answer.
- * Errors from `read` (a query Prometheus refuses) are thrown at once.
- */
-async function eventually<T>(
-  what: string,
-  read: () => Promise<T>,
-  accept: (value: T) => boolean,
-  deadline: number,
-): Promise<T> {
-  let last: T;
-  for (;;) {
-    last = await read();
-    if (accept(last)) return last;
-    if (Date.now() > deadline) {
-      throw new Error(`${what} never held; last: ${JSON.stringify(last)}`);
-    }
-    await new Promise((r) => setTimeout(r, 500));
   }
 }
 
@@ -235,7 +194,7 @@ Deno.test("the shipped rules pass promtool, and on a real Prometheus scraping th
     },
   );
   const agents: StartedAgent[] = [];
-  let prometheus: Deno.ChildProcess | undefined;
+  let prometheus: FleetPrometheus | undefined;
   try {
     const demo = parse(
       await Deno.readTextFile(join(ROOT, "deploy/demo.yaml")),
@@ -277,44 +236,25 @@ Deno.test("the shipped rules pass promtool, and on a real Prometheus scraping th
     }
     const targets = agents.map((a) => new URL(a.url).host);
 
-    const port = freePort();
-    await Deno.writeTextFile(
-      join(dir.path, "prometheus.yml"),
-      stringify({
-        global: {
-          scrape_interval: "1s",
-          scrape_timeout: "900ms",
-          evaluation_interval: "1s",
-        },
-        rule_files: [RULES],
-        scrape_configs: [{
-          job_name: JOB,
-          static_configs: [{ targets }],
-        }],
-      }),
-    );
-    prometheus = startPrometheus(dir.path, port, NEEDS);
-    const base = `http://127.0.0.1:${port}`;
+    const [port] = freePorts(1);
     const deadline = Date.now() + 60_000;
-    await eventually(
-      "Prometheus ready",
-      async () => {
-        try {
-          const res = await fetch(`${base}/-/ready`);
-          await res.body?.cancel();
-          return res.ok;
-        } catch {
-          return false; // not listening yet
-        }
-      },
-      (ok) => ok,
+    // A const, so that the closures below know it is started.
+    const prom = await startFleetPrometheus({
+      dir: dir.path,
+      port,
+      job: JOB,
+      targets,
+      ruleFiles: [RULES],
       deadline,
-    );
+      intervalS: 1,
+      needs: NEEDS,
+    });
+    prometheus = prom;
 
     await eventually(
       "every agent scraped",
-      () => query(base, `count(up{job="${JOB}"} == 1)`),
-      (d) => d.result.length === 1 && d.result[0].value[1] === "3",
+      () => prom.query(`count(up{job="${JOB}"} == 1)`),
+      (d) => d.length === 1 && d[0].value[1] === "3",
       deadline,
     );
 
@@ -329,8 +269,7 @@ Deno.test("the shipped rules pass promtool, and on a real Prometheus scraping th
     const loaded = await eventually(
       "every rule evaluated",
       () =>
-        api<{ groups: { name: string; rules: RuleState[] }[] }>(
-          base,
+        prom.get<{ groups: { name: string; rules: RuleState[] }[] }>(
           "/api/v1/rules",
         ),
       (d) =>
@@ -360,7 +299,7 @@ Deno.test("the shipped rules pass promtool, and on a real Prometheus scraping th
     // --- the scrape-path alerts, with the labels routing needs -----------
     type Alert = { labels: Record<string, string>; state: string };
     const alerts = async () =>
-      (await api<{ alerts: Alert[] }>(base, "/api/v1/alerts")).alerts;
+      (await prom.get<{ alerts: Alert[] }>("/api/v1/alerts")).alerts;
     const [a, , c] = targets;
     // The demo's congestion burst starts 5 s into its cycle.
     const fired = await eventually(
@@ -417,16 +356,15 @@ Deno.test("the shipped rules pass promtool, and on a real Prometheus scraping th
     // A rail-level query over the topology finds that rail's agents.
     await eventually(
       "rail 1 has agents a and b up",
-      () => query(base, `rail:dpu_traceback_agents_up:sum{rail="1"}`),
-      (d) => d.result.length === 1 && d.result[0].value[1] === "2",
+      () => prom.query(`rail:dpu_traceback_agents_up:sum{rail="1"}`),
+      (d) => d.length === 1 && d[0].value[1] === "2",
       deadline,
     );
-    const rail1 = await query(
-      base,
+    const rail1 = await prom.query(
       `dpu_traceback_topology_info{job="${JOB}",rail="1"}`,
     );
     assert.deepEqual(
-      rail1.result.map((s) => s.metric.instance).sort(),
+      rail1.map((s) => s.metric.instance).sort(),
       [targets[0], targets[1]].sort(),
     );
 
@@ -441,8 +379,7 @@ Deno.test("the shipped rules pass promtool, and on a real Prometheus scraping th
       const values = await eventually(
         `variable ${name} (${q}) has values`,
         () =>
-          api<string[]>(
-            base,
+          prom.get<string[]>(
             `/api/v1/label/${m[2]}/values?match[]=${
               encodeURIComponent(selector)
             }`,
@@ -457,17 +394,14 @@ Deno.test("the shipped rules pass promtool, and on a real Prometheus scraping th
       const promql = substitute(expr, dashboard.variables);
       await eventually(
         `panel "${title}": ${promql} returns data`,
-        () => query(base, promql),
-        (d) => d.result.length > 0,
+        () => prom.query(promql),
+        (d) => d.length > 0,
         deadline,
       );
     }
     assert.ok(pushes > 0, "the agents pushed to the stand-in Alertmanager");
   } finally {
-    if (prometheus !== undefined) {
-      prometheus.kill("SIGTERM");
-      await prometheus.status;
-    }
+    await prometheus?.stop();
     const stopped = [];
     for (const agent of agents) stopped.push(await agent.stop());
     await alertmanager.shutdown();

@@ -16,7 +16,7 @@ import { type StartedAgent, startedAgent } from "../agent_util.ts";
 import { startPrometheus } from "./prometheus_util.ts";
 
 /** What a missing tool's error says to do. */
-export const NEEDS =
+const NEEDS =
   "install them with: apt-get install prometheus prometheus-alertmanager";
 
 /**
@@ -63,7 +63,7 @@ export async function eventually<T>(
 }
 
 /** Resolves once `url` + `/-/ready` answers 200 (Prometheus, Alertmanager). */
-export async function waitReady(url: string, deadline: number): Promise<void> {
+async function waitReady(url: string, deadline: number): Promise<void> {
   await eventually(
     `${url} ready`,
     async () => {
@@ -93,7 +93,7 @@ export interface GettableAlert {
 }
 
 /** The Alertmanager binary: Debian names it prometheus-alertmanager. */
-export async function alertmanagerBinary(): Promise<string> {
+async function alertmanagerBinary(): Promise<string> {
   for (const name of ["prometheus-alertmanager", "alertmanager"]) {
     try {
       await new Deno.Command(name, {
@@ -221,7 +221,7 @@ export interface FleetAgent {
 }
 
 /** What {@linkcode startFleet} starts. */
-export interface FleetOptions {
+interface FleetOptions {
   /** Where configurations and events logs go. */
   readonly dir: string;
   /** Each agent's name and topology labels. */
@@ -362,7 +362,7 @@ export function nsToMs(ns: string): number {
 // --- Prometheus ------------------------------------------------------------
 
 /** One series of a PromQL instant query's answer. */
-export interface PromSample {
+interface PromSample {
   readonly metric: Record<string, string>;
   readonly value: [number, string];
 }
@@ -373,6 +373,11 @@ export interface FleetPrometheus {
   readonly url: string;
   /** A PromQL instant query's result vector; throws unless it succeeds. */
   query(promql: string): Promise<PromSample[]>;
+  /**
+   * The `data` of any other HTTP API answer (`GET` of `path`, e.g.
+   * `/api/v1/rules`); throws unless it succeeds.
+   */
+  get<T>(path: string): Promise<T>;
   /** SIGTERM, and waits for it to exit. */
   stop(): Promise<void>;
 }
@@ -381,7 +386,8 @@ export interface FleetPrometheus {
  * Starts Prometheus under `dir` on `port`, scraping `targets` as job `job`
  * with `ruleFiles` loaded, scraping and evaluating every `intervalS`
  * seconds (default 1), sending its alerts to `alertmanager` when given,
- * and waits until it is ready.
+ * and waits until it is ready. A missing binary's error says `needs`
+ * (default {@linkcode NEEDS}).
  */
 export async function startFleetPrometheus(options: {
   readonly dir: string;
@@ -393,6 +399,7 @@ export async function startFleetPrometheus(options: {
   readonly intervalS?: number;
   /** An Alertmanager's base URL (`http://127.0.0.1:PORT`). */
   readonly alertmanager?: string;
+  readonly needs?: string;
 }): Promise<FleetPrometheus> {
   const intervalS = options.intervalS ?? 1;
   await Deno.writeTextFile(
@@ -417,7 +424,11 @@ export async function startFleetPrometheus(options: {
       }],
     }),
   );
-  const child = startPrometheus(options.dir, options.port, NEEDS);
+  const child = startPrometheus(
+    options.dir,
+    options.port,
+    options.needs ?? NEEDS,
+  );
   const url = `http://127.0.0.1:${options.port}`;
   const stop = async () => {
     try {
@@ -444,6 +455,14 @@ export async function startFleetPrometheus(options: {
         throw new Error(`${promql}: ${JSON.stringify(body)}`);
       }
       return body.data.result;
+    },
+    async get<T>(path: string): Promise<T> {
+      const res = await fetch(`${url}${path}`);
+      const body = await res.json();
+      if (body.status !== "success") {
+        throw new Error(`${path}: ${JSON.stringify(body)}`);
+      }
+      return body.data as T;
     },
     stop,
   };
