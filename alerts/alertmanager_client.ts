@@ -11,6 +11,7 @@
  * @module
  */
 
+import { readConfigText } from "../config/read_text.ts";
 import { errorMessage } from "../base/error_message.ts";
 import { terminalSafe } from "../base/terminal_text.ts";
 import type { AlertmanagerConfig } from "../config/types.ts";
@@ -49,7 +50,9 @@ export async function readCredentials(
   const read = async (file: string, what: string) => {
     let text: string;
     try {
-      text = await Deno.readTextFile(file);
+      // Bounded, as every file the operator names: a token path pointing
+      // at /dev/zero or a log must not fill memory at start.
+      text = await readConfigText(file);
     } catch (error) {
       throw new Error(
         `Cannot read the ${what} of Alertmanager ${label} from ${file}: ${

@@ -359,6 +359,28 @@ Deno.test("credentials in the URL become basic auth and never the label", async 
   );
 });
 
+Deno.test("a credential file that never ends (/dev/zero) or is a directory is refused at once, in bounded memory", async () => {
+  for (const file of ["/dev/zero", "/tmp"]) {
+    await assert.rejects(
+      readCredentials({
+        url: "https://am:9093",
+        timeoutMs: 1000,
+        bearerTokenFile: file,
+      }),
+      (e: Error) => {
+        assert.match(
+          e.message,
+          new RegExp(
+            `^Cannot read the bearer token of Alertmanager https://am:9093 from ${file}: .*(larger than|is a directory)`,
+          ),
+        );
+        assert.equal(e.message.includes("\n"), false);
+        return true;
+      },
+    );
+  }
+});
+
 Deno.test("an unreadable credential file is a one-line error naming it", async () => {
   await assert.rejects(
     readCredentials({
