@@ -18,7 +18,6 @@ import type { WebConfig } from "../metrics/web_config.ts";
 import type { EndpointReply, EndpointStart } from "./endpoint_worker.ts";
 import type { EventJournal } from "../events/event_journal.ts";
 import { SupervisedWorker } from "../base/supervised_worker.ts";
-import { type HeartbeatWatch, watchHeartbeat } from "../base/heartbeat.ts";
 
 /** How the endpoint runs. */
 export interface EndpointOptions {
@@ -96,7 +95,6 @@ export class Endpoint {
   }
 
   readonly #thread: SupervisedWorker;
-  readonly #watchdog: HeartbeatWatch;
 
   private constructor(
     first: { worker: Worker; url: string; port: number },
@@ -111,9 +109,9 @@ export class Endpoint {
       spawn,
       restartMs: options.restartMs ?? 1000,
       onError: (line) => options.log.error(line),
+      heartbeat: { beats: heartbeat, stallMs: options.stallMs },
     });
     this.#thread = thread;
-    this.#watchdog = watchHeartbeat(thread, heartbeat, options.stallMs);
   }
 
   /**
@@ -181,7 +179,6 @@ export class Endpoint {
    * thread. Never throws.
    */
   async shutdown(): Promise<void> {
-    this.#watchdog.stop();
     await this.#thread.stop({ type: "shutdown" }, SHUTDOWN_GRACE_MS);
   }
 }

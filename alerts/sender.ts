@@ -25,11 +25,7 @@ import type {
   SenderStart,
 } from "./sender_worker.ts";
 import { SupervisedWorker } from "../base/supervised_worker.ts";
-import {
-  DEFAULT_STALL_MS,
-  MIN_STALL_MS,
-  watchHeartbeat,
-} from "../base/heartbeat.ts";
+import { DEFAULT_STALL_MS, MIN_STALL_MS } from "../base/heartbeat.ts";
 
 export type { AlertMonitor } from "./sender_worker.ts";
 
@@ -257,12 +253,12 @@ export async function startAlertSender(
     spawn,
     restartMs: options.restartMs ?? 1000,
     onError,
+    heartbeat: { beats: new Int32Array(heartbeat), stallMs },
     onReply: (reply) => {
       const r = reply as SenderReply;
       if (r.type === "error") onError(r.line);
     },
   });
-  const watchdog = watchHeartbeat(thread, new Int32Array(heartbeat), stallMs);
 
   return {
     stats: stats.buffer,
@@ -271,8 +267,6 @@ export async function startAlertSender(
       return thread.restarts;
     },
     stop() {
-      // Before the drain: a thread that drains looks no more.
-      watchdog.stop();
       return thread.stop({ type: "stop" }, start.drainMs + STOP_GRACE_MS);
     },
   };

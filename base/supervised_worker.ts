@@ -12,6 +12,8 @@
  * @module
  */
 
+import { type HeartbeatWatch, watchHeartbeat } from "./heartbeat.ts";
+
 /** The longest delay between two restarts, ms. */
 export const MAX_RESTART_MS = 60_000;
 
@@ -27,6 +29,16 @@ export interface SupervisedWorkerOptions {
   readonly onError: (line: string) => void;
   /** The worker's other messages. */
   readonly onReply?: (reply: unknown) => void;
+  /**
+   * The heartbeat word (an `Int32Array` over shared memory) the thread
+   * keeps moving, and how long it may stand still (base/heartbeat.ts):
+   * with it, a thread that is stuck is restarted too, not only one that
+   * fails.
+   */
+  readonly heartbeat?: {
+    readonly beats: Int32Array;
+    readonly stallMs?: number;
+  };
 }
 
 /**
@@ -66,12 +78,20 @@ export class SupervisedWorker {
   #startedAt = 0;
   #restarts = 0;
   #stopping = false;
+  readonly #watchdog: HeartbeatWatch | undefined;
 
   /** Watches `first` and every worker that replaces it. */
   constructor(first: Worker, options: SupervisedWorkerOptions) {
     this.#options = options;
     this.#delayMs = options.restartMs;
     this.#watch(first);
+    this.#watchdog = options.heartbeat === undefined
+      ? undefined
+      : watchHeartbeat(
+        this,
+        options.heartbeat.beats,
+        options.heartbeat.stallMs,
+      );
   }
 
   /** Times the thread failed and was restarted. */
@@ -117,6 +137,9 @@ export class SupervisedWorker {
    * `graceMs`), then ends it; no restart happens after. Never throws.
    */
   async stop(message: unknown, graceMs: number): Promise<void> {
+    // First: a thread that drains or shuts down beats no more, and must not
+    // be taken for a stuck one.
+    this.#watchdog?.stop();
     this.#stopping = true;
     clearTimeout(this.#timer);
     const worker = this.#worker;
