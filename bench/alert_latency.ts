@@ -342,12 +342,21 @@ try {
   );
   console.log(
     `one scrape on the wire (OpenMetrics, gzip): ${wire.sent} B request + ${wire.received} B response (${
-      (wire.received / SCRAPE_S).toFixed(0)
-    } B/s at ${SCRAPE_S} s); uncompressed body ${
+      ((wire.sent + wire.received) / SCRAPE_S).toFixed(0)
+    } B/s both ways at ${SCRAPE_S} s); the text 0.0.4 body before gzip ${
       new TextEncoder().encode(body).length
     } B`,
   );
   console.log(`samples lost by the fleet during the run: ${lost}`);
+  // A reading that cannot be (a receipt outside [start, seen], a
+  // scrape-path alert before its event) or an alert never seen means the
+  // figures above are not to be trusted: the run fails.
+  if (impossible > 0 || before > 0 || missed.length > 0 || lost > 0) {
+    console.error(
+      `not a valid run: ${impossible} impossible receipts, ${before} scrape-path alerts before their event, ${missed.length} alerts never seen, ${lost} samples lost`,
+    );
+    Deno.exitCode = 1;
+  }
   await Deno.mkdir(join(ROOT, "bench/out"), { recursive: true });
   await Deno.writeTextFile(
     join(ROOT, "bench/out/alert_latency.json"),
