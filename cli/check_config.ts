@@ -6,9 +6,8 @@
  */
 
 import { describeConfig } from "../config/describe.ts";
-import { readLabelsFile } from "../config/labels_file.ts";
 import { loadConfig } from "../config/load.ts";
-import { mergeLabels } from "../config/topology.ts";
+import { resolveTopology } from "../config/topology.ts";
 import { withAutoGpuMonitor } from "../config/normalize.ts";
 import type { Logger } from "../logging/logger.ts";
 import { loadWebConfig, type WebConfig } from "../metrics/web_config.ts";
@@ -39,14 +38,10 @@ export async function checkConfig(
     web = config.webConfigFile === undefined
       ? undefined
       : await loadWebConfig(config.webConfigFile);
-    // The labels file is read as the agent will read it at start, so a
-    // broken or missing file is found now.
-    const fileLabels = config.labelsFile === undefined
-      ? undefined
-      : await readLabelsFile(config.labelsFile);
-    if (fileLabels !== undefined) {
-      mergeLabels(config.labels, fileLabels, config.labelsFile!);
-    }
+    // The topology is resolved as the agent resolves it at start, so a
+    // broken or missing labels file, or a host name that is no instance
+    // label, is found now.
+    const { fileLabels } = await resolveTopology(config);
     summary = describeConfig(withAutoGpuMonitor(config), { fileLabels });
   } catch (error) {
     throw asUsageError(error);

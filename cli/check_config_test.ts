@@ -54,3 +54,40 @@ Deno.test("check-config refuses a missing or broken labels file with exit 2 and 
     assert.ok(lines[0].includes(message), lines[0]);
   }
 });
+
+Deno.test("check-config refuses what the agent refuses at start: a host name it may not read as the instance", async () => {
+  await using dir = await tempDir();
+  const yaml = join(dir.path, "config.yaml");
+  // No instance: the agent takes the host name, and refuses to start
+  // where it cannot read it.
+  await Deno.writeTextFile(
+    yaml,
+    'monitors: [{ name: nic, source: sim, columns: [{ name: rx, data_id: "0x1" }] }]\n',
+  );
+  const flags = ["-A", "--deny-sys=hostname"];
+  const message =
+    "dpu-traceback: Cannot tell the host name for the instance label (";
+  const agent = await runMain(
+    ["run", "--config", yaml, "--event-log", join(dir.path, "events.log")],
+    { flags },
+  );
+  assert.notEqual(agent.code, 0, agent.stderr);
+  const refused = agent.stderr.trimEnd().split("\n");
+  assert.ok(refused.at(-1)!.startsWith(message), agent.stderr);
+  const result = await runMain(["check-config", yaml], { flags });
+  assert.equal(result.code, 2, result.stderr);
+  assert.equal(result.stdout, "");
+  assert.deepEqual(result.stderr.trimEnd().split("\n"), [refused.at(-1)]);
+  assert.match(result.stderr, /; set instance: in the configuration\n$/);
+  // With an instance configured the host name is not needed.
+  await Deno.writeTextFile(
+    yaml,
+    `instance: dpu-r12-07\n${await Deno.readTextFile(yaml)}`,
+  );
+  const fixed = await runMain(["check-config", yaml], { flags });
+  assert.equal(fixed.code, 0, fixed.stderr);
+  assert.ok(
+    fixed.stdout.split("\n").includes('instance "dpu-r12-07" on alerts'),
+    fixed.stdout,
+  );
+});

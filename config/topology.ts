@@ -7,6 +7,7 @@
  * @module
  */
 
+import { errorMessage } from "../base/error_message.ts";
 import { readLabelsFile } from "./labels_file.ts";
 import { MAX_TOPOLOGY_LABELS } from "./limits.ts";
 import { parseInstance, tooManyLabels } from "./topology_labels.ts";
@@ -18,6 +19,12 @@ export interface Topology {
   readonly instance: string;
   /** The topology labels, by name in ascending order. */
   readonly labels: Readonly<Record<string, string>>;
+  /**
+   * The labels file's own labels, as read (before `labels:` wins over
+   * them), so check-config can show where each came from; absent when no
+   * labels file is configured.
+   */
+  readonly fileLabels?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -82,12 +89,13 @@ export function mergeLabels(
  * assert.deepEqual(await resolveTopology(config), {
  *   instance: "dpu-r12-07",
  *   labels: { rack: "r12", rail: "3" },
+ *   fileLabels: { rail: "3", rack: "r99" },
  * });
  * await Deno.remove(path);
  * ```
  *
  * @param config The loaded configuration.
- * @returns The instance and the topology labels.
+ * @returns The instance, the topology labels and the labels file's own.
  * @throws {TypeError | RangeError} When the labels file is not valid or
  * the host name is no label value; `Deno.errors.NotFound` when the labels
  * file does not exist; `Error` when the host name cannot be read.
@@ -95,14 +103,15 @@ export function mergeLabels(
 export async function resolveTopology(
   config: Pick<AgentConfig, "instance" | "labels" | "labelsFile">,
 ): Promise<Topology> {
-  const labels = config.labelsFile === undefined
-    ? mergeLabels(config.labels, {}, "")
-    : mergeLabels(
-      config.labels,
-      await readLabelsFile(config.labelsFile),
-      config.labelsFile,
-    );
-  return { instance: config.instance ?? hostInstance(), labels };
+  if (config.labelsFile === undefined) {
+    return {
+      instance: config.instance ?? hostInstance(),
+      labels: mergeLabels(config.labels, {}, ""),
+    };
+  }
+  const fileLabels = await readLabelsFile(config.labelsFile);
+  const labels = mergeLabels(config.labels, fileLabels, config.labelsFile);
+  return { instance: config.instance ?? hostInstance(), labels, fileLabels };
 }
 
 /** The host name as an instance, or why it cannot be one. */
@@ -113,7 +122,7 @@ function hostInstance(): string {
   } catch (error) {
     throw new Error(
       `Cannot tell the host name for the instance label (${
-        error instanceof Error ? error.message : String(error)
+        errorMessage(error)
       }); set instance: in the configuration`,
       { cause: error },
     );
