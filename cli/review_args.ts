@@ -6,9 +6,8 @@
  */
 
 import { LOG_DIR } from "../deploy/permissions.ts";
-import { parseTimePoint, type TimePoint } from "../base/time_point.ts";
+import { epochMs, parseTimePoint, type TimePoint } from "../base/time_point.ts";
 import type { EventTime } from "../review/event_at.ts";
-import { sinceBound, untilBound } from "../review/filters.ts";
 import { TIME_FORMATS, type TimeFormat } from "../review/reference_time.ts";
 import { DEFAULT_REVIEW_FILE, type ReviewRequest } from "../review/review.ts";
 import { parseOptions } from "./parse_options.ts";
@@ -125,15 +124,20 @@ export function parseReviewArgs(
     }
     timeFormat = values.timestamps as TimeFormat;
   }
-  const sinceMs = values.since === undefined
+  const since = values.since === undefined
     ? undefined
-    : sinceBound(timeOption("--since", values.since));
-  const untilMs = values.until === undefined
+    : timeOption("--since", values.since);
+  const until = values.until === undefined
     ? undefined
-    : untilBound(timeOption("--until", values.until));
-  if (sinceMs !== undefined && untilMs !== undefined && untilMs < sinceMs) {
+    : timeOption("--until", values.until);
+  // --until keeps starts before the end of the time it names.
+  if (
+    since !== undefined && until !== undefined &&
+    until.ns + until.spanNs <= since.ns
+  ) {
     throw new UsageError("--until is before --since");
   }
+  const sinceMs = since === undefined ? undefined : epochMs(since.ns);
   if (values.html === "") throw new UsageError("--html needs a FILE");
   return {
     paths: positionals.length > 0 ? positionals : [DEFAULT_REVIEW_FILE],
@@ -141,7 +145,7 @@ export function parseReviewArgs(
     rules: values.rule ?? [],
     monitors: values.monitor ?? [],
     sinceMs,
-    untilMs,
+    until,
     event,
     eventAt,
     format: values.json ? "json" : values.csv ? "csv" : "table",

@@ -34,7 +34,12 @@ Deno.test("filters: names and --until at the start, --since at the end", () => {
   const store = new EventStore();
   const budget = new ChartBudget(
     store,
-    { rules: ["ecn"], monitors: [], sinceMs: 100_000, untilMs: 200_000 },
+    {
+      rules: ["ecn"],
+      monitors: [],
+      sinceMs: 100_000,
+      until: { ns: 200_000_000_000n, spanNs: 1_000_000n }, // 200.000 s
+    },
     10,
     8,
   );

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { epochMs, NS_PER_DAY, type TimePoint } from "../base/time_point.ts";
+import { NS_PER_SECOND, type TimePoint } from "../base/time_point.ts";
 import {
   type EventState,
   type Instant,
@@ -23,47 +23,12 @@ export interface EventFilter {
   readonly monitors: readonly string[];
   /** Keep events still going at or after this time (ms since the epoch). */
   readonly sinceMs?: number;
-  /** Keep events that started at or before this time (ms since the epoch). */
-  readonly untilMs?: number;
-}
-
-/**
- * `--since TIME` as the filter's bound: the first moment TIME names
- * (`2026-11-21` is its midnight, UTC).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { sinceBound } from "./filters.ts";
- * import { parseTimePoint } from "../base/time_point.ts";
- *
- * assert.equal(sinceBound(parseTimePoint("--since", "2026-11-21T14:50")), 1795272600000); // UTC
- * assert.equal(sinceBound(parseTimePoint("--since", "1795272600.5")), 1795272600500);
- * ```
- */
-export function sinceBound(time: TimePoint): number {
-  return epochMs(time.ns);
-}
-
-/**
- * `--until TIME` as the filter's bound: the moment TIME names, except that
- * a date alone is its last millisecond, so that `--until 2026-11-21` keeps
- * the whole day.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { untilBound } from "./filters.ts";
- * import { parseTimePoint } from "../base/time_point.ts";
- *
- * assert.equal(untilBound(parseTimePoint("--until", "2026-11-21")), 1795305599999);
- * assert.equal(untilBound(parseTimePoint("--until", "2026-11-21T14:50")), 1795272600000);
- * ```
- */
-export function untilBound(time: TimePoint): number {
-  return time.spanNs === NS_PER_DAY
-    ? epochMs(time.ns + NS_PER_DAY) - 1
-    : epochMs(time.ns);
+  /**
+   * Keep events that started within or before the time `--until` names,
+   * exactly as written: `2026-11-21` keeps that whole day, `14:50` that
+   * minute, `14:50:00.000000000` up to that nanosecond.
+   */
+  readonly until?: TimePoint;
 }
 
 /**
@@ -86,14 +51,13 @@ export function matchesFilter(
  */
 export function startsByUntil(
   start: Instant | null,
-  filter: Pick<EventFilter, "untilMs">,
+  filter: Pick<EventFilter, "until">,
 ): boolean {
-  if (filter.untilMs === undefined || start === null) return true;
-  // A bound in whole milliseconds keeps that millisecond ("--until
-  // 14:50:00" keeps a start at 14:50:00.0004); a finer one is exact.
-  const ms = instantMs(start);
-  return (Number.isInteger(filter.untilMs) ? Math.floor(ms) : ms) <=
-    filter.untilMs;
+  const until = filter.until;
+  if (until === undefined || start === null) return true;
+  const startNs = BigInt(start.sec) * NS_PER_SECOND +
+    BigInt(Math.round(start.ns));
+  return startNs < until.ns + until.spanNs;
 }
 
 /**

@@ -1,16 +1,20 @@
 import assert from "node:assert/strict";
 import type { ReviewEvent } from "./event.ts";
-import { parseTimePoint } from "../base/time_point.ts";
-import {
-  matchesFilter,
-  sinceBound,
-  startsByUntil,
-  untilBound,
-} from "./filters.ts";
+import { epochMs, parseTimePoint } from "../base/time_point.ts";
+import { matchesFilter, startsByUntil } from "./filters.ts";
+
+// A bound in whole milliseconds, as `--until` written to the ms parses.
+const untilMs = (ms: number) =>
+  parseTimePoint("--until", (ms / 1000).toFixed(3));
 
 Deno.test("--since and --until take ISO-8601 (UTC without a zone) and Unix seconds", () => {
-  const since = (text: string) => sinceBound(parseTimePoint("--since", text));
-  const until = (text: string) => untilBound(parseTimePoint("--until", text));
+  const since = (text: string) => epochMs(parseTimePoint("--since", text).ns);
+  const until = (text: string) => parseTimePoint("--until", text);
+  // Whether --until TEXT keeps an event started at `ms`.
+  const keeps = (text: string, ms: number) =>
+    startsByUntil({ sec: Math.floor(ms / 1000), ns: (ms % 1000) * 1e6 }, {
+      until: until(text),
+    });
   const t = Date.UTC(2026, 10, 21, 14, 50, 0);
   assert.equal(since("2026-11-21T14:50:00Z"), t);
   assert.equal(since("2026-11-21T14:50"), t);
@@ -19,8 +23,12 @@ Deno.test("--since and --until take ISO-8601 (UTC without a zone) and Unix secon
   assert.equal(since("2026-11-21T14:50:00.250Z"), t + 250);
   assert.equal(since("2026-11-21"), Date.UTC(2026, 10, 21));
   // A date alone: its start for --since, its end for --until.
-  assert.equal(until("2026-11-21"), Date.UTC(2026, 10, 22) - 1);
-  assert.equal(until("2026-11-21T14:50"), t);
+  assert.ok(keeps("2026-11-21", Date.UTC(2026, 10, 22) - 1));
+  assert.ok(!keeps("2026-11-21", Date.UTC(2026, 10, 22)));
+  // Any time keeps what it names: 14:50 is that minute.
+  assert.ok(keeps("2026-11-21T14:50", t));
+  assert.ok(keeps("2026-11-21T14:50", t + 59_999));
+  assert.ok(!keeps("2026-11-21T14:50", t + 60_000));
   assert.equal(since("1795272600"), t);
   assert.equal(since("1795272600.5"), t + 500);
   for (
@@ -70,18 +78,33 @@ Deno.test("matchesFilter: rule text (any case), monitor, and overlap with since.
   // Still going at or after 150 s: the PFC event and the open one.
   assert.deepEqual(pick({ ...none, sinceMs: 150_000 }), [1, 2]);
   // Started by 104 s: the first ECN event and the cut latency event.
-  assert.deepEqual(pick({ ...none, untilMs: 104_000 }), [0, 3]);
-  assert.deepEqual(pick({ ...none, sinceMs: 108_000, untilMs: 106_000 }), [
-    0,
-    1,
-  ]);
+  assert.deepEqual(pick({ ...none, until: untilMs(104_000) }), [0, 3]);
+  assert.deepEqual(
+    pick({ ...none, sinceMs: 108_000, until: untilMs(106_000) }),
+    [
+      0,
+      1,
+    ],
+  );
 });
 
 Deno.test("--until to a fraction of a millisecond is exact; in whole milliseconds it keeps that millisecond", () => {
   const start = { sec: 100, ns: 700_000 }; // 100.0007 s
-  assert.ok(startsByUntil(start, { untilMs: 100_000 }));
-  assert.ok(!startsByUntil(start, { untilMs: 100_000.5 }));
-  assert.ok(startsByUntil(start, { untilMs: 100_000.7 }));
-  assert.ok(!startsByUntil(start, { untilMs: 99_999 }));
-  assert.ok(startsByUntil(null, { untilMs: 0 }));
+  const until = (text: string) => ({ until: parseTimePoint("--until", text) });
+  assert.ok(startsByUntil(start, until("100.000")));
+  assert.ok(!startsByUntil(start, until("100.0005")));
+  assert.ok(startsByUntil(start, until("100.0007")));
+  assert.ok(!startsByUntil(start, until("99.999")));
+  assert.ok(startsByUntil(null, until("0")));
+});
+
+Deno.test("--until exact to the nanosecond keeps up to that nanosecond, even on a whole second", () => {
+  const until = (text: string) => ({ until: parseTimePoint("--until", text) });
+  const exact = until("100.000000000");
+  assert.ok(startsByUntil({ sec: 100, ns: 0 }, exact));
+  assert.ok(!startsByUntil({ sec: 100, ns: 1 }, exact));
+  assert.ok(!startsByUntil({ sec: 100, ns: 400_000 }, exact));
+  // The same time to the millisecond keeps that millisecond.
+  assert.ok(startsByUntil({ sec: 100, ns: 400_000 }, until("100.000")));
+  assert.ok(!startsByUntil({ sec: 100, ns: 1_000_000 }, until("100.000")));
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseTimePoint } from "../base/time_point.ts";
 import { EventsLog } from "../events/log.ts";
 import type { ReviewEvent } from "./event.ts";
 import { toJsonEvent } from "./export.ts";
@@ -352,7 +353,10 @@ Deno.test("the chart budget goes to the newest shown events across monitors, aft
   // --until 14:51:00 shows 1, 2, 3: the newest two of those.
   assert.deepEqual(
     await charted(
-      { ...EVERY_EVENT, untilMs: Date.UTC(2026, 10, 21, 14, 51) },
+      {
+        ...EVERY_EVENT,
+        until: parseTimePoint("--until", "2026-11-21T14:51:00.000"),
+      },
       2,
     ),
     { ids: [2, 3], leftOut: 1 },

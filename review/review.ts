@@ -6,6 +6,7 @@
  */
 
 import { errorMessage } from "../base/error_message.ts";
+import { epochMs, NS_PER_DAY, type TimePoint } from "../base/time_point.ts";
 import { terminalSafe } from "../base/terminal_text.ts";
 import { VERSION } from "../config/version.ts";
 import { ioReason } from "./errors.ts";
@@ -55,7 +56,8 @@ export interface ReviewRequest {
   readonly rules: string[];
   readonly monitors: string[];
   readonly sinceMs?: number;
-  readonly untilMs?: number;
+  /** `--until` as written: kept exact, with how much time it names. */
+  readonly until?: TimePoint;
   readonly event?: number;
   /**
    * `--event TIME`: the event that started then (to the precision TIME is
@@ -118,7 +120,7 @@ export async function reviewLogs(
     rules: options.rules,
     monitors: options.monitors,
     sinceMs: options.sinceMs,
-    untilMs: options.untilMs,
+    until: options.until,
   };
   let notes = 0;
   let skipped = 0;
@@ -184,7 +186,7 @@ export async function reviewLogs(
 
   const all = log.events;
   const filtered = filter.rules.length > 0 || filter.monitors.length > 0 ||
-    filter.sinceMs !== undefined || filter.untilMs !== undefined;
+    filter.sinceMs !== undefined || filter.until !== undefined;
   const shown: EventList = filtered
     ? filterEvents(all, (e) => matchesFilter(e, filter))
     : all;
@@ -334,8 +336,13 @@ function describeFilters(options: ReviewRequest): string[] {
   if (options.sinceMs !== undefined) {
     words.push(`since ${new Date(options.sinceMs).toISOString()}`);
   }
-  if (options.untilMs !== undefined) {
-    words.push(`until ${new Date(options.untilMs).toISOString()}`);
+  if (options.until !== undefined) {
+    // A date alone reads as its last millisecond, the day it keeps.
+    const { ns, spanNs } = options.until;
+    const ms = spanNs === NS_PER_DAY
+      ? epochMs(ns + NS_PER_DAY) - 1
+      : epochMs(ns);
+    words.push(`until ${new Date(ms).toISOString()}`);
   }
   return words;
 }
