@@ -10,12 +10,13 @@
 
 import { openEventPeak } from "./open_event_peak.ts";
 import { errorMessage } from "../base/error_message.ts";
-import { parseTimePoint } from "../base/time_point.ts";
-import { DEFAULT_SEVERITY, isReferenceRule } from "../config/types.ts";
+import { formatTimePoint, parseTimePoint } from "../base/time_point.ts";
+import { DEFAULT_SEVERITY } from "../config/types.ts";
 import type { RuleConfig } from "../config/types.ts";
 import type { EventJournal, JournalEvent } from "../events/event_journal.ts";
 import type { ServedMonitor } from "./agent_metrics.ts";
 import { traceCommand } from "../events/trace_command.ts";
+import { peakKindOf } from "../rules/peak_format.ts";
 
 /** Events in one answer unless `limit` says otherwise. */
 export const DEFAULT_EVENTS_LIMIT = 100;
@@ -40,7 +41,7 @@ export interface EventSummary {
   readonly end: string | null;
   readonly end_ns: string | null;
   readonly state: "open" | "ended";
-  /** End minus start; for an open event, up to the newest published sample's host time. */
+  /** End minus start; for an open event, up to the host's clock when the request is answered. */
   readonly duration_s: number;
   /** Samples in the event: the start sample up to (not counting) the end sample; while open, up to the newest. */
   readonly samples: number;
@@ -288,24 +289,15 @@ function summarize(
     duration_s: Math.max(0, Number(durationNs) / 1e9),
     samples,
     peak: Number.isFinite(peak) ? peak : null,
-    peak_kind: firesLow(config) ? "min" : "max",
+    peak_kind: peakKindOf(config),
     start_value: Number.isFinite(event.value) ? event.value : null,
   };
 }
 
-function firesLow(rule: RuleConfig): boolean {
-  return isReferenceRule(rule)
-    ? rule.comparisonType === "lt" || rule.comparisonType === "dt_lt"
-    : rule.direction === "below";
-}
-
-/** ISO-8601 with microseconds, from ns since the Unix epoch. */
+// The API's times stop at microseconds, as the start and end figures
+// (`start_ns`, `end_ns`) carry the exact value.
 function isoMicros(ns: bigint): string {
-  const ms = ns >= 0n ? ns / 1_000_000n : (ns - 999_999n) / 1_000_000n;
-  const micros = (ns - ms * 1_000_000n) / 1000n;
-  const date = new Date(Number(ms));
-  if (Number.isNaN(date.getTime())) return String(ns);
-  return date.toISOString().replace("Z", `${String(micros).padStart(3, "0")}Z`);
+  return `${formatTimePoint(ns).slice(0, -4)}Z`;
 }
 
 function badRequest(error: string): ApiAnswer {

@@ -74,9 +74,7 @@ export class MetricsRenderer {
       ["deno", Deno.version.deno],
     ]);
     this.#topologyLabels = formatLabels(
-      Object.entries(metrics.info.topology ?? {}).sort(([a], [b]) =>
-        a < b ? -1 : a > b ? 1 : 0
-      ),
+      Object.entries(metrics.info.topology ?? {}),
     );
     this.#labels = metrics.monitors.map((m): MonitorLabels => {
       const monitor: [string, string] = ["monitor", m.monitor.name];

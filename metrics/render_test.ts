@@ -7,11 +7,15 @@ import {
   mixedConfig,
 } from "./metrics_test_util.ts";
 import type { AgentSnapshot } from "./snapshot.ts";
+import { mergeLabels } from "../config/topology.ts";
 
 const T0 = 1_700_000_000_000_000_000n; // ns, on a whole second
 const MS = 1_000_000n;
 
-/** `fed`'s metrics with `topology` among the agent-wide facts. */
+/**
+ * `fed`'s metrics with `topology` among the agent-wide facts, sorted as
+ * the agent's are: by mergeLabels, as resolveTopology does at start.
+ */
 function withTopology(
   fed: FedMonitor,
   topology?: Record<string, string>,
@@ -19,7 +23,9 @@ function withTopology(
   const { info } = fed.metrics;
   return new AgentMetrics(
     [fed.agentMonitor],
-    topology === undefined ? info : { ...info, topology },
+    topology === undefined
+      ? info
+      : { ...info, topology: mergeLabels(topology, {}, "") },
   );
 }
 

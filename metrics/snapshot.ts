@@ -285,11 +285,7 @@ export function buildSnapshot(
       ready: monitors.every((m) => m.up),
       window_seconds: metrics.info.windowNs / 1e9,
     },
-    topology: Object.fromEntries(
-      Object.entries(metrics.info.topology ?? {}).sort(([a], [b]) =>
-        a < b ? -1 : a > b ? 1 : 0
-      ),
-    ),
+    topology: metrics.info.topology ?? {},
     monitors,
   };
 }

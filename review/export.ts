@@ -16,6 +16,8 @@ import {
   type ReviewEvent,
 } from "./event.ts";
 import type { FileSummary } from "./read.ts";
+import { SIGNAL_KEYS } from "../config/schema.ts";
+import type { SignalKind } from "../config/types.ts";
 import { formatDecimal } from "./decimal.ts";
 import { isoTime } from "./reference_time.ts";
 
@@ -160,12 +162,14 @@ function ruleFields(e: ReviewEvent): RuleFields {
   const s = e.signal;
   if (s === undefined) {
     // A signal rule whose condition cannot be read has no comparison type.
-    const signalKind = e.kind === "value" || e.kind === "increase" ||
-      e.kind === "rate" || e.kind === "ratio";
+    const signal = (SIGNAL_KEYS as readonly (string | undefined)[])
+        .includes(e.kind)
+      ? e.kind as SignalKind
+      : null;
     return {
-      comparison_type: signalKind ? null : e.typeName ?? null,
-      comparison_value: signalKind ? null : e.threshold ?? null,
-      signal: signalKind ? e.kind! : null,
+      comparison_type: signal !== null ? null : e.typeName ?? null,
+      comparison_value: signal !== null ? null : e.threshold ?? null,
+      signal,
       window_ns: null,
       direction: null,
       threshold: null,

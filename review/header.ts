@@ -7,6 +7,7 @@
  */
 
 import type { ComparisonType, Direction, SignalKind } from "../config/types.ts";
+import { SIGNAL_KEYS } from "../config/schema.ts";
 import { HEADER_PREFIX, HEADER_TYPE_NAMES } from "../events/header.ts";
 
 /**
@@ -14,13 +15,6 @@ import { HEADER_PREFIX, HEADER_TYPE_NAMES } from "../events/header.ts";
  * types, or for a signal rule the signal it watches.
  */
 export type RuleKind = ComparisonType | SignalKind;
-
-const SIGNAL_KINDS: readonly string[] = [
-  "value",
-  "increase",
-  "rate",
-  "ratio",
-] satisfies SignalKind[];
 
 /**
  * The comparison types, by the names the header prints (the inverse of
@@ -229,7 +223,7 @@ export class HeaderParser {
   ): HeaderRule {
     const typeName = signalLine.replace(/,$/, "");
     const m = /^(\w+)(?: over (\d+)ns)?$/.exec(typeName);
-    const kind = m !== null && SIGNAL_KINDS.includes(m[1])
+    const kind = m !== null && (SIGNAL_KEYS as readonly string[]).includes(m[1])
       ? m[1] as SignalKind
       : undefined;
     const condition = readCondition(item.get("Condition") ?? "");
