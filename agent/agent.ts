@@ -115,7 +115,6 @@ export class Agent {
       readonly info?: (message: string) => void;
     },
   ): Promise<Agent> {
-    const tally = new EventTally();
     // Collectors first: a bad source must fail before any log gets a header.
     // GPU monitors open first, all at once: NVML may take seconds to
     // initialize, and a NIC source starts sampling as soon as it is open.
@@ -170,6 +169,7 @@ export class Agent {
         `Cannot start: no monitor left to run (${config.file} has only GPU monitors, and they are off)`,
       );
     }
+    const tally = new EventTally(configs);
     const journal = EventJournal.create(configs.map((m) => m.rules.length));
     const monitors: AgentMonitor[] = [];
     try {

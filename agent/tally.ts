@@ -6,11 +6,9 @@
  */
 
 import { terminalSafe } from "../base/terminal_text.ts";
+import type { RuleConfig } from "../config/types.ts";
 import type { Monitor, TransitionListener } from "../rules/monitor.ts";
-import type { MonitorRule } from "../rules/monitor_rule.ts";
-import { ReferenceRule } from "../rules/reference_rule.ts";
-import { SignalRule } from "../rules/signal_rule.ts";
-import { peakCell } from "../rules/peak_format.ts";
+import { peakCell, peakKindOf, peakUnitOf } from "../rules/peak_format.ts";
 
 /** One event: a rule's activation and, once it happened, its end. */
 export interface EventRecord {
@@ -61,7 +59,10 @@ export const MAX_TALLIED_EVENTS = 1000;
  * // What the listener reads of the monitor that calls it.
  * const rule = { name: "ECN burst", severity: "critical", peak: 150 };
  * const nic = { name: "nic", rules: [rule], samples: 100 };
- * const tally = new EventTally();
+ * const tally = new EventTally([{
+ *   name: "nic",
+ *   rules: [{ name: "ECN burst", column: 0, comparisonType: "gt", comparisonValue: 100n }],
+ * }]);
  * tally.listener(nic as unknown as Monitor, 0, true, Date.UTC(2026, 10, 21, 14, 50));
  * rule.peak = 400; // open: the peak so far
  * assert.equal(tally.events[0].peak, 400);
@@ -84,6 +85,20 @@ export class EventTally {
   readonly #events: EventRecord[] = [];
   #earlier = 0;
   readonly #open = new Map<Monitor, (EventRecord | undefined)[]>();
+  readonly #rules: Map<string, readonly RuleConfig[]>;
+
+  /**
+   * `monitors`: the configuration of every monitor whose listener this
+   * is (its name and rules), for how each rule's peak reads.
+   */
+  constructor(
+    monitors: readonly {
+      readonly name: string;
+      readonly rules: readonly RuleConfig[];
+    }[],
+  ) {
+    this.#rules = new Map(monitors.map((m) => [m.name, m.rules]));
+  }
 
   /**
    * The most recent events, in start order: at most
@@ -112,6 +127,12 @@ export class EventTally {
     if (!open) this.#open.set(monitor, open = []);
     const r = monitor.rules[rule];
     if (active) {
+      const config = this.#rules.get(monitor.name)?.[rule];
+      if (config === undefined) {
+        throw new TypeError(
+          `Cannot tally an event: monitor "${monitor.name}" has no rule ${rule} in the configuration the tally was given`,
+        );
+      }
       const record: EventRecord = {
         monitor: monitor.name,
         rule: r.name,
@@ -121,14 +142,8 @@ export class EventTally {
         endMs: null,
         endSample: null,
         peak: r.peak,
-        peakKind: firesLow(r) ? "min" : "max",
-        peakUnit: !(r instanceof SignalRule)
-          ? ""
-          : r.signal === "rate"
-          ? "/s"
-          : r.signal === "ratio"
-          ? "%"
-          : "",
+        peakKind: peakKindOf(config),
+        peakUnit: peakUnitOf(config),
       };
       open[rule] = record;
       const events = this.#events;
@@ -146,15 +161,6 @@ export class EventTally {
       open[rule] = undefined;
     }
   };
-}
-
-/** Whether the rule's peak is a minimum. */
-function firesLow(rule: MonitorRule): boolean {
-  if (rule instanceof SignalRule) return rule.direction === "below";
-  if (rule instanceof ReferenceRule) {
-    return rule.comparisonType === "lt" || rule.comparisonType === "dt_lt";
-  }
-  return false;
 }
 
 /**

@@ -51,7 +51,15 @@ Deno.test("a rule that flaps all run long keeps the tally bounded and the table 
     rules: [{ name: "flap", severity: "info", peak: 1 }],
     samples: 0,
   };
-  const tally = new EventTally();
+  const tally = new EventTally([{
+    name: "nic",
+    rules: [{
+      name: "flap",
+      column: 0,
+      comparisonType: "gt",
+      comparisonValue: 0n,
+    }],
+  }]);
   const events = 200_000;
   for (let i = 0; i < events; i++) {
     nic.samples = 2 * i;
@@ -89,7 +97,6 @@ Deno.test("the closing table of more rows than a call takes arguments", () => {
 });
 
 Deno.test("the tally keeps each event's severity and peak: at its end, or so far while open", () => {
-  const tally = new EventTally();
   const rules = [
     // ecn rises 1000 a sample (1 ms apart), 2000 on samples 10..14 but
     // 4000 on 12, 500 after: the rate over the last 2 increases is 2M/s
@@ -128,6 +135,7 @@ Deno.test("the tally keeps each event's severity and peak: at its end, or so far
       comparisonValue: 50n,
     },
   ];
+  const tally = new EventTally([{ name: "nic", rules }]);
   const monitor = new Monitor(
     { name: "nic", depth: 8, columns: ["ecn", "rx"], rules },
     new RecordingSink(rules.map((r) => r.name)),
