@@ -70,8 +70,6 @@ export interface BenchCase {
   readonly rules: readonly (BenchRule | SignalRuleConfig)[];
   /** Keep the events log so run.ts can compare the two files. */
   readonly keepLog: boolean;
-  /** Whether `engine.c` runs the case too (only reference rules). */
-  readonly inC: boolean;
   /**
    * No rule may start: the case measures the path with no event active,
    * so a rule that fires would measure something else. run.ts fails if
@@ -516,6 +514,18 @@ function signalRules(): SignalRuleConfig[] {
   ];
 }
 
+/** What the signal-rule cases (`signal`, `both`) share. */
+const SIGNAL_CASE = {
+  depth: 1024,
+  warmupSamples: 1_000_000,
+  prefillSamples: 4 * 1024,
+  samples: 2_000_000,
+  reps: 5,
+  batch: BATCH,
+  keepLog: false,
+  quiet: true,
+} as const;
+
 /** The cases, by name. */
 export const CASES: Readonly<Record<string, BenchCase>> = {
   idle: {
@@ -529,7 +539,6 @@ export const CASES: Readonly<Record<string, BenchCase>> = {
     batch: BATCH,
     rules: idleRules(),
     keepLog: false,
-    inC: true,
     quiet: true,
   },
   event: {
@@ -544,7 +553,6 @@ export const CASES: Readonly<Record<string, BenchCase>> = {
     batch: BATCH,
     rules: eventRules(),
     keepLog: false,
-    inC: true,
     quiet: false,
   },
   base: {
@@ -558,38 +566,21 @@ export const CASES: Readonly<Record<string, BenchCase>> = {
     batch: BATCH,
     rules: [],
     keepLog: false,
-    inC: true,
     quiet: true,
   },
   signal: {
+    ...SIGNAL_CASE,
     name: "signal",
     description:
       "16 signal rules, no event active (rates, ratios, M of N, values; Deno only)",
-    depth: 1024,
-    warmupSamples: 1_000_000,
-    prefillSamples: 4 * 1024,
-    samples: 2_000_000,
-    reps: 5,
-    batch: BATCH,
     rules: signalRules(),
-    keepLog: false,
-    inC: false,
-    quiet: true,
   },
   both: {
+    ...SIGNAL_CASE,
     name: "both",
     description:
       "the idle reference mix and the signal mix together, 32 rules, no event active (Deno only)",
-    depth: 1024,
-    warmupSamples: 1_000_000,
-    prefillSamples: 4 * 1024,
-    samples: 2_000_000,
-    reps: 5,
-    batch: BATCH,
     rules: [...idleRules(), ...signalRules()],
-    keepLog: false,
-    inC: false,
-    quiet: true,
   },
   churn: {
     name: "churn",
@@ -602,10 +593,26 @@ export const CASES: Readonly<Record<string, BenchCase>> = {
     batch: BATCH,
     rules: churnRules(),
     keepLog: true,
-    inC: true,
     quiet: false,
   },
 };
+
+/**
+ * Whether `engine.c` runs the case too: it implements the reference rules
+ * only.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { CASES, runsInC } from "./mix.ts";
+ *
+ * assert.equal(runsInC(CASES.idle), true);
+ * assert.equal(runsInC(CASES.signal), false);
+ * ```
+ */
+export function runsInC(benchCase: BenchCase): boolean {
+  return benchCase.rules.every(isReferenceRule);
+}
 
 const KIND_CODES: Readonly<Record<ComparisonType, number>> = {
   gt: 0,

@@ -24,7 +24,7 @@
 
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { errorMessage } from "../base/error_message.ts";
-import { CASES, specText } from "./mix.ts";
+import { CASES, runsInC, specText } from "./mix.ts";
 import type { BenchCase } from "./mix.ts";
 
 const HERE = new URL("./", import.meta.url);
@@ -252,7 +252,7 @@ async function main(): Promise<number> {
         const benchCase = CASES[name];
         console.error(`round ${round}/${rounds}: ${benchCase.description}`);
         const entry = results.get(name) ?? { c: [], deno: [] };
-        if (benchCase.inC) {
+        if (runsInC(benchCase)) {
           const cFirst = round % 2 === 1;
           const first = cFirst
             ? await runC(binary, benchCase, dir)
@@ -388,7 +388,7 @@ function report(
     "per-sample path",
   ]];
   for (const [name, { deno }] of results) {
-    if (name !== "idle" && CASES[name].inC) continue;
+    if (name !== "idle" && runsInC(CASES[name])) continue;
     const perRound = (runs: EngineRun[] | undefined) =>
       runs?.map((run, i) =>
         deno[i].summary.median_samples_per_s /
@@ -429,7 +429,7 @@ function report(
     "",
   );
   if (rows.length > 1) out.push(...markdownTable(rows), "");
-  if ([...results.keys()].some((name) => !CASES[name].inC)) {
+  if ([...results.keys()].some((name) => !runsInC(CASES[name]))) {
     out.push(
       "Signal rules (Deno only). vs reference mix: case / idle, median of " +
         "per-round ratios of medians (min-max). ns per rule: " +
