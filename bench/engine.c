@@ -1,8 +1,8 @@
 /*
  * The baseline for bench/engine.ts: the same per-sample loop in plain C99,
  * as the reference application would run it (uint64_t ring of capacity
- * 2 * depth, the five rule types exactly as traceback-semantics.md sections
- * 2-4 state them, the reference's order of work, rows formatted into a
+ * 2 * depth, the five rule types exactly as docs/spec/reference-semantics.md
+ * §2-4 states them, the reference's order of work, rows formatted into a
  * buffer and fwrite()n to a file).
  *
  * The workload (columns, generator parameters, rule mix) is not repeated

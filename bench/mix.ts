@@ -320,7 +320,7 @@ function signalRule(
 }
 
 /**
- * The signal mix: 16 rules in the operator's terms (detection-rules.md),
+ * The signal mix: 16 rules in the operator's terms (docs/spec/signal-rules.md),
  * built as the loader would normalize them: 7 rates over 1 ms with `for`
  * and `keep_firing_for`, 4 ratios over 1 ms, 3 M-of-N rules on the
  * per-sample increase and 2 value rules, over 13 columns. No threshold is

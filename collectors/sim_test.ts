@@ -487,7 +487,7 @@ Deno.test("SimCollector recognises IDs by type, on any port, and unknown IDs ris
 });
 
 // A straightforward BigInt model of the reference rule engine
-// (traceback-semantics.md §3), to show the demo's rules all fire.
+// (docs/spec/reference-semantics.md §3), to show the demo's rules all fire.
 interface Transition {
   rule: string;
   sample: number;

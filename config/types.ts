@@ -85,7 +85,7 @@ export interface ReferenceRuleConfig extends RuleLabels {
 }
 
 /**
- * What a signal rule looks at each sample (detection-rules.md): the
+ * What a signal rule looks at each sample (docs/spec/signal-rules.md §1): the
  * column's `value`, its `increase` since the previous sample, its `rate`
  * per second over a window, or the `ratio` of two columns' increases over
  * a window.
@@ -96,7 +96,7 @@ export type SignalKind = "value" | "increase" | "rate" | "ratio";
 export type Direction = "above" | "below";
 
 /**
- * A rule in the operator's terms (detection-rules.md): a signal above or
+ * A rule in the operator's terms (docs/spec/signal-rules.md): a signal above or
  * below a threshold, with an optional clear level, `for` or M of N to
  * start, and `keep_firing_for` to end.
  */

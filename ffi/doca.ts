@@ -4,7 +4,7 @@
  * samples. Declarations and decoding only: retries, what an error means
  * and in which order to call things live in collectors/doca.ts.
  *
- * ABI facts: shared/reference/doca-nvml-abi.md sections 1 and 2.
+ * ABI facts: docs/spec/doca-nvml-abi.md §1-2.
  *
  * @module
  */

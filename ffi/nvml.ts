@@ -9,7 +9,7 @@
  * Symbols newer than the oldest driver we accept are optional; a missing
  * one is `null` and the caller falls back.
  *
- * ABI facts: shared/reference/doca-nvml-abi.md section 3.
+ * ABI facts: docs/spec/doca-nvml-abi.md §3.
  *
  * @module
  */

@@ -183,7 +183,7 @@ export class Monitor implements SampleSink {
   /**
    * Processes the claimed record in the reference order: log it if an event
    * was already active, then evaluate every rule; the first activation dumps
-   * the whole ring (quirks included, see traceback-semantics.md section 4).
+   * the whole ring (quirks included, see docs/spec/reference-semantics.md §4).
    * Then the observer, if any, sees the record.
    */
   commit(): void {

@@ -18,7 +18,7 @@ interface RuleSpec {
 type Step = bigint[] | { gap: number };
 
 /**
- * One hand-computed monitor case (traceback-semantics.md section 4). The
+ * One hand-computed monitor case (docs/spec/reference-semantics.md §4). The
  * k-th committed sample (1-based) has timestamp k, so `row k` is it.
  */
 interface Case {

@@ -5,7 +5,7 @@ import { ReferenceRule } from "./reference_rule.ts";
 import { M, P53, runRule, writeRecord } from "./rules_test_util.ts";
 
 /**
- * One hand-computed case (traceback-semantics.md section 3): the trace of
+ * One hand-computed case (docs/spec/reference-semantics.md §3): the trace of
  * the rule's column, the sample indices at which the rule toggles, and its
  * state after every sample (`#` active, `.` inactive).
  */

@@ -1,5 +1,5 @@
 /**
- * A rule in the operator's terms, exactly as `detection-rules.md` defines
+ * A rule in the operator's terms, exactly as `docs/spec/signal-rules.md` defines
  * it: a signal (`value`, `increase`, `rate` or `ratio` over a window) above
  * or below a threshold, with a clear level, `for` or M of N to start and
  * `keep_firing_for` to end.
@@ -35,7 +35,7 @@ const KINDS: Readonly<Record<SignalKind, number>> = {
 };
 
 const TWO_32 = 4294967296;
-// An increase of 2^63 or more is a counter reset (detection-rules.md).
+// An increase of 2^63 or more is a counter reset (docs/spec/signal-rules.md §1).
 const RESET_HI = 0x80000000;
 
 // Per-sample state that is not a small integer lives in typed arrays: a
@@ -115,7 +115,7 @@ const increase = new Float64Array(2);
  * `for` and `keep_firing_for` count from there; its state (active or not)
  * is kept.
  *
- * @example The worked example of detection-rules.md
+ * @example The worked example of docs/spec/signal-rules.md §7
  * ```ts
  * import assert from "node:assert/strict";
  * import { SignalRule } from "./signal_rule.ts";

@@ -98,7 +98,7 @@ function check(cases: readonly Case[]): (t: Deno.TestContext) => Promise<void> {
   };
 }
 
-// The worked example of detection-rules.md: ecn rises by 10 on samples
+// The worked example of docs/spec/signal-rules.md §7: ecn rises by 10 on samples
 // 1..9, by 200 on 10..29, by 10 from 30 on.
 const ecn = counter([0, ...times(9, 10), ...times(20, 200), ...times(50, 10)]);
 const storm: RuleFields = {
@@ -587,7 +587,7 @@ const BACKWARDS: Case[] = [
 ];
 
 Deno.test(
-  "SignalRule: the worked examples of detection-rules.md",
+  "SignalRule: the worked examples of docs/spec/signal-rules.md §7",
   check(WORKED),
 );
 Deno.test("SignalRule: value", check(VALUE));

@@ -6,7 +6,7 @@ import { Monitor } from "../rules/monitor.ts";
 import { tempDir } from "./temp_dir.ts";
 
 // Random captures, replayed through the agent's CSV source into a monitor
-// with random signal rules, against a model of detection-rules.md written
+// with random signal rules, against a model of docs/spec/signal-rules.md written
 // here from the text alone: plain loops over each window, BigInt for every
 // u64 value and time difference, nothing shared with rules/. Every rule's
 // start and end samples, the peak at each, and its pending state after
@@ -137,7 +137,7 @@ function makeGauge(random: Random, samples: number): bigint[] {
 }
 
 // ---------------------------------------------------------------------------
-// The model: detection-rules.md, read literally.
+// The model: docs/spec/signal-rules.md, read literally.
 
 type Signal = bigint | number | undefined;
 
@@ -454,7 +454,7 @@ function envSeed(): number | undefined {
   return text === undefined ? undefined : Number(text);
 }
 
-Deno.test("signal rules: random captures through the replay source agree with a model of detection-rules.md", async () => {
+Deno.test("signal rules: random captures through the replay source agree with a model of docs/spec/signal-rules.md", async () => {
   await using dir = await tempDir("signal_rules_");
   const only = envSeed();
   const seeds = only === undefined
