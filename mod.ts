@@ -1,32 +1,111 @@
 /**
- * dpu-traceback as a library: the configuration loader, the rule engine
- * (ring, rules, monitor), the events.log writer, the sample sources, the
- * metrics endpoint (aggregation, exposition, the Hono app) and the Agent
- * that wires them. The CLI in main.ts is built from these pieces.
+ * dpu-traceback as a library: load a configuration, run samples through a
+ * {@linkcode Monitor} (the sample ring and the rules) from a collector or
+ * by hand, write the traceback history to events.log with
+ * {@linkcode EventsLog}, and read events.log files back with
+ * {@linkcode readReview} to filter the events, export them or print one
+ * event's traceback. The agent that the CLI in main.ts runs (its threads,
+ * the metrics endpoint, alerting) is built from these pieces and is not
+ * part of this API.
  *
- * @example The demo configuration on the simulator for half a second
+ * @example A monitor from a configuration, its events.log, read back
  * ```ts
  * import assert from "node:assert/strict";
- * import { Agent, loadConfig } from "./mod.ts";
+ * import {
+ *   EVENT_END,
+ *   EVENT_START,
+ *   EventsLog,
+ *   filterEvents,
+ *   formatCsv,
+ *   formatJson,
+ *   GAP,
+ *   HEADER_PREFIX,
+ *   matchesFilter,
+ *   Monitor,
+ *   parseConfig,
+ *   parseU64,
+ *   readReview,
+ *   resolveInputs,
+ *   writeTraceback,
+ * } from "./mod.ts";
  *
  * const dir = await Deno.makeTempDir();
- * const demo = await loadConfig("deploy/demo.yaml");
- * const config = {
- *   ...demo,
- *   monitors: demo.monitors.map((m) => ({ ...m, eventLog: `${dir}/events.log` })),
- * };
- * const agent = await Agent.open(config, { version: "my-tool 1.0" });
- * await agent.run(AbortSignal.timeout(500));
- * assert.deepEqual(await agent.close(), []);
- * assert.equal(agent.monitors[0].monitor.name, "nic");
- * assert.ok(agent.monitors[0].monitor.samples > 0);
- * assert.match(await Deno.readTextFile(`${dir}/events.log`), /^Telemetry monitor : my-tool 1\.0$/m);
+ * const config = parseConfig(
+ *   `monitors:
+ *   - name: nic
+ *     source: sim
+ *     depth: 2
+ *     event_log: ${dir}/nic-events.log
+ *     columns: [{ name: rx_discards, data_id: "0x1020000300000000" }]
+ *     rules: [{ name: discards, column: rx_discards, comparison_type: gt, comparison_value: 5 }]
+ * `,
+ *   "config.yaml",
+ * );
+ * const nic = config.monitors[0];
+ * const log = await EventsLog.open({ ...nic, path: nic.eventLog, version: "my-tool 1.0", device: "sim" });
+ * const monitor = new Monitor(nic, log);
+ * // Six samples 100 µs apart from 2026-11-21T14:50:00Z, 3 lost before the fifth.
+ * const t0 = 1_795_272_600_000_000_000n;
+ * for (const [i, discards] of [0, 0, 9, 9, 0, 0].entries()) {
+ *   if (i === 4) monitor.gap(3);
+ *   const at = monitor.claim(); // the record: timestamp, then each column, as u64 (lo, hi)
+ *   parseU64(String(t0 + BigInt(i) * 100_000n), monitor.words, at);
+ *   parseU64(String(discards), monitor.words, at + 2);
+ *   monitor.commit();
+ * }
+ * await log.close();
+ * assert.equal(monitor.events, 1);
+ * const lines = (await Deno.readTextFile(nic.eventLog)).split("\n");
+ * assert.equal(lines[0], `${HEADER_PREFIX} my-tool 1.0`);
+ * assert.deepEqual(lines.slice(-11).map((l) => l.replace(/Time: \S+,/, "Time: T,")), [
+ *   "timestamp, rx_discards",
+ *   "1795272600000000000, 0",
+ *   "1795272600000100000, 0",
+ *   "1795272600000200000, 9",
+ *   "1795272600000300000, 9", // the second sample above 5 (depth 2) starts the event
+ *   `${EVENT_START} Time: T, Rule: "discards"`,
+ *   `${GAP} Time: T, Dropped samples: 3`,
+ *   "1795272600000400000, 0",
+ *   "1795272600000500000, 0", // the second at or below 5 ends it
+ *   `${EVENT_END} Time: T, Rule: "discards"`,
+ *   "",
+ * ]);
+ *
+ * const review = await readReview(await resolveInputs([dir]));
+ * assert.equal(review.events.length, 1);
+ * const event = review.events.at(0)!;
+ * assert.equal(event.monitor, "nic");
+ * assert.equal(event.rule, "discards");
+ * assert.equal(event.state, "ended");
+ * assert.deepEqual(event.start, { sec: 1_795_272_600, ns: 300_000 });
+ * assert.equal(event.peak, "9");
+ * assert.equal(event.droppedSamples, 3);
+ *
+ * const byRule = (rule: string) =>
+ *   filterEvents(review.events, (e) => matchesFilter(e, { rules: [rule], monitors: [] }));
+ * assert.equal(byRule("DISCARD").length, 1); // any case, part of the name
+ * assert.equal(byRule("ecn").length, 0);
+ * assert.equal(JSON.parse(formatJson(review.events, review.files)).events[0].end, "2026-11-21T14:50:00.000500Z");
+ * assert.match(formatCsv(review.events).split("\n")[1], /^1,nic,discards,rx_discards,greater_than,5,/);
+ *
+ * let traceback = "";
+ * await writeTraceback(event, review.events.length, "csv", async (text) => {
+ *   traceback += text;
+ * });
+ * assert.deepEqual(traceback.split("\n").slice(0, 2), [
+ *   "time,offset_s,rx_discards/s,rx_discards",
+ *   "2026-11-21T14:50:00.000000000Z,-0.000300,,0",
+ * ]);
  * await Deno.remove(dir, { recursive: true });
  * ```
  *
  * @module
  */
 
+// Configuration: load or parse either form into one validated shape.
+export { loadConfig, parseConfig } from "./config/load.ts";
+export type { LoadConfigOptions, ParseConfigOptions } from "./config/load.ts";
+export { isReferenceRule } from "./config/types.ts";
 export type {
   AgentConfig,
   AlertingConfig,
@@ -45,23 +124,8 @@ export type {
   SignalRuleConfig,
   SourceKind,
 } from "./config/types.ts";
-export { DEFAULT_SEVERITY, isReferenceRule } from "./config/types.ts";
-export { loadConfig, parseConfig } from "./config/load.ts";
-export type { LoadConfigOptions, ParseConfigOptions } from "./config/load.ts";
-export { describeConfig } from "./config/describe.ts";
-export type { DescribeOptions } from "./config/describe.ts";
-export { resolveTopology } from "./config/topology.ts";
-export type { Topology } from "./config/topology.ts";
-export { parseLabelsFile, readLabelsFile } from "./config/labels_file.ts";
-export { GPU_READINGS, parseGpuColumn } from "./config/gpu_readings.ts";
-export type { GpuColumnPattern, GpuReading } from "./config/gpu_readings.ts";
-export { withAutoGpuMonitor } from "./config/normalize.ts";
 
-export { SampleRing } from "./rules/ring.ts";
-export { ReferenceRule } from "./rules/reference_rule.ts";
-export { createRule } from "./rules/monitor_rule.ts";
-export type { MonitorRule } from "./rules/monitor_rule.ts";
-export { SignalRule } from "./rules/signal_rule.ts";
+// Monitors and rules: the ring, the rule types, the Monitor, its sinks, u64s.
 export { Monitor } from "./rules/monitor.ts";
 export type {
   MonitorHooks,
@@ -69,90 +133,64 @@ export type {
   SampleObserver,
   TransitionListener,
 } from "./rules/monitor.ts";
+export { SampleRing } from "./rules/ring.ts";
+export { createRule } from "./rules/monitor_rule.ts";
+export type { MonitorRule } from "./rules/monitor_rule.ts";
+export { ReferenceRule } from "./rules/reference_rule.ts";
+export { SignalRule } from "./rules/signal_rule.ts";
+export type { SampleSink } from "./rules/sample_sink.ts";
+export type { EventSink } from "./rules/event_sink.ts";
 export { formatU64, parseU64 } from "./base/u64.ts";
 
-export type { EventSink } from "./rules/event_sink.ts";
-export { EventsLog } from "./events/log.ts";
-export type { EventsLogOptions, EventsLogStats } from "./events/log.ts";
-export { formatColumnNames, formatHeader } from "./events/header.ts";
-export type { HeaderOptions } from "./events/header.ts";
-export { EventJournal } from "./events/event_journal.ts";
-export type { JournalEvent } from "./events/event_journal.ts";
-export { alertmanagerLabel, AlertStats } from "./metrics/alert_stats.ts";
-export type {
-  AlertCounters,
-  AlertmanagerCounts,
-} from "./metrics/alert_stats.ts";
-export { EventTally, formatEventTable } from "./agent/tally.ts";
-export type { EventRecord } from "./agent/tally.ts";
-
-export type {
-  Collector,
-  SourceDevice,
-  SourceState,
-  SourceStatus,
-} from "./collectors/collector.ts";
-export type { SampleSink } from "./rules/sample_sink.ts";
-export { NvmlCollector } from "./collectors/nvml/collector.ts";
-export type {
-  NvmlCollectorOptions,
-  NvmlOpened,
-} from "./collectors/nvml/collector.ts";
-export { expandGpuMonitor } from "./collectors/nvml/gpu_monitor.ts";
-export type { ExpandedGpuMonitor } from "./collectors/nvml/gpu_monitor.ts";
-export type { GpuColumn } from "./collectors/nvml/readings.ts";
-export type { GpuInfo } from "./collectors/nvml/gpu_list.ts";
+// Collectors: the sample sources a monitor is fed from.
+export { createCollector } from "./collectors/create.ts";
+export type { CollectorContext } from "./collectors/create.ts";
+export type { Collector, SourceDevice } from "./collectors/collector.ts";
+export { PollStats } from "./collectors/poll_stats.ts";
 export { SimCollector } from "./collectors/sim.ts";
 export type { SimOptions } from "./collectors/sim.ts";
 export { ReplayCollector } from "./collectors/replay.ts";
 export type { ReplayOptions } from "./collectors/replay.ts";
-export { createCollector } from "./collectors/create.ts";
-export type { CollectorContext } from "./collectors/create.ts";
-export { PollStats } from "./collectors/poll_stats.ts";
-export { Agent } from "./agent/agent.ts";
-export { runAgent } from "./agent/run.ts";
-export type { RunAgentOptions } from "./agent/run.ts";
-export { Logger } from "./logging/logger.ts";
-export type { LoggerOptions, LogLevel } from "./logging/logger.ts";
-export type { AgentMonitor } from "./agent/agent.ts";
+export { DocaCollector } from "./collectors/doca.ts";
+export type { DocaOptions, DocaStats } from "./collectors/doca.ts";
+export { NvmlCollector, nvmlLibraryDirs } from "./collectors/nvml/collector.ts";
+export type {
+  NvmlCollectorOptions,
+  NvmlOpened,
+} from "./collectors/nvml/collector.ts";
+export type { GpuInfo } from "./collectors/nvml/gpu_list.ts";
 
-export { WindowAggregator } from "./metrics/aggregate.ts";
-export type {
-  AggregateColumn,
-  WindowAggregatorOptions,
-  WindowSnapshot,
-} from "./metrics/aggregate.ts";
+// The events.log writer, and the words opening its header and marker lines.
+export { EventsLog } from "./events/log.ts";
+export type { EventsLogOptions, EventsLogStats } from "./events/log.ts";
 export {
-  ExpositionWriter,
-  formatLabels,
-  negotiateFormat,
-} from "./metrics/exposition.ts";
-export type { ExpositionFormat, MetricType } from "./metrics/exposition.ts";
-export { AgentMetrics } from "./metrics/agent_metrics.ts";
+  formatColumnNames,
+  formatHeader,
+  HEADER_PREFIX,
+} from "./events/header.ts";
+export type { HeaderOptions } from "./events/header.ts";
+export { EVENT_END, EVENT_START, GAP } from "./events/markers.ts";
+
+// The review reader: find logs, read events back, filter, traceback, export.
+export { resolveInputs } from "./review/files.ts";
+export type { LogFamily } from "./review/files.ts";
+export { readReview } from "./review/read.ts";
+export type { FileSummary, ReadOptions, ReviewLog } from "./review/read.ts";
 export type {
-  AgentInfo,
-  MonitorView,
-  Readiness,
-  ServedMonitor,
-} from "./metrics/agent_metrics.ts";
-export type {
-  CountsSamples,
-  DataFreshness,
-  Freshness,
-} from "./metrics/freshness.ts";
-export { createMetricsApp } from "./metrics/app.ts";
-export type { MetricsApp, MetricsAppOptions } from "./metrics/app.ts";
-export type { ConnectionInfo, RequestLimitOptions } from "./metrics/limits.ts";
-export { serveMetrics } from "./metrics/server.ts";
-export type {
-  MetricsServer,
-  ServeOptions,
-  ServerLimitOptions,
-} from "./metrics/server.ts";
-export { loadWebConfig } from "./metrics/web_config.ts";
-export type { WebConfig, WebTls } from "./metrics/web_config.ts";
-export { BasicAuthVerifier } from "./metrics/basic_auth.ts";
-export type {
-  BasicAuthOptions,
-  BasicAuthResult,
-} from "./metrics/basic_auth.ts";
+  EventChart,
+  EventList,
+  EventState,
+  Instant,
+  ReviewEvent,
+  WindowLocation,
+} from "./review/event.ts";
+export type { HeaderSignal, RuleKind } from "./review/header.ts";
+export type { TimeFormat } from "./review/reference_time.ts";
+export type { ChartSeries } from "./review/window.ts";
+export { filterEvents } from "./review/event_store.ts";
+export { matchesFilter } from "./review/filters.ts";
+export type { EventFilter } from "./review/filters.ts";
+export type { TimePoint } from "./base/time_point.ts";
+export { writeTraceback } from "./review/traceback.ts";
+export type { TracebackFormat, Write } from "./review/traceback.ts";
+export { formatCsv, formatJson } from "./review/export.ts";

@@ -37,10 +37,13 @@ import { PollStats } from "./poll_stats.ts";
 export interface DocaOptions {
   /** PCIe address (`03:00.0`, `0000:03:00.0`), IB device or interface name. */
   readonly device: string;
+  /** The data IDs to sample, in record order. */
   readonly columns: readonly ColumnConfig[];
+  /** Requested sample period in ns; the device may round it (see {@linkcode warn}). */
   readonly samplePeriodNs: number;
   /** History depth; the device ring holds the next power of two (capped). */
   readonly depth: number;
+  /** Take the diag context over from another owner instead of failing. */
   readonly forceOwnership: boolean;
   /** Directory to load the DOCA libraries from before the standard ones. */
   readonly libDir?: string;
@@ -154,7 +157,26 @@ interface DiagSession {
 /**
  * Samples one NIC through DOCA Telemetry Diag.
  *
- * @example
+ * @example Without the DOCA libraries or the device, open fails at once, in one line
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { DocaCollector } from "./doca.ts";
+ *
+ * assert.throws(
+ *   () =>
+ *     DocaCollector.open({
+ *       device: "no-such-nic",
+ *       columns: [{ name: "rx", dataId: "0x1020000100000000" }],
+ *       samplePeriodNs: 100_000,
+ *       depth: 1024,
+ *       forceOwnership: false,
+ *       libDir: "/nonexistent-doca-dir",
+ *     }),
+ *   /^Error: Cannot start DOCA source: /,
+ * );
+ * ```
+ *
+ * @example Sampling a NIC into a monitor
  * ```ts ignore
  * const doca = DocaCollector.open({ device: "03:00.0", columns, samplePeriodNs: 100_000, depth: 1024, forceOwnership: false });
  * try {

@@ -19,7 +19,9 @@ export type EventState = "ended" | "open" | "interrupted";
 
 /** A point in time: whole seconds and nanoseconds (wall-clock UTC). */
 export interface Instant {
+  /** Whole seconds since the Unix epoch. */
   readonly sec: number;
+  /** Nanoseconds within that second (0 to 999999999). */
   readonly ns: number;
 }
 
@@ -29,7 +31,9 @@ export interface WindowLocation {
   readonly files: readonly string[];
   /** File, line and byte offset where the window starts (its column-name row or first row). */
   readonly startFile: number;
+  /** Line (1-based) in that file where the window starts. */
   readonly startLine: number;
+  /** Byte offset of that line, where a reread seeks to in a file that is not compressed. */
   readonly startOffset: number;
   /**
    * File and line where the window ends: the end marker, or for an event
@@ -39,6 +43,7 @@ export interface WindowLocation {
    * as it can be); null at the end of the log.
    */
   readonly endFile: number | null;
+  /** Line in {@linkcode endFile} where the window ends (see there). */
   readonly endLine: number | null;
   /** Column names of the rows (`timestamp` first). */
   readonly columns: readonly string[];
@@ -67,6 +72,7 @@ export interface EventChart {
  * only while they are written out. An array of events is one too.
  */
 export interface EventList extends Iterable<ReviewEvent> {
+  /** How many events the list holds. */
   readonly length: number;
   /** The event at `index` (0-based); undefined outside the list. */
   at(index: number): ReviewEvent | undefined;
@@ -76,34 +82,45 @@ export interface EventList extends Iterable<ReviewEvent> {
 export interface ReviewEvent {
   /** Position in the reviewed timeline (1-based), before any filter. */
   id: number;
+  /** The monitor: from the log's name (`nic-events.log`), else its header's `Device`, else the name's stem. */
   readonly monitor: string;
   /** The file holding its start marker. */
   readonly file: string;
   /** Line of its start marker in that file (0 if it started before the file). */
   readonly line: number;
+  /** The rule's name, as its markers quote it. */
   readonly rule: string;
   /** The rule's type and threshold as the header gives them (undefined without a header). */
   readonly kind?: RuleKind;
+  /** The type as the header prints it (`differential_greater_than`, `rate over 1000000ns`). */
   readonly typeName?: string;
+  /** The threshold as the header prints it: exact decimal text. */
   readonly threshold?: string;
   /** A signal rule's definition, as the header gives it. */
   readonly signal?: HeaderSignal;
   /** Name of the rule's column (undefined if the header does not say). */
   readonly column?: string;
+  /** The header's `Device`. */
   readonly device?: string;
+  /** The header's sample history depth. */
   readonly depth?: number;
+  /** The header's diag sample period, ns. */
   readonly samplePeriodNs?: number;
+  /** How the rows' timestamps are encoded. */
   readonly timeFormat: TimeFormat;
   /** Start: the start sample's time (or the marker's whole second without wall-clock rows). */
   readonly start: Instant | null;
   /** Whether the start marker is in the log (false: it started before the first file read). */
   readonly startKnown: boolean;
+  /** The start marker's `Time` text (`2026-11-21T14:50:00Z`); null without the marker. */
   readonly startMarker: string | null;
   /** End: the end sample's time; null unless `state` is `ended`. */
   readonly end: Instant | null;
+  /** The end marker's `Time` text; null without the marker. */
   readonly endMarker: string | null;
   /** Time of the last row recorded during the event (null without rows). */
   readonly last: Instant | null;
+  /** Whether it ended, is open at the end of the log, or was cut by a restart. */
   readonly state: EventState;
   /**
    * Seconds from the start sample to the end sample (or to the last row if
@@ -127,10 +144,13 @@ export interface ReviewEvent {
    * the column is unknown or no row was recorded.
    */
   readonly peak: string | null;
+  /** When the peak was sampled (null if none). */
   readonly peakAt: Instant | null;
   /** The most extreme per-second rate of the column, same direction (null if none). */
   readonly peakRate: number | null;
+  /** When the peak rate was reached (null if none). */
   readonly peakRateAt: Instant | null;
+  /** Where its traceback window lies in the log files. */
   readonly window: WindowLocation;
   /** Chart data, when asked for (the HTML report). */
   chart?: EventChart;

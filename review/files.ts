@@ -25,6 +25,7 @@ export interface LogFamily {
   readonly monitor?: string;
   /** Name stem used when neither the name nor the header names the monitor (`events`). */
   readonly stem: string;
+  /** Paths of the monitor's files, oldest first (rotated ones, then the live one). */
   readonly files: readonly string[];
 }
 

@@ -40,6 +40,7 @@ export interface HeaderColumn {
  * writer's `signalRuleLines`).
  */
 export interface HeaderSignal {
+  /** What the rule computes from its column(s). */
   readonly signal: SignalKind;
   /** The window of `rate` and `ratio`, ns; 0 for `value` and `increase`. */
   readonly windowNs: number;
@@ -61,6 +62,7 @@ export interface HeaderSignal {
   readonly summary?: string;
   /** A ratio's denominator: its data ID, and its name if `Data IDs` lists it. */
   readonly denominatorDataId?: string;
+  /** The denominator's column name, when `Data IDs` lists its data ID. */
   readonly denominator?: string;
 }
 

@@ -48,13 +48,19 @@ export interface ReadOptions {
 
 /** What the review read from one file. */
 export interface FileSummary {
+  /** The file, as {@linkcode LogFamily.files} names it. */
   readonly path: string;
+  /** The monitor it belongs to: from its name (`nic-events.log`), else its header's `Device`, else the name's stem. */
   readonly monitor: string;
+  /** Lines read. */
   readonly lines: number;
+  /** Sample rows read (history dumps and rows during events). */
   readonly rows: number;
   /** Header blocks (starts of the agent). */
   readonly blocks: number;
+  /** Whether it was gzip-compressed (a rotated `.gz`). */
   readonly gzip: boolean;
+  /** The timestamp encodings its header blocks use. */
   readonly timeFormats: readonly TimeFormat[];
 }
 

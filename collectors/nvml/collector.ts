@@ -50,7 +50,7 @@ const STALL_MS = 10_000;
  */
 export function nvmlLibraryDirs(
   libDir?: string,
-  env = Deno.env.get("NVML_LIB_DIR"),
+  env: string | undefined = Deno.env.get("NVML_LIB_DIR"),
 ): string[] {
   const arch = Deno.build.arch === "aarch64" ? "aarch64" : "x86_64";
   const dirs = [`/usr/lib/${arch}-linux-gnu`, "/usr/lib64", "/usr/lib"];
@@ -93,7 +93,32 @@ export type NvmlOpened =
 /**
  * Reads GPUs through NVML in a Worker.
  *
- * @example
+ * @example Without NVML there is no GPU monitor: told why, never thrown
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { NvmlCollector } from "./collector.ts";
+ *
+ * const opened = await NvmlCollector.open({
+ *   config: {
+ *     name: "gpu",
+ *     source: "nvml",
+ *     samplePeriodNs: 1_000_000_000,
+ *     depth: 60,
+ *     columns: [{ name: "gpu*.temperature", dataId: "nvml gpu*.temperature", kind: "gauge" }],
+ *     rules: [],
+ *     eventLog: "gpu-events.log",
+ *     seed: 1,
+ *   },
+ *   libDirs: ["/nonexistent-nvml-dir"],
+ * });
+ * assert.deepEqual(opened, {
+ *   ok: false,
+ *   level: "info",
+ *   reason: "no NVML (libnvidia-ml.so.1 not found in /nonexistent-nvml-dir)",
+ * });
+ * ```
+ *
+ * @example Sampling the GPUs into a monitor
  * ```ts ignore
  * const opened = await NvmlCollector.open({ config, libDirs: nvmlLibraryDirs() });
  * if (opened.ok) {
