@@ -10,9 +10,10 @@ import { formatValue } from "../config/errors.ts";
 import { MAX_DURATION_S } from "../config/limits.ts";
 import type { GpuMode, SourceKind } from "../config/types.ts";
 import {
-  parseGpuMode,
-  parseListen,
-  parseMetricsWindow,
+  gpuMode,
+  listen,
+  metricsWindow,
+  parseValue,
 } from "../config/values.ts";
 import { parseOptions } from "./parse_options.ts";
 import { UsageError } from "./usage_error.ts";
@@ -228,7 +229,7 @@ function parseLogLevel(value: string | undefined): LogLevel | undefined {
 
 function parseGpuOption(value: string | undefined): GpuMode | undefined {
   if (value === undefined) return undefined;
-  const parsed = parseGpuMode(value);
+  const parsed = parseValue(gpuMode, value);
   if (!parsed.ok) {
     throw new UsageError(`--gpu ${parsed.problem}, got ${formatValue(value)}`);
   }
@@ -287,7 +288,10 @@ function parseMetricsWindowOption(
     );
   }
   // 400 digits make Infinity: past the bound, not "not a number".
-  const parsed = parseMetricsWindow(Math.min(Number(value), Number.MAX_VALUE));
+  const parsed = parseValue(
+    metricsWindow,
+    Math.min(Number(value), Number.MAX_VALUE),
+  );
   if (!parsed.ok) {
     throw new UsageError(
       `--metrics-window ${parsed.problem}, got ${formatValue(value)}`,
@@ -309,7 +313,7 @@ function parseSeed(value: string | undefined): number | undefined {
 
 /** The listen address, checked by the same rule as the config's `listen`. */
 function parseListenOption(value: string): string {
-  const parsed = parseListen(value);
+  const parsed = parseValue(listen, value);
   if (!parsed.ok) {
     throw new UsageError(
       `--listen ${parsed.problem}, got ${formatValue(value)}`,

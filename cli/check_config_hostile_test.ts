@@ -70,25 +70,28 @@ Deno.test("check-config answers hostile files with exit 2 and one short line", a
     [file("key.json"), /key\.json: is larger than 1 MiB/],
     [
       file("nearly-key.json"),
-      /nearly-key\.json: top level has a key of 1000000 characters \("k+…"\); keys are at most 64$/,
+      /nearly-key\.json:1: top level has a key of 1000000 characters \("k+…"\); keys are at most 64$/,
     ],
-    [file("deep.json"), /deep\.json: rules(\[0\]){31} is nested more than 32/],
-    [file("deep.yaml"), /deep\.yaml: a(\.a){31} is nested more than 32/],
+    [
+      file("deep.json"),
+      /deep\.json:1: rules(\[0\]){31} is nested more than 32/,
+    ],
+    [file("deep.yaml"), /deep\.yaml:33: a(\.a){31} is nested more than 32/],
     [
       file("twice.json"),
-      /twice\.json: invalid JSON at line 16, column 3: rules is given twice \(first at line 8\)/,
+      /twice\.json:16: invalid JSON at column 3: rules is given twice \(first at line 8\)/,
     ],
     [
       file("depth.json"),
-      /depth\.json: sample_history_depth needs a 256 PiB ring .* so depth can be at most 33554432 here, got 9007199254740991$/,
+      /depth\.json:2: sample_history_depth needs a 256 PiB ring .* so depth can be at most 33554432 here, got 9007199254740991$/,
     ],
     [
       file("bidi.json"),
-      /bidi\.json: rules\[3\]\.name contains U\+202E \(a bidi override\) at index 3; names must be printable text, got "rx \\u202eyb"$/,
+      /bidi\.json:28: rules\[3\]\.name contains U\+202E \(a bidi override\) at index 3; names must be printable text, got "rx \\u202eyb"$/,
     ],
     [
       file("value.json"),
-      /value\.json: rules\[0\]\.comparison_value 9{29}… is not below 2\^64, got "9+…"$/,
+      /value\.json:13: rules\[0\] \("busy"\)\.comparison_value 9{29}… is not below 2\^64, got "9+…"$/,
     ],
     [
       file("latin1.yaml"),
@@ -134,7 +137,7 @@ Deno.test("the same bounds stop run before anything starts", async () => {
   assert.equal(result.code, 2, result.stderr);
   assert.match(
     errorLines(result.stderr).join("\n"),
-    /^dpu-traceback: Cannot load config \S+rules\.json: sample_history_depth needs a 32 TiB ring/,
+    /^dpu-traceback: Cannot load config \S+rules\.json:2: sample_history_depth needs a 32 TiB ring/,
   );
   // Refused before the log was opened.
   await assert.rejects(Deno.stat(log), Deno.errors.NotFound);

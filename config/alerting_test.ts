@@ -1,11 +1,18 @@
 import assert from "node:assert/strict";
 import {
-  parseAlertmanagerUrl,
-  parseAlertTimeout,
-  parseAuthUsername,
-  parseHold,
-  parseResendInterval,
+  alertmanagerUrl,
+  alertTimeout,
+  authUsername,
+  hold,
+  resendInterval,
 } from "./alerting.ts";
+import { parseValue } from "./values.ts";
+
+const parseAlertmanagerUrl = (v: unknown) => parseValue(alertmanagerUrl, v);
+const parseAlertTimeout = (v: unknown) => parseValue(alertTimeout, v);
+const parseAuthUsername = (v: unknown) => parseValue(authUsername, v);
+const parseHold = (v: unknown) => parseValue(hold, v);
+const parseResendInterval = (v: unknown) => parseValue(resendInterval, v);
 import { parseConfig } from "./load.ts";
 import { DEFAULTS } from "./types.ts";
 
@@ -243,7 +250,7 @@ Deno.test("parseConfig() refuses each bad alerting setting with its path and rea
     [
       am("{ url: 'http://am' }") + "\n  resend_intervall: 30s",
       "TypeError",
-      'alerting.resend_intervall is not a known key (did you mean "resend_interval"?); expected one of alertmanagers, resend_interval, hold',
+      'alerting.resend_intervall is not a known key; expected one of alertmanagers, resend_interval, hold, got "30s"; did you mean "resend_interval"?',
     ],
   ];
   for (const [alerting, name, message] of cases) {
@@ -252,7 +259,9 @@ Deno.test("parseConfig() refuses each bad alerting setting with its path and rea
       (error: Error) => {
         assert.equal(error.name, name, alerting);
         assert.ok(
-          error.message.startsWith(`Cannot load config a.yaml: ${message}`),
+          /^Cannot load config a\.yaml:\d+: /.test(error.message) &&
+            error.message.replace(/^(Cannot load config a\.yaml):\d+:/, "$1:")
+              .startsWith(`Cannot load config a.yaml: ${message}`),
           `${alerting}\n${error.message}`,
         );
         return true;
@@ -273,7 +282,7 @@ Deno.test("tls.server_name is refused: Deno verifies the URL's host name", () =>
     {
       name: "TypeError",
       message:
-        `Cannot load config a.yaml: alerting.alertmanagers[0].tls.server_name is not supported: Deno's HTTP client verifies the URL's host name; put that name in the URL (and, if DNS does not resolve it, in /etc/hosts), got "am.example"`,
+        `Cannot load config a.yaml:2: alerting.alertmanagers[0].tls.server_name is not supported: Deno's HTTP client verifies the URL's host name; put that name in the URL (and, if DNS does not resolve it, in /etc/hosts), got "am.example"`,
     },
   );
 });
@@ -291,7 +300,7 @@ Deno.test("alerting is refused in the reference form, which stays verbatim", () 
     {
       name: "TypeError",
       message:
-        'Cannot load config rules.json: alerting is not a known key; expected one of diag_sample_period_ns, sample_history_depth, data-ids, rules, got {"alertmanagers":[{"url":"http://am"}]}',
+        'Cannot load config rules.json:1: alerting is not a known key; expected one of diag_sample_period_ns, sample_history_depth, data-ids, rules, got {"alertmanagers":[{"url":"http://am"}]}',
     },
   );
 });

@@ -7,6 +7,7 @@ import {
   MAX_SAMPLE_PERIOD_NS,
   MIN_EVENT_LOG_MAX_BYTES,
   MIN_METRICS_WINDOW_S,
+  SAMPLE_PERIODS,
 } from "./limits.ts";
 import { parseConfig } from "./load.ts";
 
@@ -34,12 +35,23 @@ Deno.test("the largest values of every bounded field load", () => {
       `metrics_window_s: ${MAX_METRICS_WINDOW_S}
 event_log_max_bytes: ${Number.MAX_SAFE_INTEGER}
 event_log_keep: ${MAX_EVENT_LOG_KEEP}`,
-      `\n    sample_period_ns: ${MAX_SAMPLE_PERIOD_NS}`,
+      `\n    sample_period_ns: ${SAMPLE_PERIODS.sim[1]}`,
     ),
     "a.yaml",
   );
   assert.equal(config.metricsWindowNs, MAX_METRICS_WINDOW_S * 1e9);
-  assert.equal(config.monitors[0].samplePeriodNs, MAX_SAMPLE_PERIOD_NS);
+  assert.equal(config.monitors[0].samplePeriodNs, SAMPLE_PERIODS.sim[1]);
+  // Each source's shortest and longest period; an hour is the longest of all.
+  for (const [source, range] of Object.entries(SAMPLE_PERIODS)) {
+    for (const period of range) {
+      const monitor = source === "nvml"
+        ? `{ name: g, source: nvml, sample_period_ns: ${period} }`
+        : `{ name: n, source: ${source}, sample_period_ns: ${period}, columns: [{ name: rx, data_id: "0x1" }] }`;
+      const loaded = parseConfig(`monitors: [${monitor}]`, "a.yaml");
+      assert.equal(loaded.monitors[0].samplePeriodNs, period, source);
+    }
+  }
+  assert.equal(SAMPLE_PERIODS.replay[1], MAX_SAMPLE_PERIOD_NS);
   const small = parseConfig(
     agent(
       `metrics_window_s: ${MIN_METRICS_WINDOW_S}
@@ -58,7 +70,7 @@ Deno.test("each value that would not run is refused, naming the field", () => {
   const cases: [string, string, string][] = [
     [
       agent("", "\n    sample_period_ns: 9007199254740991"),
-      "monitors[0].sample_period_ns must be at most 3600000000000 (one hour)",
+      "monitors[0].sample_period_ns must be between 10000 and 1000000000 for source sim (10 µs to 1 s)",
       "RangeError",
     ],
     [
@@ -66,7 +78,7 @@ Deno.test("each value that would not run is refused, naming the field", () => {
         diag_sample_period_ns: 2 ** 40 * 1e3,
         "data-ids": [{ name: "rx", data_id: "0x1" }],
       }),
-      "diag_sample_period_ns must be at most 3600000000000 (one hour)",
+      "diag_sample_period_ns must be between 10000 and 1000000000 for source doca (10 µs to 1 s)",
       "RangeError",
     ],
     [
@@ -116,7 +128,13 @@ Deno.test("each value that would not run is refused, naming the field", () => {
       assert.ok(e instanceof Error);
       assert.equal(e.name, name, e.message);
       assert.ok(
-        e.message.startsWith(`Cannot load config ${file}: ${message}`),
+        new RegExp(`^Cannot load config ${RegExp.escape(file)}:\\d+: `)
+          .test(e.message),
+        e.message,
+      );
+      assert.ok(
+        e.message.replace(/^(Cannot load config [^:]+):\d+:/, "$1:")
+          .startsWith(`Cannot load config ${file}: ${message}`),
         e.message,
       );
       return true;

@@ -37,7 +37,7 @@ monitors:
   - name: nic
     source: sim
     seed: 7
-    sample_period_ns: 1000
+    sample_period_ns: 10000
     depth: 10000
     event_log: demo-out/events.log
     columns:
@@ -64,7 +64,7 @@ monitors:
   assert.ok(lines.includes("monitor nic: source sim, seed 7"));
   assert.ok(
     lines.includes(
-      "  sample period 1000 ns (1 MHz), depth 10000 samples, ring 20000 samples (625 KiB)",
+      "  sample period 10000 ns (100 kHz), depth 10000 samples, ring 20000 samples (625 KiB)",
     ),
   );
   assert.ok(lines.includes("  event log demo-out/events.log"));

@@ -1,33 +1,72 @@
 /**
- * Parsing configuration text into a raw document: plain objects, arrays,
- * strings, booleans, null and numbers, except that an integer literal a
- * `number` cannot hold exactly becomes a `bigint` with the exact value
- * written in the file. Validation happens later, on this raw value.
+ * Parsing configuration text, once, into a {@linkcode ConfigDocument}: the
+ * plain value that is validated, and where each part of it is in the text,
+ * so that every message can name its line.
  *
- * `.json` files go through `JSON.parse` (so syntax errors read like JSON
- * errors); anything else goes through the `yaml` package, which also reads
- * JSON. Either way a key given twice is an error, as are the bounds of
- * `shape.ts` (nesting, key length), checked before anything recurses.
+ * JSON and YAML go through the same path, the `yaml` package, which reads
+ * JSON too: a `.json` file is held to JSON (its lexical tokens are checked as
+ * they are read, and its plain scalars resolve by the JSON schema), anything
+ * else is YAML 1.2. Integer literals a `number` cannot hold exactly arrive as
+ * `bigint`s with the digits written in the file. A key given twice is an
+ * error, as are the bounds of `limits.ts`: flow nesting is counted while the
+ * text is read, so a megabyte of `[` is refused before it is parsed.
  *
  * @module
  */
 
-import { type Node, parseDocument, visit } from "yaml";
-import { errorMessage } from "../base/error_message.ts";
 import {
-  type DuplicateKey,
-  findDuplicateJsonKey,
-  findDuplicateYamlKey,
-} from "./duplicate_keys.ts";
-import { fileError, formatPath, limitError, syntaxError } from "./errors.ts";
+  Composer,
+  CST,
+  type Document,
+  isAlias,
+  isMap,
+  isSeq,
+  Lexer,
+  LineCounter,
+  type Node,
+  Parser,
+} from "yaml";
+import { errorMessage } from "../base/error_message.ts";
+import { findDuplicateKey, keyName } from "./duplicate_keys.ts";
+import {
+  type ConfigPath,
+  formatPath,
+  limitError,
+  syntaxError,
+} from "./errors.ts";
 import { MAX_NESTING } from "./limits.ts";
-import { checkFlowNesting, checkShape } from "./shape.ts";
+import { checkShape } from "./shape.ts";
 
 /** How a file's text is parsed. */
 export type Syntax = "json" | "yaml";
 
+/** Where something is in a file: its 1-based line, and an offset to order by. */
+export interface Place {
+  /** 1-based line; 0 when the document has no text (built in code). */
+  readonly line: number;
+  /**
+   * Offset that orders problems as a reader meets them: the start of a
+   * value or key, or the end of the collection a missing key belongs to.
+   */
+  readonly order: number;
+}
+
+/** A parsed configuration file. */
+export interface ConfigDocument {
+  /** The file's name, as the operator gave it. */
+  readonly file: string;
+  /** The plain value: objects, arrays, strings, numbers, booleans, null, bigints. */
+  readonly value: unknown;
+  /**
+   * Where `path` points: its value, or with `key` its key. A path that
+   * goes past what the file has points at the deepest part that exists,
+   * ordered after everything in it.
+   */
+  place(path: ConfigPath, key?: boolean): Place;
+}
+
 /**
- * Picks the parser from a file name: `.json` (any case) is JSON, everything
+ * Picks the syntax from a file name: `.json` (any case) is JSON, everything
  * else YAML.
  *
  * @example Usage
@@ -44,8 +83,24 @@ export function syntaxOf(file: string): Syntax {
 }
 
 /**
- * Parses configuration text. Throws a `SyntaxError` with line and column
- * when the text does not parse.
+ * A document built in code, without text: its places have no line.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { plainDocument } from "./document.ts";
+ *
+ * const doc = plainDocument("(gpu: auto)", { monitors: [] });
+ * assert.deepEqual(doc.place(["monitors"]), { line: 0, order: 0 });
+ * ```
+ */
+export function plainDocument(file: string, value: unknown): ConfigDocument {
+  return { file, value, place: () => ({ line: 0, order: 0 }) };
+}
+
+/**
+ * Parses configuration text. Throws a `SyntaxError` naming the line and
+ * column where the text does not parse, and a `RangeError` past a bound.
  *
  * @example Usage
  * ```ts
@@ -53,285 +108,256 @@ export function syntaxOf(file: string): Syntax {
  * import { parseDocumentText } from "./document.ts";
  *
  * // Past 2^53 a JSON number would lose digits; it arrives as an exact bigint.
- * assert.deepEqual(
- *   parseDocumentText('{"comparison_value": 9007199254740993}', "rules.json"),
- *   { comparison_value: 9007199254740993n },
- * );
- * assert.deepEqual(parseDocumentText("depth: 1024", "config.yaml"), { depth: 1024 });
+ * const json = parseDocumentText('{"comparison_value": 9007199254740993}', "rules.json");
+ * assert.deepEqual(json.value, { comparison_value: 9007199254740993n });
+ * const yaml = parseDocumentText("monitors:\n  - depth: 1024\n", "config.yaml");
+ * assert.deepEqual(yaml.value, { monitors: [{ depth: 1024 }] });
+ * assert.equal(yaml.place(["monitors", 0, "depth"]).line, 2);
+ * assert.throws(() => parseDocumentText('{"a": [1,]}', "x.json"), {
+ *   name: "SyntaxError",
+ *   message: "Cannot load config x.json:1: invalid JSON at column 10: a comma before ] (JSON has no trailing commas)",
+ * });
  * ```
  */
-export function parseDocumentText(text: string, file: string): unknown {
-  return syntaxOf(file) === "json"
-    ? parseJson(text, file)
-    : parseYaml(text, file);
-}
-
-function parseJson(text: string, file: string): unknown {
-  // JSON.parse rejects a byte order mark; editors on some systems add one.
-  const body = text.startsWith("\uFEFF") ? text.slice(1) : text;
-  let plain: unknown;
-  try {
-    // Without a reviver V8 parses any depth; with one it recurses, so the
-    // shape is checked on this first.
-    plain = JSON.parse(body);
-  } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
-    const offset = jsonErrorOffset(body, error.message);
-    const { line, column } = lineAndColumn(body, offset);
-    return raise(
-      syntaxError(
-        file,
-        "invalid JSON",
-        line,
-        column,
-        jsonReason(error.message),
-        { cause: error },
-      ),
+export function parseDocumentText(text: string, file: string): ConfigDocument {
+  const syntax = syntaxOf(file);
+  const lines = new LineCounter();
+  const at = (offset: number) => {
+    const { line, col } = lines.linePos(offset);
+    return { line, column: col };
+  };
+  const fail = (offset: number, detail: string): never => {
+    const { line, column } = at(offset);
+    throw syntaxError(file, syntax, line, column, detail);
+  };
+  const tokens = lexAndParse(text, syntax, lines, fail, (offset) => {
+    const { line, column } = at(offset);
+    throw limitError(
+      file,
+      line,
+      `is nested more than ${MAX_NESTING} lists and objects deep (at column ${column})`,
     );
-  }
-  checkShape(plain, file);
-  const duplicate = findDuplicateJsonKey(body);
-  if (duplicate !== undefined) {
-    throw duplicateError(file, "invalid JSON", body, duplicate);
-  }
-  // Only a literal of 16 or more digits can be past 2^53; the reviver is
-  // slow, and a number cannot change otherwise.
-  return /[0-9]{16}/.test(body) ? JSON.parse(body, exactIntegers) : plain;
-}
-
-/** The error for a key given twice, at the second copy. */
-function duplicateError(
-  file: string,
-  what: string,
-  text: string,
-  duplicate: DuplicateKey,
-): SyntaxError {
-  const { line, column } = lineAndColumn(text, duplicate.offset);
-  const first = lineAndColumn(text, duplicate.firstOffset);
-  return syntaxError(
-    file,
-    what,
-    line,
-    column,
-    `${
-      formatPath(duplicate.path)
-    } is given twice (first at line ${first.line}); keys must be unique, or the second copy would silently replace the first`,
-  );
-}
-
-/**
- * JSON.parse reviver: an integer literal outside the safe range becomes a
- * bigint taken from the literal's source text, so no digit is lost.
- */
-function exactIntegers(
-  this: unknown,
-  _key: string,
-  value: unknown,
-  context?: { source?: string },
-): unknown {
-  if (
-    typeof value === "number" && !Number.isSafeInteger(value) &&
-    context?.source !== undefined && /^-?[0-9]+$/.test(context.source)
-  ) {
-    return BigInt(context.source);
-  }
-  return value;
-}
-
-/** V8's reason without its own position or source excerpt. */
-function jsonReason(message: string): string {
-  return lowerFirst(
-    message
-      .replace(/ in JSON at position \d+.*$/s, "")
-      // `Unexpected token 'x', "…excerpt…" is not valid JSON`
-      .replace(/^(Unexpected token '.+?'), (?:\.\.\.)?".*$/s, "$1")
-      .replace(/ at position \d+.*$/s, ""),
-  );
-}
-
-function lowerFirst(text: string): string {
-  return text.charAt(0).toLowerCase() + text.slice(1);
-}
-
-/**
- * Where JSON.parse stopped. V8 gives `at position N` for most errors but
- * only an excerpt for `Unexpected token`; then the shortest prefix of the
- * text that fails for a reason other than running out of input ends at the
- * offending character (a prefix cut inside a valid document only ever fails
- * at its own end).
- */
-function jsonErrorOffset(text: string, message: string): number {
-  const at = /at position (\d+)/.exec(message);
-  if (at !== null) return Number(at[1]);
-  if (/Unexpected end of JSON input/.test(message)) return text.length;
-  let lo = 1;
-  let hi = text.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (failsWithin(text.slice(0, mid))) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo - 1;
-}
-
-function failsWithin(prefix: string): boolean {
-  try {
-    JSON.parse(prefix);
-    return false;
-  } catch (error) {
-    const message = errorMessage(error);
-    const at = /at position (\d+)/.exec(message);
-    if (at !== null) return Number(at[1]) < prefix.length;
-    return !/Unexpected end of JSON input/.test(message);
-  }
-}
-
-function parseYaml(text: string, file: string): unknown {
-  checkFlowNesting(text, file);
-  let doc;
-  try {
-    // intAsBigInt: every integer arrives exact; safe ones become numbers below.
-    // uniqueKeys: duplicates are found below, with their path.
-    doc = parseDocument(text, {
-      intAsBigInt: true,
-      prettyErrors: true,
-      uniqueKeys: false,
-    });
-  } catch (error) {
-    throw envHint(error, file);
+  });
+  const composer = new Composer({
+    intAsBigInt: true,
+    uniqueKeys: false,
+    schema: syntax === "json" ? "json" : "core",
+  });
+  const docs = [...composer.compose(tokens, true, text.length)];
+  const doc = docs[0];
+  if (docs.length > 1) {
+    fail(docs[1].range[0], "holds more than one document (--- separates them)");
   }
   const problem = doc.errors[0];
   if (problem !== undefined) {
-    const start = problem.linePos?.[0];
-    const { line, column } = start === undefined
-      ? lineAndColumn(text, problem.pos[0])
-      : { line: start.line, column: start.col };
-    const reason = problem.message.replace(/ at line \d+, column \d+:.*$/s, "");
     // The parser recurses into flow collections and reports running out
     // of stack as an error of the text.
-    if (/call stack/i.test(reason)) {
-      return raise(
-        limitError(
-          file,
-          undefined,
-          `lists and objects nest more than ${MAX_NESTING} deep (at line ${line}, column ${column})`,
-        ),
+    if (/call stack/i.test(problem.message)) {
+      throw limitError(
+        file,
+        at(problem.pos[0]).line,
+        `is nested more than ${MAX_NESTING} lists and objects deep`,
       );
     }
-    return raise(
-      syntaxError(file, "invalid YAML", line, column, lowerFirst(reason)),
-    );
+    fail(problem.pos[0], reason(problem.code, problem.message, syntax));
   }
-  const duplicate = findDuplicateYamlKey(doc);
+  const duplicate = findDuplicateKey(doc);
   if (duplicate !== undefined) {
-    return raise(duplicateError(file, "invalid YAML", text, duplicate));
+    const first = at(duplicate.firstOffset).line;
+    fail(
+      duplicate.offset,
+      `${
+        formatPath(duplicate.path)
+      } is given twice (first at line ${first}); keys must be unique, or the second copy would silently replace the first`,
+    );
   }
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: 100 });
   } catch (error) {
     // Unresolvable or excessive aliases surface only when converting.
-    const alias = firstBadAlias(doc);
-    const { line, column } = lineAndColumn(text, alias?.range?.[0] ?? 0);
-    return raise(
-      syntaxError(
-        file,
-        "invalid YAML",
-        line,
-        column,
-        lowerFirst(errorMessage(error)),
-        { cause: error },
-      ),
-    );
+    fail(firstAlias(doc) ?? 0, lowerFirst(errorMessage(error)));
   }
-  checkShape(value, file);
-  return narrowIntegers(value, new Set());
+  const placed: ConfigDocument = {
+    file,
+    value,
+    place: (path, key = false) => placeOf(doc, lines, path, key),
+  };
+  checkShape(placed);
+  return { ...placed, value: exactIntegers(value) };
 }
 
-/** The first alias whose anchor is missing, else the first alias at all. */
-function firstBadAlias(
-  doc: ReturnType<typeof parseDocument>,
-): Node | undefined {
-  let first: Node | undefined;
-  let bad: Node | undefined;
-  visit(doc, {
-    Alias(_key, node) {
-      first ??= node;
-      if (bad === undefined && node.resolve(doc) === undefined) bad = node;
-    },
-  });
-  return bad ?? first;
-}
-
-/** Safe integers back to `number`; the rest stay exact `bigint`s. */
-function narrowIntegers(value: unknown, seen: Set<object>): unknown {
-  if (typeof value === "bigint") {
-    return value >= -BigInt(Number.MAX_SAFE_INTEGER) &&
-        value <= BigInt(Number.MAX_SAFE_INTEGER)
-      ? Number(value)
-      : value;
-  }
-  if (typeof value !== "object" || value === null || seen.has(value)) {
-    return value;
-  }
-  // Aliases share objects; convert each once.
-  seen.add(value);
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      value[i] = narrowIntegers(value[i], seen);
+/**
+ * Lexes `text` once, counting flow nesting and, for JSON, refusing what is
+ * not JSON as each token arrives, and feeds the tokens to the parser.
+ */
+function lexAndParse(
+  text: string,
+  syntax: Syntax,
+  lines: LineCounter,
+  fail: (offset: number, detail: string) => never,
+  tooDeep: (offset: number) => never,
+): CST.Token[] {
+  const parser = new Parser(lines.addNewLine);
+  lines.addNewLine(0);
+  const tokens: CST.Token[] = [];
+  const json = syntax === "json";
+  let depth = 0;
+  let offset = 0;
+  let values = 0;
+  let afterComma = false;
+  for (const lexeme of new Lexer().lex(text)) {
+    const type = CST.tokenType(lexeme);
+    if (type === "flow-map-start" || type === "flow-seq-start") {
+      // Past this the parser would take seconds; shallower nesting past
+      // MAX_NESTING is named with its field by checkShape.
+      if (++depth > 8 * MAX_NESTING) tooDeep(offset);
+    } else if (type === "flow-map-end" || type === "flow-seq-end") {
+      if (depth > 0) depth--;
     }
-  } else {
+    if (json) {
+      if (type !== null && !JSON_TOKENS.has(type)) {
+        fail(offset, `${quoteToken(lexeme)} is not JSON`);
+      }
+      if (afterComma && (type === "flow-map-end" || type === "flow-seq-end")) {
+        fail(offset, `a comma before ${lexeme} (JSON has no trailing commas)`);
+      }
+      if (type !== "space" && type !== "newline" && type !== "scalar") {
+        afterComma = type === "comma";
+      }
+      if (depth === 0 && (type === null || type === "double-quoted-scalar")) {
+        values++;
+      }
+      if (depth === 0 && type === "map-value-ind") {
+        fail(offset, "a key outside { } is not JSON");
+      }
+      if (type === "flow-map-start" || type === "flow-seq-start") values++;
+    }
+    for (const token of parser.next(lexeme)) tokens.push(token);
+    if (type !== "doc-mode" && type !== "scalar" && type !== "flow-error-end") {
+      offset += lexeme.length;
+    }
+  }
+  for (const token of parser.end()) tokens.push(token);
+  if (json && values === 0) fail(text.length, "the text holds no JSON value");
+  return tokens;
+}
+
+/** Lexical tokens JSON text may have; plain scalars resolve by the JSON schema. */
+const JSON_TOKENS: ReadonlySet<string> = new Set([
+  "byte-order-mark",
+  "doc-mode",
+  "scalar",
+  "flow-error-end",
+  "space",
+  "newline",
+  "map-value-ind",
+  "flow-map-start",
+  "flow-map-end",
+  "flow-seq-start",
+  "flow-seq-end",
+  "comma",
+  "double-quoted-scalar",
+]);
+
+function quoteToken(lexeme: string): string {
+  const text = lexeme.length > 20 ? lexeme.slice(0, 19) + "…" : lexeme;
+  return JSON.stringify(text);
+}
+
+/** The parser's reason in the operator's words, without its own position. */
+function reason(code: string, message: string, syntax: Syntax): string {
+  const plain = /^Unresolved plain scalar (".*")/s.exec(message);
+  if (syntax === "json" && code === "TAG_RESOLVE_FAILED" && plain !== null) {
+    return `${
+      plain[1]
+    } is not a JSON value (strings are written in double quotes)`;
+  }
+  return lowerFirst(message.replace(/ at line \d+, column \d+:.*$/s, ""));
+}
+
+/**
+ * Integers arrive as `bigint`s (intAsBigInt); those a `number` holds
+ * exactly become numbers, the rest stay exact. The shape is checked
+ * first: no cycles, at most {@linkcode MAX_NESTING} deep.
+ */
+function exactIntegers(value: unknown): unknown {
+  if (typeof value === "bigint") {
+    return value >= -MAX_SAFE && value <= MAX_SAFE ? Number(value) : value;
+  }
+  if (typeof value === "object" && value !== null) {
     const record = value as Record<string, unknown>;
     for (const key of Object.keys(record)) {
-      record[key] = narrowIntegers(record[key], seen);
+      record[key] = exactIntegers(record[key]);
     }
   }
   return value;
 }
 
-/**
- * The `yaml` package reads `process.env.LOG_TOKENS` while parsing; without
- * env permission Deno refuses, with a message that would puzzle an operator.
- */
-function envHint(error: unknown, file: string): unknown {
-  if (error instanceof Deno.errors.NotCapable) {
-    return fileError(
-      file,
-      "reading YAML needs environment access; run with --allow-env (or --allow-env=LOG_TOKENS,LOG_STREAM)",
-      { cause: error },
-    );
-  }
-  return error;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** The offset of the first alias whose anchor is missing, else of the first alias. */
+function firstAlias(doc: Document): number | undefined {
+  let first: number | undefined;
+  let bad: number | undefined;
+  const visit = (node: unknown): void => {
+    if (isAlias(node)) {
+      first ??= node.range?.[0];
+      if (bad === undefined && node.resolve(doc) === undefined) {
+        bad = node.range?.[0];
+      }
+    } else if (isMap(node)) {
+      for (const pair of node.items) {
+        visit(pair.key);
+        visit(pair.value);
+      }
+    } else if (isSeq(node)) node.items.forEach(visit);
+  };
+  visit(doc.contents);
+  return bad ?? first;
 }
 
-/**
- * 1-based line and column of a character offset.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { lineAndColumn } from "./document.ts";
- *
- * assert.deepEqual(lineAndColumn("a\nbc", 3), { line: 2, column: 2 });
- * ```
- */
-export function lineAndColumn(
-  text: string,
-  offset: number,
-): { line: number; column: number } {
-  const before = text.slice(0, Math.max(0, offset));
-  const lineStart = before.lastIndexOf("\n") + 1;
-  let line = 1;
-  for (
-    let i = before.indexOf("\n");
-    i !== -1;
-    i = before.indexOf("\n", i + 1)
-  ) {
-    line++;
+/** Where `path` is in `doc`: see {@linkcode ConfigDocument.place}. */
+function placeOf(
+  doc: Document,
+  lines: LineCounter,
+  path: ConfigPath,
+  key: boolean,
+): Place {
+  let node: unknown = doc.contents;
+  let start = (node as Node | null)?.range?.[0] ?? 0;
+  for (const [i, segment] of path.entries()) {
+    if (isAlias(node)) node = node.resolve(doc);
+    let next: unknown;
+    let keyStart: number | undefined;
+    if (isMap(node) && typeof segment === "string") {
+      const pair = node.items.find((p) => keyName(p.key) === segment);
+      next = pair?.value ?? (pair === undefined ? undefined : pair.key);
+      keyStart = (pair?.key as Node | undefined)?.range?.[0];
+    } else if (isSeq(node) && typeof segment === "number") {
+      next = node.items[segment];
+    }
+    const range = (next as Node | null | undefined)?.range;
+    if (range === undefined || range === null) {
+      // Missing: at the start of what holds it, ordered after its contents.
+      const end = (node as Node | null)?.range?.[1] ?? start;
+      return { line: lines.linePos(start).line, order: end };
+    }
+    if (key && i === path.length - 1 && keyStart !== undefined) {
+      return { line: lines.linePos(keyStart).line, order: keyStart };
+    }
+    node = next;
+    start = range[0];
   }
-  return { line, column: before.length - lineStart + 1 };
+  // A collection is judged once read whole: its problems come after its parts'.
+  const range = (node as Node | null)?.range;
+  const whole = isMap(node) || isSeq(node);
+  return {
+    line: lines.linePos(start).line,
+    order: whole && range ? range[1] : start,
+  };
 }
 
-function raise(error: Error): never {
-  throw error;
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
 }

@@ -1,12 +1,12 @@
 /**
- * Finding a key given twice in one object. `JSON.parse` and a YAML
- * document's `toJS()` both keep the last copy without a word, so a second
- * `"rules": []` at the end of a file would silently disable every rule.
+ * Finding a key given twice in one object. A document's `toJS()` keeps the
+ * last copy without a word, so a second `"rules": []` at the end of a file
+ * would silently disable every rule.
  *
  * @module
  */
 
-import { CST, isMap, isScalar, isSeq, Lexer } from "yaml";
+import { isMap, isScalar, isSeq } from "yaml";
 import type { ConfigPath } from "./errors.ts";
 
 /** A key given a second time in the same object. */
@@ -19,120 +19,38 @@ export interface DuplicateKey {
   readonly firstOffset: number;
 }
 
-/** An open collection while the JSON text is read. */
-interface Frame {
-  /** An object, not a list. */
-  readonly object: boolean;
-  /** An object's keys so far, with their offsets. */
-  readonly keys: Map<string, number>;
-  /** The current key (of an object) or index (of a list). */
-  at: string | number;
-  /** Whether the next string in an object is a key. */
-  keyNext: boolean;
-}
-
 /**
- * The first key JSON text gives twice in one object, in document order;
- * keys compare as `JSON.parse` decodes them (`"a"` and `"\u0061"` are one
- * key). The `yaml` package's lexer splits the text, which must already be
- * valid JSON: it only follows the structure.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { findDuplicateJsonKey } from "./duplicate_keys.ts";
- *
- * const text = '{"rules": [{"name": "a"}],\n "rules": []}';
- * assert.deepEqual(findDuplicateJsonKey(text), { path: ["rules"], offset: 28, firstOffset: 1 });
- * assert.equal(findDuplicateJsonKey('{"a": {"b": 1}, "b": [{"a": 2}]}'), undefined);
- * ```
- *
- * @param json Valid JSON text, without a byte order mark.
- * @returns The duplicate, or undefined if every key is unique.
- */
-export function findDuplicateJsonKey(json: string): DuplicateKey | undefined {
-  const stack: Frame[] = [];
-  let offset = 0;
-  for (const token of new Lexer().lex(json)) {
-    const top = stack.at(-1);
-    switch (CST.tokenType(token)) {
-      // The lexer's own markers, not text of the file.
-      case "doc-mode":
-      case "flow-error-end":
-      case "scalar":
-        continue;
-      case "flow-map-start":
-        stack.push({ object: true, keys: new Map(), at: "", keyNext: true });
-        break;
-      case "flow-seq-start":
-        stack.push({ object: false, keys: new Map(), at: 0, keyNext: false });
-        break;
-      case "flow-map-end":
-      case "flow-seq-end":
-        stack.pop();
-        break;
-      case "comma":
-        if (top?.object) top.keyNext = true;
-        else if (top !== undefined) top.at = Number(top.at) + 1;
-        break;
-      case "map-value-ind":
-        if (top !== undefined) top.keyNext = false;
-        break;
-      case "double-quoted-scalar":
-        if (top?.object && top.keyNext) {
-          const key: string = JSON.parse(token);
-          top.at = key;
-          const first = top.keys.get(key);
-          if (first !== undefined) {
-            return { path: stack.map((f) => f.at), offset, firstOffset: first };
-          }
-          top.keys.set(key, offset);
-        }
-        break;
-    }
-    offset += token.length;
-  }
-  return undefined;
-}
-
-/**
- * The first key a parsed YAML document gives twice in one mapping, in
- * document order. Keys compare as they become object keys (`1` and `"1"`
- * are one key there). Aliases are not followed: their anchors are checked
- * where they stand.
+ * The first key a parsed document (JSON or YAML) gives twice in one
+ * mapping, in document order. Keys compare as they become object keys
+ * (`1` and `"1"`, `"a"` and `"\u0061"` are one key there). Aliases are not
+ * followed: their anchors are checked where they stand.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
  * import { parseDocument } from "yaml";
- * import { findDuplicateYamlKey } from "./duplicate_keys.ts";
+ * import { findDuplicateKey } from "./duplicate_keys.ts";
  *
  * const doc = parseDocument("monitors:\n  - name: a\n    name: b\n", { uniqueKeys: false });
- * assert.deepEqual(findDuplicateYamlKey(doc), { path: ["monitors", 0, "name"], offset: 26, firstOffset: 14 });
+ * assert.deepEqual(findDuplicateKey(doc), { path: ["monitors", 0, "name"], offset: 26, firstOffset: 14 });
  * ```
  *
- * @param doc A document (from `parseDocument`) parsed with
- * `uniqueKeys: false`.
+ * @param doc A document parsed with `uniqueKeys: false`.
  * @returns The duplicate, or undefined if every key is unique.
  */
-export function findDuplicateYamlKey(
+export function findDuplicateKey(
   doc: { readonly contents: unknown },
 ): DuplicateKey | undefined {
   return walk(doc.contents, []);
 }
 
-function walk(
-  node: unknown,
-  path: readonly (string | number)[],
-): DuplicateKey | undefined {
+function walk(node: unknown, path: ConfigPath): DuplicateKey | undefined {
   if (isMap(node)) {
     const seen = new Map<string, number>();
     for (const pair of node.items) {
-      if (!isScalar(pair.key)) continue;
-      const value = pair.key.value;
-      // As toJS() names the property: null becomes "".
-      const key = value === null ? "" : String(value);
-      const offset = pair.key.range?.[0] ?? 0;
+      const key = keyName(pair.key);
+      if (key === undefined) continue;
+      const offset = (pair.key as { range?: number[] }).range?.[0] ?? 0;
       const first = seen.get(key);
       if (first !== undefined) {
         return { path: [...path, key], offset, firstOffset: first };
@@ -148,4 +66,23 @@ function walk(
     }
   }
   return undefined;
+}
+
+/**
+ * A map key as `toJS` names the property: its scalar value as a string,
+ * null as `""`; undefined for a key that is not a scalar.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Scalar } from "yaml";
+ * import { keyName } from "./duplicate_keys.ts";
+ *
+ * assert.equal(keyName(new Scalar(1)), "1");
+ * assert.equal(keyName(new Scalar(null)), "");
+ * ```
+ */
+export function keyName(key: unknown): string | undefined {
+  if (!isScalar(key)) return undefined;
+  return key.value === null ? "" : String(key.value);
 }

@@ -1,10 +1,14 @@
 import assert from "node:assert/strict";
 import { parseDocument } from "yaml";
-import {
-  findDuplicateJsonKey,
-  findDuplicateYamlKey,
-} from "./duplicate_keys.ts";
+import { findDuplicateKey } from "./duplicate_keys.ts";
 import { parseConfig } from "./load.ts";
+
+/** The duplicate in JSON text, parsed as the loader parses it. */
+function findDuplicateJsonKey(text: string) {
+  const doc = parseDocument(text, { uniqueKeys: false, schema: "json" });
+  assert.deepEqual(doc.errors, [], text);
+  return findDuplicateKey(doc);
+}
 
 /** Where the second copy is, as `[line, column]`, and its path. */
 function jsonDuplicate(text: string) {
@@ -18,7 +22,7 @@ function jsonDuplicate(text: string) {
   };
 }
 
-Deno.test("findDuplicateJsonKey() finds a key given twice, with its path", () => {
+Deno.test("findDuplicateKey() in JSON: finds a key given twice, with its path", () => {
   assert.deepEqual(jsonDuplicate('{"a": 1, "a": 2}'), {
     path: ["a"],
     at: [1, 10],
@@ -40,7 +44,7 @@ Deno.test("findDuplicateJsonKey() finds a key given twice, with its path", () =>
   ]);
 });
 
-Deno.test("findDuplicateJsonKey() lets the same key be in different objects", () => {
+Deno.test("findDuplicateKey() in JSON: lets the same key be in different objects", () => {
   for (
     const text of [
       '{"a": {"a": {"a": 1}}, "b": [{"a": 1}, {"a": 2}]}',
@@ -55,9 +59,9 @@ Deno.test("findDuplicateJsonKey() lets the same key be in different objects", ()
   }
 });
 
-Deno.test("findDuplicateYamlKey() compares keys as the object will hold them", () => {
+Deno.test("findDuplicateKey() compares YAML keys as the object will hold them", () => {
   const find = (text: string) =>
-    findDuplicateYamlKey(parseDocument(text, { uniqueKeys: false }))?.path;
+    findDuplicateKey(parseDocument(text, { uniqueKeys: false }))?.path;
   assert.deepEqual(find("a: 1\nb:\n  - x: 1\n    x: 2\n"), ["b", 0, "x"]);
   assert.deepEqual(find("1: a\n'1': b\n"), ["1"]);
   assert.deepEqual(find("{a: 1, a: 2}"), ["a"]);
@@ -77,7 +81,7 @@ Deno.test("a second rules key in the reference JSON is refused, not obeyed", () 
   assert.throws(() => parseConfig(text, "rules.json"), {
     name: "SyntaxError",
     message:
-      "Cannot load config rules.json: invalid JSON at line 7, column 3: rules is given twice (first at line 3); keys must be unique, or the second copy would silently replace the first",
+      "Cannot load config rules.json:7: invalid JSON at column 3: rules is given twice (first at line 3); keys must be unique, or the second copy would silently replace the first",
   });
   // Without the second copy the rule is there.
   const single = text.replace(',\n  "rules": []', "");
@@ -94,6 +98,6 @@ Deno.test("a key given twice in YAML names its path and both lines", () => {
   assert.throws(() => parseConfig(text, "a.yaml"), {
     name: "SyntaxError",
     message:
-      "Cannot load config a.yaml: invalid YAML at line 5, column 5: monitors[0].source is given twice (first at line 3); keys must be unique, or the second copy would silently replace the first",
+      "Cannot load config a.yaml:5: invalid YAML at column 5: monitors[0].source is given twice (first at line 3); keys must be unique, or the second copy would silently replace the first",
   });
 });

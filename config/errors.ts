@@ -1,17 +1,49 @@
 /**
- * Turning configuration problems into one-line errors.
+ * Configuration problems as one-line errors, all in one style:
  *
- * Every message reads `Cannot load config FILE: PATH WHAT, got VALUE`, where
- * PATH uses the keys as written in the file (`monitors[1].data-ids[3].data_id`)
- * and VALUE is looked up in the raw parsed document, never taken from the
- * validator, so that the operator sees what they wrote.
+ * ```
+ * Cannot load config FILE:LINE: PATH WHAT, got VALUE
+ * ```
+ *
+ * PATH uses the keys as written in the file and names the rule or column an
+ * index points at (`monitors[0].rules[2] ("ecn_burst").above`); VALUE is
+ * looked up in the parsed document, never taken from the validator, so the
+ * operator sees what they wrote. Problems of the text itself read
+ * `FILE:LINE: invalid JSON at column N: ...`, and those of the file as a
+ * whole `FILE: ...`. The class says what kind of problem it is: a
+ * `TypeError` for a value of the wrong kind, a `RangeError` for one out of
+ * range, a `SyntaxError` for text that does not parse.
  *
  * @module
  */
 
 import type { z } from "zod";
 import { terminalSafe } from "../base/terminal_text.ts";
+import type { ConfigDocument, Syntax } from "./document.ts";
 import { MAX_MESSAGE_CHARS } from "./limits.ts";
+
+/**
+ * Separates a problem from a hint that follows the value in a message
+ * (`..., got "gte"; did you mean "gt"?`); see {@linkcode withHint}.
+ */
+export const HINT = "\u001e";
+
+/**
+ * `problem` with `hint` (what was probably meant) to follow the `got`
+ * part of its message; with no hint, `problem` alone.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { withHint } from "./errors.ts";
+ *
+ * assert.equal(withHint("must be one of gt, lt", "").includes("\u001e"), false);
+ * assert.equal(withHint("must be one of gt, lt", 'did you mean "gt"?').split("\u001e")[1], 'did you mean "gt"?');
+ * ```
+ */
+export function withHint(problem: string, hint: string): string {
+  return hint === "" ? problem : `${problem}${HINT}${hint}`;
+}
 
 /** A path into a parsed document: object keys and array indices. */
 export type ConfigPath = readonly (string | number)[];
@@ -22,59 +54,69 @@ export type ConfigPath = readonly (string | number)[];
  */
 export type ProblemKind = "type" | "range";
 
-/** A file being validated: its name for messages and its raw parsed value. */
-export interface ConfigSource {
-  /** File name as the operator gave it. */
-  readonly file: string;
-  /** The document as parsed, before validation (see `document.ts`). */
-  readonly doc: unknown;
-}
-
 /** The longest `got` value we print; whole objects can be large. */
 const MAX_VALUE_CHARS = 120;
-
-/** The longest key printed in a path, and the longest path. */
+/** The longest key printed in a path, the longest path, the longest name in it. */
 const MAX_PATH_KEY_CHARS = 40;
 const MAX_PATH_CHARS = 100;
-
+const MAX_PATH_NAME_CHARS = 40;
 /** The longest file name printed; its end says most. */
 const MAX_FILE_CHARS = 100;
-
 /** Keys that can be printed bare in a path; anything else is quoted. */
 const PLAIN_KEY = /^[A-Za-z0-9_-]+$/;
+/** Lists whose entries are named in a path by their `name`. */
+const NAMED_LISTS: ReadonlySet<string | undefined> = new Set([
+  "rules",
+  "columns",
+  "data-ids",
+  undefined, // a --data-ids file's top-level list
+]);
 
 /**
- * Formats a path the way an operator would point at the value.
+ * Formats a path the way an operator would point at the value. Given the
+ * document, an entry of a rules or columns list is named by its `name`.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
  * import { formatPath } from "./errors.ts";
  *
- * assert.equal(
- *   formatPath(["monitors", 1, "data-ids", 3, "data_id"]),
- *   "monitors[1].data-ids[3].data_id",
- * );
+ * assert.equal(formatPath(["monitors", 1, "data-ids", 3, "data_id"]), "monitors[1].data-ids[3].data_id");
  * assert.equal(formatPath([]), "top level");
+ * const doc = { monitors: [{ rules: [{ name: "drops", above: -1 }] }] };
+ * assert.equal(formatPath(["monitors", 0, "rules", 0, "above"], doc), 'monitors[0].rules[0] ("drops").above');
  * ```
  */
-export function formatPath(path: ConfigPath): string {
+export function formatPath(path: ConfigPath, doc?: unknown): string {
   if (path.length === 0) return "top level";
   let out = "";
-  for (const segment of path) {
+  let shown = 0;
+  let value = doc;
+  for (const [i, segment] of path.entries()) {
     let next: string;
-    if (typeof segment === "number") next = `[${segment}]`;
-    else if (!PLAIN_KEY.test(segment)) {
+    let name = "";
+    if (typeof segment === "number") {
+      next = `[${segment}]`;
+      const entry = Array.isArray(value) ? value[segment] : undefined;
+      const list = i === 0 ? undefined : path[i - 1];
+      if (
+        NAMED_LISTS.has(typeof list === "string" ? list : undefined) &&
+        isRecord(entry) && typeof entry.name === "string" &&
+        entry.name !== "" && path[i + 1] !== "name"
+      ) {
+        name = ` (${quoteText(entry.name, MAX_PATH_NAME_CHARS)})`;
+      }
+    } else if (!PLAIN_KEY.test(segment)) {
       next = `[${quoteText(segment, MAX_PATH_KEY_CHARS)}]`;
     } else {
       const key = cutText(segment, MAX_PATH_KEY_CHARS);
       next = out === "" ? key : `.${key}`;
     }
     // A path 100 levels deep says no more than its first few.
-    if (out !== "" && out.length + next.length > MAX_PATH_CHARS) {
-      return `${out}…`;
-    }
-    out += next;
+    if (out !== "" && shown + next.length > MAX_PATH_CHARS) return `${out}…`;
+    out += next + name;
+    shown += next.length;
+    value = lookup(value, [segment]);
   }
   return out;
 }
@@ -121,8 +163,8 @@ export function quoteText(text: string, max = MAX_VALUE_CHARS): string {
 }
 
 /**
- * Looks a value up by path in a raw parsed document. Returns `undefined`
- * when any step is missing. This is the one place `got …` values come from.
+ * Looks a value up by path in a parsed document. Returns `undefined` when
+ * any step is missing. This is the one place `got …` values come from.
  *
  * @example Usage
  * ```ts
@@ -215,73 +257,78 @@ function toJson(
 }
 
 /**
- * Builds the error for a value problem at `path` in `source`.
+ * The error for a problem with what `path` points at in `doc`: its value,
+ * or with `options.key` its key. The value written there ends the message
+ * unless `options.got` is false (a bound whose value is too large to
+ * print, or that the message already quotes).
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
  * import { configError } from "./errors.ts";
+ * import { parseDocumentText } from "./document.ts";
  *
- * const source = { file: "rules.json", doc: { rules: [{ comparison_type: "gte" }] } };
- * const err = configError(source, ["rules", 0, "comparison_type"], "must be one of gt, lt", "type");
+ * const doc = parseDocumentText('{"rules": [\n  {"name": "drops", "comparison_type": "gte"}]}', "rules.json");
+ * const err = configError(doc, ["rules", 0, "comparison_type"], "must be one of gt, lt", "type");
  * assert.ok(err instanceof TypeError);
  * assert.equal(
  *   err.message,
- *   'Cannot load config rules.json: rules[0].comparison_type must be one of gt, lt, got "gte"',
+ *   'Cannot load config rules.json:2: rules[0] ("drops").comparison_type must be one of gt, lt, got "gte"',
  * );
  * ```
  */
 export function configError(
-  source: ConfigSource,
+  doc: ConfigDocument,
   path: ConfigPath,
   what: string,
   kind: ProblemKind,
+  options: { readonly key?: boolean; readonly got?: boolean } = {},
 ): TypeError | RangeError {
+  const [problem, hint] = what.split(HINT);
   const message = line(
-    `Cannot load config ${fileName(source.file)}: ${formatPath(path)} ${
-      oneLine(what)
-    }`,
-    `, got ${formatValue(lookup(source.doc, path))}`,
+    `${prefix(doc.file, doc.place(path, options.key).line)}${
+      formatPath(path, doc.value)
+    } ${oneLine(problem)}`,
+    `${
+      options.got === false
+        ? ""
+        : `, got ${formatValue(lookup(doc.value, path))}`
+    }${hint === undefined ? "" : `; ${oneLine(hint)}`}`,
   );
   return kind === "range" ? new RangeError(message) : new TypeError(message);
 }
 
 /**
- * Builds the error for text that does not parse, with a 1-based position.
+ * The error for text that does not parse, at a 1-based line and column.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
  * import { syntaxError } from "./errors.ts";
  *
- * const err = syntaxError("a.json", "invalid JSON", 2, 9, "expected double-quoted property name");
+ * const err = syntaxError("a.json", "json", 2, 9, "a comma before }");
  * assert.ok(err instanceof SyntaxError);
- * assert.equal(
- *   err.message,
- *   "Cannot load config a.json: invalid JSON at line 2, column 9: expected double-quoted property name",
- * );
+ * assert.equal(err.message, "Cannot load config a.json:2: invalid JSON at column 9: a comma before }");
  * ```
  */
 export function syntaxError(
   file: string,
-  what: string,
+  syntax: Syntax,
   line: number,
   column: number,
   detail: string,
-  options?: ErrorOptions,
 ): SyntaxError {
   return new SyntaxError(
     cap(
-      `Cannot load config ${
-        fileName(file)
-      }: ${what} at line ${line}, column ${column}: ${oneLine(detail)}`,
+      `${prefix(file, line)}invalid ${
+        syntax === "json" ? "JSON" : "YAML"
+      } at column ${column}: ${oneLine(detail)}`,
     ),
-    options,
   );
 }
 
 /**
- * Builds an error about the file as a whole (not one value in it).
+ * The error about a file as a whole (not one value in it).
  *
  * @example Usage
  * ```ts
@@ -296,47 +343,36 @@ export function fileError(
   what: string,
   options?: ErrorOptions,
 ): Error {
-  return new Error(
-    cap(`Cannot load config ${fileName(file)}: ${oneLine(what)}`),
-    options,
-  );
+  return new Error(cap(`${prefix(file, 0)}${oneLine(what)}`), options);
 }
 
 /**
- * Builds the error for a value or file past one of the bounds in
- * `limits.ts`: the file, where in it (if anywhere), and what the bound is.
- * No `got` part: the value is what is too large to print.
+ * The error for a file, or text at `line` of it (0: the file as a whole),
+ * past one of the bounds in `limits.ts`. No `got` part: the value is what
+ * is too large to print.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
  * import { limitError } from "./errors.ts";
  *
- * const err = limitError("a.json", ["rules"], "is nested more than 32 lists and objects deep");
+ * const err = limitError("a.yaml", 3, "is nested more than 32 lists and objects deep (at column 257)");
  * assert.ok(err instanceof RangeError);
- * assert.equal(
- *   err.message,
- *   "Cannot load config a.json: rules is nested more than 32 lists and objects deep",
- * );
- * assert.equal(limitError("/dev/zero", undefined, "is too large").message, "Cannot load config /dev/zero: is too large");
+ * assert.equal(err.message, "Cannot load config a.yaml:3: is nested more than 32 lists and objects deep (at column 257)");
+ * assert.equal(limitError("/dev/zero", 0, "is too large").message, "Cannot load config /dev/zero: is too large");
  * ```
  */
 export function limitError(
   file: string,
-  path: ConfigPath | undefined,
+  line: number,
   what: string,
-  options?: ErrorOptions,
 ): RangeError {
-  const where = path === undefined ? "" : `${formatPath(path)} `;
-  return new RangeError(
-    cap(`Cannot load config ${fileName(file)}: ${where}${oneLine(what)}`),
-    options,
-  );
+  return new RangeError(cap(`${prefix(file, line)}${oneLine(what)}`));
 }
 
 /**
- * Builds the error for a problem with a document as a whole that is not
- * about one value, such as combining two sources of data IDs.
+ * The error for a problem with a document as a whole that is not about
+ * one value, such as combining two sources of data IDs.
  *
  * @example Usage
  * ```ts
@@ -349,184 +385,126 @@ export function limitError(
  * ```
  */
 export function documentError(file: string, what: string): TypeError {
-  return new TypeError(
-    cap(`Cannot load config ${fileName(file)}: ${oneLine(what)}`),
-  );
+  return new TypeError(cap(`${prefix(file, 0)}${oneLine(what)}`));
 }
 
 /**
- * The message fragment for a key the schema does not know, with a
- * suggestion when one of the known keys is a likely intended spelling.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { unknownKeyProblem } from "./errors.ts";
- *
- * assert.equal(
- *   unknownKeyProblem("comparision_type", ["name", "comparison_type"]),
- *   'is not a known key (did you mean "comparison_type"?); expected one of name, comparison_type',
- * );
- * ```
- */
-export function unknownKeyProblem(
-  key: string,
-  known: readonly string[],
-  suggestAlso: readonly string[] = [],
-): string {
-  const guess = closest(key, [...known, ...suggestAlso]);
-  const hint = guess === undefined ? "" : ` (did you mean "${guess}"?)`;
-  return `is not a known key${hint}; expected one of ${known.join(", ")}`;
-}
-
-/** Finds a candidate within a small edit distance, if any. */
-function closest(
-  key: string,
-  candidates: readonly string[],
-): string | undefined {
-  const wanted = key.toLowerCase();
-  let best: string | undefined;
-  let bestDistance = Math.max(1, Math.floor(key.length / 3)) + 1;
-  for (const candidate of candidates) {
-    const distance = editDistance(wanted, candidate.toLowerCase());
-    if (distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
-    }
-  }
-  return best;
-}
-
-/** Optimal string alignment distance: Levenshtein plus adjacent swaps. */
-function editDistance(a: string, b: string): number {
-  const rows = a.length + 1;
-  const cols = b.length + 1;
-  const d: number[] = new Array(rows * cols).fill(0);
-  for (let i = 0; i < rows; i++) d[i * cols] = i;
-  for (let j = 0; j < cols; j++) d[j] = j;
-  for (let i = 1; i < rows; i++) {
-    for (let j = 1; j < cols; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let v = Math.min(
-        d[(i - 1) * cols + j] + 1,
-        d[i * cols + j - 1] + 1,
-        d[(i - 1) * cols + j - 1] + cost,
-      );
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        v = Math.min(v, d[(i - 2) * cols + j - 2] + 1);
-      }
-      d[i * cols + j] = v;
-    }
-  }
-  return d[rows * cols - 1];
-}
-
-/**
- * The position of `path` in document order, for picking the first problem:
- * each step is the index of the array element or of the key among its
- * object's keys (parsers keep keys in file order). A missing key sorts after
- * its siblings.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { documentOrder } from "./errors.ts";
- *
- * // "a" is the second key, and 1 its second element.
- * assert.deepEqual(documentOrder({ b: 1, a: [0, 1] }, ["a", 1]), [1, 1]);
- * ```
- */
-export function documentOrder(doc: unknown, path: ConfigPath): number[] {
-  const order: number[] = [];
-  let value = doc;
-  for (const segment of path) {
-    if (typeof segment === "number") {
-      order.push(segment);
-      value = Array.isArray(value) ? value[segment] : undefined;
-    } else if (isRecord(value)) {
-      const keys = Object.keys(value);
-      const index = keys.indexOf(segment);
-      order.push(index === -1 ? keys.length : index);
-      value = index === -1 ? undefined : value[segment];
-    } else {
-      order.push(Number.MAX_SAFE_INTEGER);
-      value = undefined;
-    }
-  }
-  return order;
-}
-
-/**
- * Compares two {@linkcode documentOrder} results; a parent sorts before its
- * children.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { compareOrder } from "./errors.ts";
- *
- * assert.deepEqual([[1, 0], [0, 5], [1]].sort(compareOrder), [[0, 5], [1], [1, 0]]);
- * ```
- */
-export function compareOrder(
-  a: readonly number[],
-  b: readonly number[],
-): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    if (a[i] !== b[i]) return a[i] - b[i];
-  }
-  return a.length - b.length;
-}
-
-/**
- * Builds the error for the first of a validator's issues in document order.
- * The message comes from the schema (see `schema.ts`); the `got` value and
- * the "is required" wording come from the raw document.
+ * The error for a validator's first problem as the file is read: of its
+ * issues, the one placed earliest. Where the document matched none of a
+ * union's shapes (a rule of no one kind), the issues of the shape it comes
+ * closest to (fewest problems) stand for it. Too-small and too-big values
+ * are `RangeError`s, as are custom issues with `params.kind: "range"`.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
  * import { issueError } from "./errors.ts";
+ * import { parseDocumentText } from "./document.ts";
  *
- * const source = { file: "a.yaml", doc: { depth: 0 } };
- * const err = issueError(source, [
- *   { code: "custom", path: ["depth"], message: "must be at least 1", params: { kind: "range" }, input: 0 },
+ * const doc = parseDocumentText("depth: 0\nname: x\n", "a.yaml");
+ * const err = issueError(doc, [
+ *   { code: "custom", path: ["name"], message: "is odd", input: "x" },
+ *   { code: "too_small", origin: "number", minimum: 1, path: ["depth"], message: "must be at least 1", input: 0 },
  * ]);
  * assert.ok(err instanceof RangeError);
- * assert.equal(err.message, "Cannot load config a.yaml: depth must be at least 1, got 0");
+ * assert.equal(err.message, "Cannot load config a.yaml:1: depth must be at least 1, got 0");
  * ```
  */
 export function issueError(
-  source: ConfigSource,
+  doc: ConfigDocument,
   issues: readonly z.core.$ZodIssue[],
 ): TypeError | RangeError {
-  const problems = issues.map((issue) => {
-    const base = issue.path.map((s) => typeof s === "symbol" ? String(s) : s);
-    if (issue.code === "unrecognized_keys") {
-      return {
-        path: [...base, issue.keys[0]],
+  const { path, what, kind, key } = firstProblem(
+    issues,
+    (p) => doc.place(p.path, p.key).order,
+  );
+  return configError(doc, path, what, kind, { key });
+}
+
+/** One problem a validator found, where and of what kind. */
+export interface Problem {
+  /** Where: the value's path, or with `key` the key's. */
+  readonly path: ConfigPath;
+  /** What, phrased to follow the path (a hint after {@linkcode HINT}). */
+  readonly what: string;
+  /** TypeError or RangeError. */
+  readonly kind: ProblemKind;
+  /** Whether the problem is the key at `path`, not its value. */
+  readonly key: boolean;
+}
+
+/**
+ * The first of a validator's problems by `order` (the lowest; ties and
+ * the default keep the validator's order): a union whose closest shape
+ * explains it stands for that shape's problems (see
+ * {@linkcode issueError}).
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { firstProblem } from "./errors.ts";
+ *
+ * const problem = firstProblem([
+ *   { code: "unrecognized_keys", keys: ["treshold"], path: ["rules", 0], message: "is not a known key", input: {} },
+ * ]);
+ * assert.deepEqual(problem, { path: ["rules", 0, "treshold"], what: "is not a known key", kind: "type", key: true });
+ * ```
+ */
+export function firstProblem(
+  issues: readonly z.core.$ZodIssue[],
+  order: (problem: Problem) => number = () => 0,
+): Problem {
+  let first: { problem: Problem; at: number } | undefined;
+  for (const problem of problems(issues, [])) {
+    const at = order(problem);
+    if (first === undefined || at < first.at) first = { problem, at };
+  }
+  if (first === undefined) throw new TypeError("firstProblem needs an issue");
+  return first.problem;
+}
+
+/** The message of a union whose closest shape explains a failure best. */
+export const CLOSEST_SHAPE = "(the closest shape explains it)";
+
+function* problems(
+  issues: readonly z.core.$ZodIssue[],
+  base: ConfigPath,
+): Generator<Problem> {
+  for (const issue of issues) {
+    const path = [...base, ...issue.path.map((s) => s as string | number)];
+    if (issue.code === "invalid_union" && issue.message === CLOSEST_SHAPE) {
+      const score = (branch: readonly z.core.$ZodIssue[]) =>
+        branch.reduce(
+          (n, i) => n + (i.code === "unrecognized_keys" ? i.keys.length : 1),
+          0,
+        );
+      const closest = issue.errors.reduce((a, b) =>
+        score(b) < score(a) ? b : a
+      );
+      yield* problems(closest, path);
+    } else if (issue.code === "unrecognized_keys") {
+      yield {
+        path: [...path, issue.keys[0]],
         what: issue.message,
-        kind: "type" as const,
+        kind: "type",
+        key: true,
+      };
+    } else {
+      const range = issue.code === "too_small" || issue.code === "too_big" ||
+        (issue.code === "custom" && issue.params?.kind === "range");
+      yield {
+        path,
+        what: issue.message,
+        kind: range ? "range" : "type",
+        key: false,
       };
     }
-    const missing = issue.code === "invalid_type" &&
-      lookup(source.doc, base) === undefined;
-    const kind: ProblemKind = issue.code === "custom"
-      ? (issue.params?.kind === "range" ? "range" : "type")
-      : issue.code === "too_small" || issue.code === "too_big"
-      ? "range"
-      : "type";
-    return { path: base, what: missing ? "is required" : issue.message, kind };
-  });
-  if (problems.length === 0) {
-    throw new TypeError("issueError needs at least one issue");
   }
-  const ordered = problems
-    .map((p) => ({ p, order: documentOrder(source.doc, p.path) }))
-    .sort((a, b) => compareOrder(a.order, b.order));
-  const first = ordered[0].p;
-  return configError(source, first.path, first.what, first.kind);
+}
+
+/** `Cannot load config FILE:LINE: `, the line left out when unknown. */
+function prefix(file: string, line: number): string {
+  return `Cannot load config ${fileName(file)}${line > 0 ? `:${line}` : ""}: `;
 }
 
 /** Keeps messages on one line even if a value or library text has breaks. */

@@ -1,9 +1,7 @@
 import assert from "node:assert/strict";
 import {
-  compareOrder,
   configError,
   cutText,
-  documentOrder,
   fileError,
   formatBytes,
   formatPath,
@@ -12,9 +10,10 @@ import {
   lookup,
   quoteText,
   syntaxError,
-  unknownKeyProblem,
 } from "./errors.ts";
+import { parseDocumentText, plainDocument } from "./document.ts";
 import { MAX_MESSAGE_CHARS } from "./limits.ts";
+import { unknownKeyProblem } from "./suggest.ts";
 
 Deno.test("formatPath() writes keys as they appear in the file", () => {
   assert.equal(formatPath([]), "top level");
@@ -51,10 +50,9 @@ Deno.test("formatValue() prints JSON on one line, bigints exactly", () => {
 });
 
 Deno.test("configError() builds one-line messages of the right class", () => {
-  const source = {
-    file: "rules.json",
-    doc: { rules: [{}, {}, { comparison_type: "gte" }] },
-  };
+  const source = plainDocument("rules.json", {
+    rules: [{}, {}, { comparison_type: "gte" }],
+  });
   const type = configError(
     source,
     ["rules", 2, "comparison_type"],
@@ -87,16 +85,19 @@ Deno.test("unknownKeyProblem() suggests a near spelling", () => {
   );
 });
 
-Deno.test("documentOrder() follows the file's key order", () => {
-  const doc = { b: 1, a: [0, { y: 1, x: 2 }] };
-  assert.deepEqual(documentOrder(doc, ["a", 1, "x"]), [1, 1, 1]);
-  assert.deepEqual(documentOrder(doc, ["missing"]), [2]);
-  const paths = [["a", 1, "x"], ["missing"], ["b"], ["a"]];
+Deno.test("place() follows the file's order: keys as written, a missing key after its siblings", () => {
+  const doc = parseDocumentText("b: 1\na: [0, { y: 1, x: 2 }]\n", "a.yaml");
+  const paths = [["a", 1, "x"], ["missing"], ["b"], ["a", 0]];
   const sorted = paths
-    .map((p) => ({ p, o: documentOrder(doc, p) }))
-    .sort((l, r) => compareOrder(l.o, r.o))
+    .map((p) => ({ p, o: doc.place(p).order }))
+    .sort((l, r) => l.o - r.o)
     .map(({ p }) => p);
-  assert.deepEqual(sorted, [["b"], ["a"], ["a", 1, "x"], ["missing"]]);
+  assert.deepEqual(sorted, [["b"], ["a", 0], ["a", 1, "x"], ["missing"]]);
+  // A list or object is judged once read whole: after its own entries.
+  assert.ok(doc.place(["a"]).order > doc.place(["a", 1, "x"]).order);
+  assert.deepEqual(doc.place(["a", 1, "x"]).line, 2);
+  // A key can be placed itself, before its value.
+  assert.ok(doc.place(["b"], true).order < doc.place(["b"]).order);
 });
 
 Deno.test("cutText() and quoteText() cut without splitting a character", () => {
@@ -116,7 +117,7 @@ Deno.test("messages escape what a terminal would act on", () => {
   );
   assert.equal(formatValue({ [nasty]: [nasty] }).includes("\u202e"), false);
   const error = configError(
-    { file: "a\u202e.yaml", doc: { k: 1 } },
+    plainDocument("a\u202e.yaml", { k: 1 }),
     ["k"],
     "is wrong\u2028here",
     "type",
@@ -130,14 +131,22 @@ Deno.test("messages escape what a terminal would act on", () => {
 Deno.test("error lines stay short whatever the file holds", () => {
   const huge = "v".repeat(10_000_000);
   const doc = { [huge]: { name: huge }, list: Array(1_000_000).fill(huge) };
+  const json = plainDocument("a.json", doc);
   const messages = [
-    configError({ file: "a.json", doc }, [huge, "name"], "is bad", "type"),
-    configError({ file: "a.json", doc }, ["list"], "is bad", "type"),
-    configError({ file: "a.json", doc }, [], huge, "range"),
-    configError({ file: huge, doc }, ["list"], "is bad", "type"),
-    syntaxError("a.yaml", "invalid YAML", 1, 1, huge),
+    configError(json, [huge, "name"], "is bad", "type"),
+    configError(json, ["list"], "is bad", "type"),
+    configError(json, [], huge, "range"),
+    configError(plainDocument(huge, doc), ["list"], "is bad", "type"),
+    syntaxError("a.yaml", "yaml", 1, 1, huge),
     fileError("a.yaml", huge),
-    limitError("a.yaml", Array(1000).fill(0), "is nested too deep"),
+    configError(
+      plainDocument("a.yaml", doc),
+      Array(1000).fill(0),
+      "is nested too deep",
+      "range",
+      { got: false },
+    ),
+    limitError("a.yaml", 1, huge),
   ].map((e) => e.message);
   for (const message of messages) {
     assert.ok(message.length <= MAX_MESSAGE_CHARS, message);

@@ -102,7 +102,7 @@ Deno.test("a GPU monitor without readings reads everything", () => {
 Deno.test("GPU monitor mistakes are one line naming the place", () => {
   assert.equal(
     problem(agent("  - { name: gpu, source: nvml, readings: [gpu0.temp] }\n")),
-    'Cannot load config a.yaml: monitors[1].readings[0] names no GPU reading "temp"; readings are temperature, power, energy, gpu_utilization, memory_utilization, memory_used, memory_total, sm_clock, memory_clock, clock_event_reasons, ecc_corrected, ecc_uncorrected, pcie_replays, nvlink_crc_flit_errors, nvlink_crc_data_errors, nvlink_replay_errors, nvlink_recovery_errors, xid_errors, last_xid, got "gpu0.temp"',
+    'Cannot load config a.yaml:5: monitors[1].readings[0] names no GPU reading "temp"; readings are temperature, power, energy, gpu_utilization, memory_utilization, memory_used, memory_total, sm_clock, memory_clock, clock_event_reasons, ecc_corrected, ecc_uncorrected, pcie_replays, nvlink_crc_flit_errors, nvlink_crc_data_errors, nvlink_replay_errors, nvlink_recovery_errors, xid_errors, last_xid, got "gpu0.temp"',
   );
   assert.match(
     problem(
@@ -121,7 +121,7 @@ Deno.test("GPU monitor mistakes are one line naming the place", () => {
     source: nvml
     rules: [{ name: r, data_id: "0x0000000000000001", comparison_type: gt, comparison_value: 1 }]
 `)),
-    /monitors\[1\]\.rules\[0\]\.data_id is for NIC monitors; a GPU rule names its column/,
+    /monitors\[1\]\.rules\[0\] \("r"\)\.data_id is for NIC monitors; a GPU rule names its column/,
   );
   assert.match(
     problem(agent(`  - name: gpu
@@ -129,7 +129,7 @@ Deno.test("GPU monitor mistakes are one line naming the place", () => {
     readings: [gpu*.power]
     rules: [{ name: r, column: gpu*.temperature, comparison_type: gt, comparison_value: 1 }]
 `)),
-    /monitors\[1\]\.rules\[0\]\.column must be one of this monitor's column names \(gpu\*\.power\)/,
+    /monitors\[1\]\.rules\[0\] \("r"\)\.column must be one of this monitor's column names \(gpu\*\.power\)/,
   );
   assert.match(
     problem(
@@ -139,7 +139,7 @@ Deno.test("GPU monitor mistakes are one line naming the place", () => {
   );
   assert.match(
     problem(agent("", "gpu: maybe\n")),
-    /^Cannot load config a\.yaml: gpu must be one of auto, off/,
+    /^Cannot load config a\.yaml:1: gpu must be one of auto, off/,
   );
 });
 
@@ -249,7 +249,7 @@ Deno.test("GPU monitors: [gpuN] rule names are reserved and the period has a flo
   );
   assert.match(
     problem(agent("  - { name: gpu, source: nvml, sample_period_ns: 1000 }\n")),
-    /monitors\[1\]\.sample_period_ns must be at least 10000000 \(10 ms\) for a GPU monitor/,
+    /monitors\[1\]\.sample_period_ns must be between 10000000 and 3600000000000 for source nvml \(10 ms to 1 h\)/,
   );
 });
 
@@ -356,7 +356,7 @@ Deno.test("a GPU ratio divides one GPU's readings: a mix of GPUs is refused", ()
     rules:
       - { name: r, ratio: ${top}, to: ${bottom}, window: 10s, above: 1% }
 `);
-  const at = "Cannot load config a.yaml: monitors[1].rules[0].to";
+  const at = 'Cannot load config a.yaml:9: monitors[1].rules[0] ("r").to';
   assert.equal(
     problem(rule("gpu*.nvlink_replay_errors", "gpu0.nvlink_crc_flit_errors")),
     `${at} must be on the same GPUs as ratio (gpu*.nvlink_replay_errors), as in to: gpu*.nvlink_crc_flit_errors: a ratio divides each GPU's readings by the same GPU's, got "gpu0.nvlink_crc_flit_errors"`,
@@ -386,13 +386,13 @@ Deno.test("a GPU monitor's window must fit its ring at its period", () => {
     source: nvml
     rules: [{ name: r, rate: gpu*.energy, window: 2m, above: 1 }]
 `)),
-    "Cannot load config a.yaml: monitors[1].rules[0].window 2m needs depth >= 61 at a 1 s period (W <= (2 x depth - 1) x period), got depth 60 (the default), which fits a window of at most 119 s",
+    'Cannot load config a.yaml:7: monitors[1].rules[0] ("r").window 2m needs depth >= 61 at a 1 s period (W <= (2 x depth - 1) x period), got depth 60 (the default), which fits a window of at most 119 s',
   );
   assert.equal(
     problem(agent(`  - name: gpu
     source: nvml
     rules: [{ name: r, value: gpu*.temperature, above: 1, data_id: "0x1" }]
 `)),
-    'Cannot load config a.yaml: monitors[1].rules[0].data_id is for reference rules; a signal rule names its column in value (value: <column name>), got "0x1"',
+    'Cannot load config a.yaml:7: monitors[1].rules[0] ("r").data_id is for reference rules; a signal rule names its column in value (value: <column name>), got "0x1"',
   );
 });

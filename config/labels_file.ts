@@ -31,9 +31,10 @@ import {
 import { readConfigText } from "./read_text.ts";
 import {
   labelNameProblem,
-  parseLabelValue,
+  labelValue,
   tooManyLabels,
 } from "./topology_labels.ts";
+import { parseValue } from "./values.ts";
 import { quoteText } from "./errors.ts";
 import { terminalSafe } from "../base/terminal_text.ts";
 
@@ -129,7 +130,7 @@ export function parseLabelsFile(
       }
       raw = raw.slice(1, -1);
     }
-    const value = parseLabelValue(raw);
+    const value = parseValue(labelValue, raw);
     if (!value.ok) {
       throw problem(path, `${at}: ${name} ${value.problem}`, value.kind);
     }

@@ -17,6 +17,8 @@
  * @module
  */
 
+import type { SourceKind } from "./types.ts";
+
 /**
  * Largest configuration (or `--data-ids`) file read, in bytes. 1024
  * columns and 1024 rules, all with the longest names, take under 512 KiB;
@@ -54,11 +56,41 @@ export const MAX_MONITORS = 64;
 export const MAX_RULES = 1024;
 
 /**
- * Longest sample period, ns: one hour. Collectors wait whole periods (and
- * a GPU monitor 3 of them before it calls NVML stalled) with timers, which
- * fire at once past 2^31 - 1 ms (24.8 days).
+ * Longest sample period of any source, ns: one hour. Collectors wait whole
+ * periods (and a GPU monitor 3 of them before it calls NVML stalled) with
+ * timers, which fire at once past 2^31 - 1 ms (24.8 days).
  */
 export const MAX_SAMPLE_PERIOD_NS = 3_600_000_000_000;
+
+/**
+ * The sample periods each source can deliver, ns, shortest and longest
+ * (docs/configuration.md, "Limits"):
+ *
+ * - `doca`, 10 µs to 1 s: the agent drains the device ring every few ms
+ *   and takes 100,000 samples/s at 5 % of a core (bench/RESULTS.md, "DOCA
+ *   FFI path"; at 1 µs samples are lost), with headroom for rules that
+ *   fire on a DPU's slower cores; the diag interface is the device's
+ *   sub-second sampler (the reference app samples every 100 µs), and once
+ *   a second is what the DOCA Telemetry Service already exports.
+ * - `sim`, 10 µs to 1 s: it stands in for `doca`, and its scripted 20 s
+ *   cycle (steady, burst, errors, quiet) needs 20 samples at least.
+ * - `replay`, 1 µs to 1 h: the capture's own period; replay reads as fast
+ *   as it can, and the period sizes windows and says when a monitor is
+ *   stale.
+ * - `nvml`, 10 ms to 1 h: NVML refreshes most readings about once a
+ *   second; faster would mostly re-read its cached values.
+ */
+export const SAMPLE_PERIODS: Readonly<
+  Record<SourceKind, readonly [min: number, max: number]>
+> = {
+  doca: [10_000, 1_000_000_000],
+  sim: [10_000, 1_000_000_000],
+  replay: [1_000, MAX_SAMPLE_PERIOD_NS],
+  nvml: [10_000_000, MAX_SAMPLE_PERIOD_NS],
+};
+
+/** The most columns one monitor may sample (the diag interface's limit). */
+export const MAX_COLUMNS = 1024;
 
 /** Shortest metrics window, s: the aggregator needs whole nanoseconds. */
 export const MIN_METRICS_WINDOW_S = 0.1;

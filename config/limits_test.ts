@@ -7,6 +7,7 @@ import {
   MAX_ALERT_HOLD_NS,
   MAX_ALERT_RESEND_NS,
   MAX_ALERT_TIMEOUT_NS,
+  MAX_COLUMNS,
   MAX_CONFIG_BYTES,
   MAX_DURATION_S,
   MAX_METRICS_WINDOW_S,
@@ -17,7 +18,6 @@ import {
   MAX_SUMMARY_CHARS,
   MIN_METRICS_WINDOW_S,
 } from "./limits.ts";
-import { MAX_COLUMNS } from "./values.ts";
 
 /** The longest delay setTimeout waits for rather than firing at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -4,23 +4,20 @@
  *
  * The form is told by structure, not by file name: a top-level `monitors`
  * key means our agent form, anything else is the reference app's rules
- * JSON, accepted verbatim. Every failure is a built-in error class with a
- * one-line message naming the file, the path as written and the value found
- * there, e.g. `Cannot load config rules.json: rules[2].comparison_type must be
- * one of gt, lt, dt_gt, dt_lt, inc_gt (or their long forms), got "gte"`.
+ * JSON, accepted verbatim. The text is parsed once (document.ts), validated
+ * once by the zod schemas (schema.ts) and normalized once (normalize.ts).
+ * Every failure is a built-in error class with a one-line message naming
+ * the file, the line, the path as written with the rule or column named,
+ * and the value found there, e.g. `Cannot load config rules.json:9:
+ * rules[2] ("drops").comparison_type must be one of gt, lt, dt_gt, dt_lt,
+ * inc_gt (or their long forms), got "gte"; did you mean "gt"?`.
  *
  * @module
  */
 
 import type { z } from "zod";
-import { parseDocumentText } from "./document.ts";
-import {
-  configError,
-  type ConfigPath,
-  type ConfigSource,
-  documentError,
-  issueError,
-} from "./errors.ts";
+import { type ConfigDocument, parseDocumentText } from "./document.ts";
+import { configError, documentError, issueError } from "./errors.ts";
 import {
   type ExternalColumns,
   normalizeAgent,
@@ -34,6 +31,7 @@ import {
 } from "./schema.ts";
 import { readConfigText } from "./read_text.ts";
 import type { AgentConfig } from "./types.ts";
+import { describeIssue } from "./values.ts";
 
 /** Options of {@linkcode loadConfig}. */
 export interface LoadConfigOptions {
@@ -136,8 +134,8 @@ export async function loadConfig(
  *     ),
  *   {
  *     name: "TypeError",
- *     message: "Cannot load config rules.json: rules[0].comparison_type must be one of " +
- *       'gt, lt, dt_gt, dt_lt, inc_gt (or their long forms), got "gte"',
+ *     message: 'Cannot load config rules.json:2: rules[0] ("r").comparison_type must be one of ' +
+ *       'gt, lt, dt_gt, dt_lt, inc_gt (or their long forms), got "gte"; did you mean "gt"?',
  *   },
  * );
  * ```
@@ -159,15 +157,10 @@ export function parseConfig(
       "parseConfig: options.dataIdsFile needs options.dataIdsText (loadConfig reads the file)",
     );
   }
-  const source: ConfigSource = { file, doc: parseDocumentText(text, file) };
-  const doc = source.doc;
+  const source = parseDocumentText(text, file);
+  const doc = source.value;
   if (doc === null || doc === undefined) {
-    throw configError(
-      source,
-      [],
-      `is empty; expected ${FORMS}`,
-      "type",
-    );
+    throw configError(source, [], `is empty; expected ${FORMS}`, "type");
   }
   if (typeof doc !== "object" || Array.isArray(doc)) {
     throw configError(source, [], `must be an object: ${FORMS}`, "type");
@@ -197,16 +190,15 @@ const FORMS = "monitors (agent form) or data-ids and rules (reference form)";
 
 /** A `--data-ids` file: a bare list or an object with a `data-ids` list. */
 function parseDataIds(text: string, file: string): ExternalColumns {
-  const source: ConfigSource = { file, doc: parseDocumentText(text, file) };
-  if (Array.isArray(source.doc)) {
+  const source = parseDocumentText(text, file);
+  if (Array.isArray(source.value)) {
     return { columns: validate(columnsSchema, source), source, path: [] };
   }
-  if (typeof source.doc === "object" && source.doc !== null) {
-    const path: ConfigPath = ["data-ids"];
+  if (typeof source.value === "object" && source.value !== null) {
     return {
       columns: validate(dataIdsObjectSchema, source)["data-ids"],
       source,
-      path,
+      path: ["data-ids"],
     };
   }
   throw configError(
@@ -217,9 +209,9 @@ function parseDataIds(text: string, file: string): ExternalColumns {
   );
 }
 
-/** Runs a schema; on failure throws the first problem in document order. */
-function validate<T>(schema: z.ZodType<T>, source: ConfigSource): T {
-  const result = schema.safeParse(source.doc);
+/** Validates a document once; on failure throws its first problem in the file. */
+function validate<T>(schema: z.ZodType<T>, source: ConfigDocument): T {
+  const result = schema.safeParse(source.value, { error: describeIssue });
   if (!result.success) throw issueError(source, result.error.issues);
   return result.data;
 }

@@ -96,7 +96,9 @@ interface BadCase {
   readonly file: string;
   readonly text: string;
   readonly error: typeof TypeError | typeof RangeError | typeof SyntaxError;
-  /** The field path, or `line N, column M` for syntax errors. */
+  /** The line the message names. */
+  readonly line: number;
+  /** The field path, the rule or column named, or `invalid JSON at column M`. */
   readonly path: string;
   readonly words: readonly string[];
 }
@@ -107,7 +109,8 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: referenceWith((d) => (d.rules[2].comparison_type = "gte")),
     error: TypeError,
-    path: "rules[2].comparison_type",
+    line: 34,
+    path: 'rules[2] ("cnp").comparison_type',
     words: ["must be one of gt, lt, dt_gt, dt_lt, inc_gt", 'got "gte"'],
   },
   {
@@ -122,7 +125,8 @@ const BAD: readonly BadCase[] = [
       };
     }),
     error: TypeError,
-    path: "rules[1].comparision_type",
+    line: 28,
+    path: 'rules[1] ("tx").comparision_type',
     words: ["not a known key", '"comparison_type"', 'got "dt_lt"'],
   },
   {
@@ -132,7 +136,8 @@ const BAD: readonly BadCase[] = [
       d,
     ) => (d.rules[0].comparison_value = "18446744073709551616")),
     error: RangeError,
-    path: "rules[0].comparison_value",
+    line: 23,
+    path: 'rules[0] ("rx").comparison_value',
     words: [
       "18446744073709551616 is not below 2^64",
       'got "18446744073709551616"',
@@ -143,7 +148,8 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: referenceWith((d) => (d.rules[0].comparison_value = -1)),
     error: RangeError,
-    path: "rules[0].comparison_value",
+    line: 23,
+    path: 'rules[0] ("rx").comparison_value',
     words: ["negative", "got -1"],
   },
   {
@@ -151,7 +157,8 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: referenceWith((d) => (d.rules[0].comparison_value = "-5")),
     error: RangeError,
-    path: "rules[0].comparison_value",
+    line: 23,
+    path: 'rules[0] ("rx").comparison_value',
     words: ["negative", 'got "-5"'],
   },
   {
@@ -159,7 +166,8 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: referenceWith((d) => (d.rules[0].comparison_value = 1.5)),
     error: TypeError,
-    path: "rules[0].comparison_value",
+    line: 23,
+    path: 'rules[0] ("rx").comparison_value',
     words: ["whole number", "got 1.5"],
   },
   {
@@ -167,7 +175,8 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: referenceWith((d) => (d.rules[0].comparison_value = "1e6")),
     error: TypeError,
-    path: "rules[0].comparison_value",
+    line: 23,
+    path: 'rules[0] ("rx").comparison_value',
     words: ["digits", 'got "1e6"'],
   },
   {
@@ -175,7 +184,8 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: referenceWith((d) => (d.rules[0].comparison_value = true)),
     error: TypeError,
-    path: "rules[0].comparison_value",
+    line: 23,
+    path: 'rules[0] ("rx").comparison_value',
     words: ["unsigned integer", "got true"],
   },
   {
@@ -183,7 +193,8 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: referenceWith((d) => delete d.rules[1].comparison_value),
     error: TypeError,
-    path: "rules[1].comparison_value",
+    line: 25,
+    path: 'rules[1] ("tx").comparison_value',
     words: ["is required", "got nothing"],
   },
   {
@@ -194,7 +205,8 @@ const BAD: readonly BadCase[] = [
       '"comparison_value": 9007199254740993',
     ),
     error: RangeError,
-    path: "rules[0].comparison_value",
+    line: 23,
+    path: 'rules[0] ("rx").comparison_value',
     words: [
       "quote it as a string",
       '"9007199254740993"',
@@ -206,7 +218,8 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: referenceWith((d) => (d.rules[0].comparison_value = 1e30)),
     error: RangeError,
-    path: "rules[0].comparison_value",
+    line: 23,
+    path: 'rules[0] ("rx").comparison_value',
     words: ["2^53", "quote it"],
   },
   {
@@ -217,7 +230,8 @@ const BAD: readonly BadCase[] = [
       '"data_id": 1161928708156555264',
     ),
     error: TypeError,
-    path: "data-ids[2].data_id",
+    line: 15,
+    path: 'data-ids[2] ("port_0_cnp").data_id',
     words: [
       "quoted hex string",
       '"0x1020000100000000"',
@@ -229,7 +243,8 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: referenceWith((d) => (d["data-ids"][0].data_id = "1020000100000000")),
     error: TypeError,
-    path: "data-ids[0].data_id",
+    line: 7,
+    path: 'data-ids[0] ("port_0_rx_bytes").data_id',
     words: ["hex string", 'got "1020000100000000"'],
   },
   {
@@ -237,7 +252,8 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: referenceWith((d) => (d.rules[0].data_id = "0x10200001000000000")),
     error: RangeError,
-    path: "rules[0].data_id",
+    line: 21,
+    path: 'rules[0] ("rx").data_id',
     words: ["17 hex digits", "at most 16"],
   },
   {
@@ -245,6 +261,7 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: referenceWith((d) => (d["data-ids"][2].name = "port_0_rx_bytes")),
     error: TypeError,
+    line: 14,
     path: "data-ids[2].name",
     words: ["already the name of data-ids[0]", 'got "port_0_rx_bytes"'],
   },
@@ -255,7 +272,8 @@ const BAD: readonly BadCase[] = [
       d,
     ) => (d["data-ids"][1].data_id = "0X1020000100000000")),
     error: TypeError,
-    path: "data-ids[1].data_id",
+    line: 11,
+    path: 'data-ids[1] ("port_0_tx_bytes").data_id',
     words: ["already the data ID of data-ids[0]", 'got "0X1020000100000000"'],
   },
   {
@@ -263,7 +281,8 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: referenceWith((d) => (d.rules[1].data_id = "0x1020000400000000")),
     error: TypeError,
-    path: "rules[1].data_id",
+    line: 27,
+    path: 'rules[1] ("tx").data_id',
     words: ["not one of the declared data IDs", "0x1020000100000000"],
   },
   {
@@ -271,6 +290,7 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: referenceWith((d) => (d.sample_history_depth = 0)),
     error: RangeError,
+    line: 3,
     path: "sample_history_depth",
     words: ["at least 1", "got 0"],
   },
@@ -279,6 +299,7 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: referenceWith((d) => (d.diag_sample_period_ns = 0.5)),
     error: TypeError,
+    line: 2,
     path: "diag_sample_period_ns",
     words: ["whole number", "got 0.5"],
   },
@@ -287,6 +308,7 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: referenceWith((d) => delete d["data-ids"]),
     error: TypeError,
+    line: 1,
     path: "data-ids",
     words: ["is required", "--data-ids"],
   },
@@ -295,6 +317,7 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: referenceWith((d) => (d["data-ids"] = [])),
     error: RangeError,
+    line: 4,
     path: "data-ids",
     words: ["at least 1", "got []"],
   },
@@ -309,6 +332,7 @@ const BAD: readonly BadCase[] = [
       d.rules = [];
     }),
     error: RangeError,
+    line: 4,
     path: "data-ids",
     words: ["at most 1024"],
   },
@@ -317,6 +341,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: agentYaml().replace("monitors:", "monitor:"),
     error: TypeError,
+    line: 2,
     path: "monitor",
     words: ["not a known key", '"monitors"'],
   },
@@ -325,6 +350,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: agentYaml('\n    depth: "1000"'),
     error: TypeError,
+    line: 5,
     path: "monitors[0].depth",
     words: ["without quotes", 'got "1000"'],
   },
@@ -333,6 +359,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: agentYaml("\n    depth: 100000000000000000000"),
     error: RangeError,
+    line: 5,
     path: "monitors[0].depth",
     words: ["at most 9007199254740991", "got 100000000000000000000"],
   },
@@ -341,6 +368,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: agentYaml().replace("name: nic", "name: my nic"),
     error: TypeError,
+    line: 3,
     path: "monitors[0].name",
     words: ["letters, digits", 'got "my nic"'],
   },
@@ -349,6 +377,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: agentYaml().replace("source: sim", "source: dpdk"),
     error: TypeError,
+    line: 4,
     path: "monitors[0].source",
     words: ["doca, sim, replay", 'got "dpdk"'],
   },
@@ -357,6 +386,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: agentYaml("\n    sample_period: 5"),
     error: TypeError,
+    line: 5,
     path: "monitors[0].sample_period",
     words: ["not a known key", '"sample_period_ns"', "got 5"],
   },
@@ -366,6 +396,7 @@ const BAD: readonly BadCase[] = [
     text: agentYaml() +
       `  - name: nic\n    columns: [{name: a, data_id: "0x1"}]\n`,
     error: TypeError,
+    line: 15,
     path: "monitors[1].name",
     words: ["already the name of monitors[0]", 'got "nic"'],
   },
@@ -375,6 +406,7 @@ const BAD: readonly BadCase[] = [
     text: agentYaml("\n    event_log: ./logs/events.log") +
       `  - name: gpu\n    event_log: logs/events.log\n    columns: [{name: a, data_id: "0x1"}]\n`,
     error: TypeError,
+    line: 17,
     path: "monitors[1].event_log",
     words: ["also the event log of monitors[0]", 'got "logs/events.log"'],
   },
@@ -384,6 +416,7 @@ const BAD: readonly BadCase[] = [
     text: agentYaml("\n    event_log: gpu-events.log") +
       `  - name: gpu\n    columns: [{name: a, data_id: "0x1"}]\n`,
     error: TypeError,
+    line: 16,
     path: "monitors[1].event_log",
     words: ['defaults to "gpu-events.log"', "monitors[0]", "got nothing"],
   },
@@ -400,7 +433,8 @@ const BAD: readonly BadCase[] = [
         comparison_value: 1`,
     ),
     error: TypeError,
-    path: "monitors[0].rules[0]",
+    line: 11,
+    path: 'monitors[0].rules[0] ("both")',
     words: ["exactly one of column or data_id", '"name":"both"'],
   },
   {
@@ -414,7 +448,8 @@ const BAD: readonly BadCase[] = [
         comparison_value: 1`,
     ),
     error: TypeError,
-    path: "monitors[0].rules[0]",
+    line: 11,
+    path: 'monitors[0].rules[0] ("neither")',
     words: ["exactly one of column or data_id"],
   },
   {
@@ -425,7 +460,8 @@ const BAD: readonly BadCase[] = [
       "column: port_1_rx_bytes",
     ),
     error: TypeError,
-    path: "monitors[0].rules[0].column",
+    line: 12,
+    path: 'monitors[0].rules[0] ("Rx Bytes/s > 1MeBs").column',
     words: ["port_0_rx_bytes, port_0_tx_bytes", 'got "port_1_rx_bytes"'],
   },
   {
@@ -436,6 +472,7 @@ const BAD: readonly BadCase[] = [
       'name: "Rx\\nBytes"',
     ),
     error: TypeError,
+    line: 11,
     path: "monitors[0].rules[0].name",
     words: ["contains U+000A (a line break) at index 2", 'got "Rx\\nBytes"'],
   },
@@ -444,6 +481,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: agentYaml("", undefined, 'listen: "0.0.0.0:70000"'),
     error: RangeError,
+    line: 1,
     path: "listen",
     words: ["port 70000", "65535", 'got "0.0.0.0:70000"'],
   },
@@ -457,6 +495,7 @@ const BAD: readonly BadCase[] = [
       - {name: busy, column: port_0_tx_bytes, comparison_type: gt, comparison_value: 1}`,
     ),
     error: TypeError,
+    line: 12,
     path: "monitors[0].rules[1].name",
     words: ["already the name of monitors[0].rules[0]", "unique"],
   },
@@ -465,6 +504,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: agentYaml("", undefined, "event_log_max_bytes: -1"),
     error: RangeError,
+    line: 1,
     path: "event_log_max_bytes",
     words: ["at least 0", "got -1"],
   },
@@ -473,6 +513,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: agentYaml("", undefined, "metrics_window_s: 0"),
     error: RangeError,
+    line: 1,
     path: "metrics_window_s",
     words: ["greater than 0", "got 0"],
   },
@@ -481,6 +522,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: agentYaml("", undefined, 'metrics_window_s: "10"'),
     error: TypeError,
+    line: 1,
     path: "metrics_window_s",
     words: ["without quotes", 'got "10"'],
   },
@@ -492,7 +534,8 @@ const BAD: readonly BadCase[] = [
       'data_id: "0x1020000200000000"\n        kind: histogram',
     ),
     error: TypeError,
-    path: "monitors[0].columns[1].kind",
+    line: 10,
+    path: 'monitors[0].columns[1] ("port_0_tx_bytes").kind',
     words: ["counter, gauge", 'got "histogram"'],
   },
   {
@@ -500,6 +543,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: agentYaml("", undefined, 'listen: "::1:9477"'),
     error: TypeError,
+    line: 1,
     path: "listen",
     words: ["brackets", "[::1]:9477"],
   },
@@ -508,6 +552,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: agentYaml("", undefined, "force_ownership: yes"),
     error: TypeError,
+    line: 1,
     path: "force_ownership",
     words: ["true or false", 'got "yes"'],
   },
@@ -516,6 +561,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: "monitors: []\n",
     error: RangeError,
+    line: 1,
     path: "monitors",
     words: ["at least 1 monitor", "got []"],
   },
@@ -524,6 +570,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: "monitors:\n  nic: {}\n",
     error: TypeError,
+    line: 2,
     path: "monitors",
     words: ["must be a list", 'got {"nic":{}}'],
   },
@@ -532,6 +579,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: agentYaml('\n    data-ids: [{name: a, data_id: "0x1"}]'),
     error: TypeError,
+    line: 5,
     path: "monitors[0].data-ids",
     words: ["keep one of the two"],
   },
@@ -540,6 +588,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: "monitors:\n  - name: nic\n",
     error: TypeError,
+    line: 2,
     path: "monitors[0].columns",
     words: ["is required", "data-ids", "got nothing"],
   },
@@ -552,7 +601,8 @@ const BAD: readonly BadCase[] = [
           .join("")
       }      - {name: c3, data_id: "0xq"}\n`,
     error: TypeError,
-    path: "monitors[1].data-ids[3].data_id",
+    line: 20,
+    path: 'monitors[1].data-ids[3] ("c3").data_id',
     words: ["hex string", 'got "0xq"'],
   },
   {
@@ -563,7 +613,8 @@ const BAD: readonly BadCase[] = [
       "data_id: 0x1020000200000000",
     ),
     error: TypeError,
-    path: "monitors[0].columns[1].data_id",
+    line: 9,
+    path: 'monitors[0].columns[1] ("port_0_tx_bytes").data_id',
     words: ["quoted hex string", '"0x1020000200000000"'],
   },
   {
@@ -574,7 +625,8 @@ const BAD: readonly BadCase[] = [
       "comparison_value: 9007199254740993",
     ),
     error: RangeError,
-    path: "monitors[0].rules[0].comparison_value",
+    line: 14,
+    path: 'monitors[0].rules[0] ("Rx Bytes/s > 1MeBs").comparison_value',
     words: [
       "quote it as a string",
       '"9007199254740993"',
@@ -589,7 +641,8 @@ const BAD: readonly BadCase[] = [
       'comparison_value: "18446744073709551616"',
     ),
     error: RangeError,
-    path: "monitors[0].rules[0].comparison_value",
+    line: 14,
+    path: 'monitors[0].rules[0] ("Rx Bytes/s > 1MeBs").comparison_value',
     words: [
       "18446744073709551616 is not below 2^64",
       'got "18446744073709551616"',
@@ -600,6 +653,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: agentYaml("\n    seed: 1.5"),
     error: TypeError,
+    line: 5,
     path: "monitors[0].seed",
     words: ["whole number", "got 1.5"],
   },
@@ -608,6 +662,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: agentYaml("", ""),
     error: TypeError,
+    line: 10,
     path: "monitors[0].rules",
     words: ["must be a list", "got null"],
   },
@@ -616,6 +671,7 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: `[{"name": "a", "data_id": "0x1"}]`,
     error: TypeError,
+    line: 1,
     path: "top level",
     words: ["must be an object", 'got [{"name":"a","data_id":"0x1"}]'],
   },
@@ -624,6 +680,7 @@ const BAD: readonly BadCase[] = [
     file: "demo.yaml",
     text: "# nothing yet\n",
     error: TypeError,
+    line: 1,
     path: "top level",
     words: ["is empty", "got null"],
   },
@@ -632,31 +689,35 @@ const BAD: readonly BadCase[] = [
     file: "rules.json",
     text: '{\n  "rules": [\n    1,\n  ]\n}\n',
     error: SyntaxError,
-    path: "invalid JSON at line 4, column 3",
-    words: ["unexpected token ']'"],
+    line: 4,
+    path: "invalid JSON at column 3",
+    words: ["a comma before ] (JSON has no trailing commas)"],
   },
   {
     name: "JSON missing comma",
     file: "rules.json",
     text: '{\n  "rules": []\n  "data-ids": []\n}\n',
     error: SyntaxError,
-    path: "invalid JSON at line 3, column 3",
-    words: ["expected ',' or '}'"],
+    line: 3,
+    path: "invalid JSON at column 3",
+    words: ["missing , between"],
   },
   {
     name: "YAML bad indentation",
     file: "demo.yaml",
     text: "monitors:\n  - name: nic\n   source: sim\n",
     error: SyntaxError,
-    path: "invalid YAML at line 3",
-    words: ["column"],
+    line: 3,
+    path: "invalid YAML at column 1",
+    words: ["sequence item without - indicator"],
   },
   {
     name: "YAML duplicate key",
     file: "demo.yaml",
     text: "monitors: []\nmonitors: []\n",
     error: SyntaxError,
-    path: "invalid YAML at line 2, column 1",
+    line: 2,
+    path: "invalid YAML at column 1",
     words: ["unique"],
   },
 ];
@@ -671,13 +732,13 @@ Deno.test("parseConfig() rejects each bad config with its path and reason", () =
           error instanceof Error && error.constructor === c.error,
           `${c.name}: expected ${c.error.name}, got ${error}`,
         );
-        const prefix = `Cannot load config ${c.file}: ${c.path}`;
-        assert.ok(
-          error.message.startsWith(prefix + " ") ||
-            error.message.startsWith(prefix + ":") ||
-            error.message.startsWith(prefix + ","),
-          `${c.name}: ${error.message}`,
+        // The file and line, then the path (or, for syntax, the column).
+        const prefix = new RegExp(
+          `^Cannot load config ${RegExp.escape(c.file)}:${c.line}: ${
+            RegExp.escape(c.path)
+          }[ :,]`,
         );
+        assert.match(error.message, prefix, c.name);
         assert.ok(!error.message.includes("\n"), `${c.name}: one line`);
         for (const word of c.words) {
           assert.ok(
@@ -700,7 +761,8 @@ Deno.test("parseConfig() reports the first problem in document order", () => {
   assert.throws(
     () => parseConfig(text, "rules.json"),
     {
-      message: /^Cannot load config rules\.json: rules\[0\]\.comparison_value /,
+      message:
+        /^Cannot load config rules\.json:23: rules\[0\] \("rx"\)\.comparison_value /,
     },
   );
 });
@@ -1010,27 +1072,27 @@ Deno.test("parseConfig() names the --data-ids file in its errors", () => {
     [
       `[{"name": "a", "data_id": "0x1"}, {"name": "a", "data_id": "0x2"}]`,
       "ids.json",
-      /^Cannot load config ids\.json: \[1\]\.name is already the name of \[0\], got "a"$/,
+      /^Cannot load config ids\.json:1: \[1\]\.name is already the name of \[0\], got "a"$/,
     ],
     [
       `{"data-ids": [{"name": "a", "data_id": 7}]}`,
       "ids.json",
-      /^Cannot load config ids\.json: data-ids\[0\]\.data_id must be a quoted hex string; write it as "0x0000000000000007", got 7$/,
+      /^Cannot load config ids\.json:1: data-ids\[0\] \("a"\)\.data_id must be a quoted hex string; write it as "0x0000000000000007", got 7$/,
     ],
     [
       `{"data_ids": []}`,
       "ids.json",
-      /^Cannot load config ids\.json: data_ids is not a known key \(did you mean "data-ids"\?\)/,
+      /^Cannot load config ids\.json:1: data_ids is not a known key; expected one of data-ids, got \[\]; did you mean "data-ids"\?$/,
     ],
     [
       `"x"`,
       "ids.json",
-      /^Cannot load config ids\.json: top level must be a list/,
+      /^Cannot load config ids\.json:1: top level must be a list/,
     ],
     [
       `[{"name": "a",`,
       "ids.json",
-      /^Cannot load config ids\.json: invalid JSON at line 1/,
+      /^Cannot load config ids\.json:1: invalid JSON at column/,
     ],
   ];
   for (const [ids, file, message] of cases) {
@@ -1056,7 +1118,7 @@ Deno.test("parseConfig() refuses data IDs from both the rules file and --data-id
       assert.ok(error instanceof TypeError);
       assert.match(
         error.message,
-        /^Cannot load config rules\.json: data-ids is also given by the --data-ids file ids\.json; use one or the other, got \[/,
+        /^Cannot load config rules\.json:4: data-ids is also given by the --data-ids file ids\.json; use one or the other, got \[/,
       );
       return true;
     },
@@ -1072,7 +1134,7 @@ Deno.test("parseConfig() checks rules against --data-ids entries", () => {
       }),
     {
       message:
-        /^Cannot load config rules\.json: rules\[0\]\.data_id 0x1020000100000000 is not one of the declared data IDs \(0x0000000000000001\), got "0x1020000100000000"$/,
+        /^Cannot load config rules\.json:1: rules\[0\] \("Rx Bytes\/s > 1MeBs"\)\.data_id 0x1020000100000000 is not one of the declared data IDs \(0x0000000000000001\), got "0x1020000100000000"$/,
     },
   );
 });
@@ -1329,7 +1391,7 @@ function loadError(
 }
 
 Deno.test("parseConfig() refuses each malformed signal rule, naming the field and what would fit", () => {
-  const at = "Cannot load config signals.yaml: monitors[0].rules[0]";
+  const at = 'Cannot load config signals.yaml:11: monitors[0].rules[0] ("r")';
   const cases: [string, typeof TypeError | typeof RangeError, string][] = [
     [
       "{name: r, column: port_0_rx_packets}",
@@ -1339,12 +1401,12 @@ Deno.test("parseConfig() refuses each malformed signal rule, naming the field an
     [
       "{name: r, comparison_type: gt, comparison_value: 1, rate: port_0_rx_packets}",
       TypeError,
-      `${at}.rate is a signal rule key, but this rule has comparison_type (a reference rule); write it as one kind of rule or the other, got "port_0_rx_packets"`,
+      `${at}.rate is a signal rule key, but this is a reference rule (it has comparison_type or comparison_value); write it as one kind of rule or the other, got "port_0_rx_packets"`,
     ],
     [
       "{name: r, column: port_0_rx_packets, comparison_value: 1, above: 5}",
       TypeError,
-      `${at}.above is a signal rule key, but this rule has comparison_value (a reference rule); write it as one kind of rule or the other, got 5`,
+      `${at}.above is a signal rule key, but this is a reference rule (it has comparison_type or comparison_value); write it as one kind of rule or the other, got 5`,
     ],
     [
       "{name: r, column: port_0_rx_packets, comparison_type: gt}",
@@ -1499,7 +1561,7 @@ Deno.test("parseConfig() refuses each malformed signal rule, naming the field an
     [
       "{name: r, value: port_0_rx_packets, above: 5, keep_firing_fro: 1ms}",
       TypeError,
-      `${at}.keep_firing_fro is not a known key (did you mean "keep_firing_for"?); expected one of name, column, data_id, comparison_type, comparison_value, value, increase, rate, ratio, to, window, above, below, clear, for, keep_firing_for, severity, summary, got "1ms"`,
+      `${at}.keep_firing_fro is not a known key; expected one of name, value, above, below, clear, for, keep_firing_for, severity, summary, got "1ms"; did you mean "keep_firing_for"?`,
     ],
     [
       "{name: r, ratio: port_0_rx_packets, to: port_0_rx_packets, window: 1ms, above: 1%}",
@@ -1561,7 +1623,7 @@ monitors:
     rules:
       - ${rule}
 `;
-  const at = "Cannot load config g.yaml: monitors[0].rules[0]";
+  const at = 'Cannot load config g.yaml:9: monitors[0].rules[0] ("r")';
   assert.equal(
     loadError(
       yaml("{name: r, rate: latency, window: 1ms, above: 5}"),
@@ -1604,7 +1666,7 @@ Deno.test("parseConfig() names the depth a window or M of N needs, as configured
       ),
       RangeError,
     ),
-    "Cannot load config signals.yaml: monitors[0].rules[0].window 10ms needs depth >= 51 at a 100 µs period (W <= (2 x depth - 1) x period), got depth 32, which fits a window of at most 6.3 ms",
+    'Cannot load config signals.yaml:11: monitors[0].rules[0] ("r").window 10ms needs depth >= 51 at a 100 µs period (W <= (2 x depth - 1) x period), got depth 32, which fits a window of at most 6.3 ms',
   );
   // One sample period less fits exactly.
   const fits = parseConfig(
@@ -1619,11 +1681,11 @@ Deno.test("parseConfig() names the depth a window or M of N needs, as configured
     loadError(
       signalYaml(
         "      - {name: r, rate: port_0_rx_packets, window: 1 s, above: 5}",
-        "\n    sample_period_ns: 1000",
+        "\n    sample_period_ns: 10000",
       ),
       RangeError,
     ),
-    "Cannot load config signals.yaml: monitors[0].rules[0].window 1 s needs depth >= 500001 at a 1 µs period (W <= (2 x depth - 1) x period), got depth 1024 (the default), which fits a window of at most 2.047 ms",
+    'Cannot load config signals.yaml:11: monitors[0].rules[0] ("r").window 1 s needs depth >= 50001 at a 10 µs period (W <= (2 x depth - 1) x period), got depth 1024 (the default), which fits a window of at most 20.47 ms',
   );
   assert.equal(
     loadError(
@@ -1633,7 +1695,7 @@ Deno.test("parseConfig() names the depth a window or M of N needs, as configured
       ),
       RangeError,
     ),
-    "Cannot load config signals.yaml: monitors[0].rules[0].for 1 of 2049 needs depth >= 1025 (N <= 2 x depth, the samples the ring holds), got depth 1024 (the default)",
+    'Cannot load config signals.yaml:10: monitors[0].rules[0] ("r").for 1 of 2049 needs depth >= 1025 (N <= 2 x depth, the samples the ring holds), got depth 1024 (the default)',
   );
 });
 
@@ -1651,7 +1713,7 @@ Deno.test("parseConfig() keeps the reference form verbatim: no signal keys, no l
     const message = loadError(text, TypeError, "rules.json");
     assert.ok(
       message.startsWith(
-        `Cannot load config rules.json: rules[0].${key} is not a known key`,
+        `Cannot load config rules.json:24: rules[0] ("rx").${key} is not a known key`,
       ),
       message,
     );
@@ -1669,6 +1731,6 @@ Deno.test("parseConfig() keeps the reference form verbatim: no signal keys, no l
       TypeError,
       "rules.json",
     ),
-    "Cannot load config rules.json: rules[0].comparison_type is required, got nothing",
+    'Cannot load config rules.json:19: rules[0] ("rx").comparison_type is required, got nothing',
   );
 });

@@ -11,8 +11,8 @@
  * @module
  */
 
+import { z } from "zod";
 import { MAX_NAME_CHARS } from "./limits.ts";
-import type { Parsed } from "./values.ts";
 
 /** What a refused character is, for the message. */
 function characterKind(code: number): string | undefined {
@@ -75,31 +75,30 @@ export function nameProblem(name: string): string | undefined {
 }
 
 /**
- * Parses a rule or column name: 1 to {@linkcode MAX_NAME_CHARS}
- * characters of printable text (see {@linkcode nameProblem}).
+ * A rule or column name: 1 to {@linkcode MAX_NAME_CHARS} characters of
+ * printable text (see {@linkcode nameProblem}).
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseName } from "./names.ts";
+ * import { printableName } from "./names.ts";
+ * import { parseValue } from "./values.ts";
  *
- * assert.deepEqual(parseName("pcie, max \"read\" ns"), { ok: true, value: 'pcie, max "read" ns' });
- * assert.equal(parseName("line\u2028break").ok, false);
- * assert.equal(parseName("").ok, false);
+ * assert.deepEqual(parseValue(printableName, 'pcie, max "read" ns'), { ok: true, value: 'pcie, max "read" ns' });
+ * assert.equal(parseValue(printableName, "line\u2028break").ok, false);
+ * assert.equal(parseValue(printableName, "").ok, false);
  * ```
  */
-export function parseName(value: unknown): Parsed<string> {
-  if (value === undefined) {
-    return { ok: false, problem: "is required", kind: "type" };
-  }
-  if (typeof value !== "string") {
-    return { ok: false, problem: "must be a string", kind: "type" };
-  }
-  if (value === "") {
-    return { ok: false, problem: "must not be empty", kind: "type" };
-  }
-  const problem = nameProblem(value);
-  if (problem === undefined) return { ok: true, value };
-  const tooLong = problem.startsWith("is longer");
-  return { ok: false, problem, kind: tooLong ? "range" : "type" };
-}
+export const printableName: z.ZodString = z.string()
+  .refine((s) => s !== "", { error: "must not be empty", abort: true })
+  .check((ctx) => {
+    const problem = nameProblem(ctx.value);
+    if (problem === undefined) return;
+    ctx.issues.push({
+      code: "custom",
+      message: problem,
+      params: { kind: problem.startsWith("is longer") ? "range" : "type" },
+      input: ctx.value,
+      continue: true,
+    });
+  });

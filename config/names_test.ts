@@ -6,7 +6,10 @@ import { readReview } from "../review/read.ts";
 import { tempDir } from "../tests/temp_dir.ts";
 import { MAX_NAME_CHARS } from "./limits.ts";
 import { parseConfig } from "./load.ts";
-import { nameProblem, parseName } from "./names.ts";
+import { nameProblem, printableName } from "./names.ts";
+import { parseValue } from "./values.ts";
+
+const parseName = (value: unknown) => parseValue(printableName, value);
 
 Deno.test("nameProblem() names each refused character, its kind and index", () => {
   const cases: [string, string][] = [
@@ -108,12 +111,12 @@ Deno.test("parseName() is the check on rule and column names in both forms", () 
     {
       name: "TypeError",
       message:
-        'Cannot load config rules.json: rules[3].name contains U+202E (a bidi override) at index 4; names must be printable text, got "abcd\\u202eq"',
+        'Cannot load config rules.json:1: rules[3].name contains U+202E (a bidi override) at index 4; names must be printable text, got "abcd\\u202eq"',
     },
   );
   assert.throws(() => parseConfig(reference("d", "rx\u2028"), "rules.json"), {
     message:
-      /^Cannot load config rules\.json: data-ids\[0\]\.name contains U\+2028 \(a line separator\) at index 2;/,
+      /^Cannot load config rules\.json:1: data-ids\[0\]\.name contains U\+2028 \(a line separator\) at index 2;/,
   });
   const agent = (rule: string, column: string) =>
     `monitors:
@@ -126,11 +129,11 @@ Deno.test("parseName() is the check on rule and column names in both forms", () 
 `;
   assert.throws(() => parseConfig(agent("r\u2066", "rx"), "a.yaml"), {
     message:
-      /^Cannot load config a\.yaml: monitors\[0\]\.rules\[0\]\.name contains U\+2066 \(a bidi isolate\)/,
+      /^Cannot load config a\.yaml:5: monitors\[0\]\.rules\[0\]\.name contains U\+2066 \(a bidi isolate\)/,
   });
   assert.throws(() => parseConfig(agent("r", "rx\x85"), "a.yaml"), {
     message:
-      /^Cannot load config a\.yaml: monitors\[0\]\.columns\[0\]\.name contains U\+0085 \(a control character\)/,
+      /^Cannot load config a\.yaml:4: monitors\[0\]\.columns\[0\]\.name contains U\+0085 \(a control character\)/,
   });
   assert.throws(() => parseConfig(agent("y".repeat(200), "rx"), "a.yaml"), {
     name: "RangeError",

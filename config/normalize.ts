@@ -8,25 +8,28 @@
  */
 
 import { posix } from "node:path";
+import { type ConfigDocument, plainDocument } from "./document.ts";
 import { formatDuration } from "./durations.ts";
 import {
   configError,
   type ConfigPath,
-  type ConfigSource,
   formatBytes,
   formatPath,
-  limitError,
+  formatValue,
   lookup,
+  withHint,
 } from "./errors.ts";
+import type { AlertingDocument } from "./alerting.ts";
+import type {
+  AgentRuleDocument,
+  ReferenceRuleDocument,
+  SignalRuleDocument,
+} from "./rule_schema.ts";
 import type {
   AgentDocument,
-  AgentRuleDocument,
-  AlertingDocument,
   ColumnDocument,
   MonitorDocument,
   ReferenceDocument,
-  ReferenceRuleDocument,
-  SignalRuleDocument,
 } from "./schema.ts";
 import {
   GPU_READINGS,
@@ -36,6 +39,7 @@ import {
 } from "./gpu_readings.ts";
 import { MAX_RING_BYTES } from "./limits.ts";
 import { maxDepth, ringBytes, ringColumns } from "./ring_budget.ts";
+import { nearest } from "./suggest.ts";
 import {
   type AgentConfig,
   type AlertingConfig,
@@ -54,7 +58,7 @@ export interface ExternalColumns {
   /** The validated entries. */
   readonly columns: readonly ColumnDocument[];
   /** That file, for messages. */
-  readonly source: ConfigSource;
+  readonly source: ConfigDocument;
   /** Where the list sits in that file: `[]` or `["data-ids"]`. */
   readonly path: ConfigPath;
 }
@@ -72,15 +76,17 @@ const REFERENCE_MONITOR = "nic";
  * import assert from "node:assert/strict";
  * import { normalizeReference } from "./normalize.ts";
  *
+ * import { plainDocument } from "./document.ts";
+ *
  * const doc = { "data-ids": [{ name: "rx", data_id: "0x0000000000000001" }], rules: [] };
- * const config = normalizeReference(doc, { file: "rules.json", doc });
+ * const config = normalizeReference(doc, plainDocument("rules.json", doc));
  * assert.equal(config.form, "reference");
  * assert.deepEqual(config.monitors.map((m) => [m.name, m.eventLog]), [["nic", "events.log"]]);
  * ```
  */
 export function normalizeReference(
   doc: ReferenceDocument,
-  source: ConfigSource,
+  source: ConfigDocument,
   external?: ExternalColumns,
 ): AgentConfig {
   let declared: Columns;
@@ -154,15 +160,17 @@ export function normalizeReference(
  * import assert from "node:assert/strict";
  * import { normalizeAgent } from "./normalize.ts";
  *
- * const doc = { monitors: [{ name: "gpu", columns: [{ name: "temp", data_id: "0x0000000000000001" }] }] };
- * const monitor = normalizeAgent(doc, { file: "a.yaml", doc }).monitors[0];
+ * import { plainDocument } from "./document.ts";
+ *
+ * const doc = { monitors: [{ name: "gpu", source: "doca" as const, columns: [{ name: "temp", data_id: "0x0000000000000001" }] }] };
+ * const monitor = normalizeAgent(doc, plainDocument("a.yaml", doc)).monitors[0];
  * assert.equal(monitor.eventLog, "events.log"); // the defaults filled in
  * assert.equal(monitor.depth, 1024);
  * ```
  */
 export function normalizeAgent(
   doc: AgentDocument,
-  source: ConfigSource,
+  source: ConfigDocument,
 ): AgentConfig {
   const names = new Map<string, number>();
   const logs = new Map<string, number>();
@@ -234,7 +242,7 @@ export function normalizeAgent(
  */
 function normalizeAlerting(
   doc: AlertingDocument,
-  source: ConfigSource,
+  source: ConfigDocument,
 ): AlertingConfig {
   const seen = new Map<string, number>();
   const alertmanagers = doc.alertmanagers.map((am, i): AlertmanagerConfig => {
@@ -290,15 +298,16 @@ function normalizeMonitor(
   m: MonitorDocument,
   eventLog: string,
   device: string | undefined,
-  source: ConfigSource,
+  source: ConfigDocument,
   at: ConfigPath,
 ): MonitorConfig {
   const gpu = m.source === "nvml";
-  const declared = gpu
+  const nic = m.source === "nvml" ? undefined : m;
+  const declared = m.source === "nvml"
     ? gpuMonitorColumns(m, source, at)
     : monitorColumns(m, source, at);
   // A GPU monitor reads every GPU NVML finds; the NIC device is not its.
-  const reads = gpu ? undefined : m.device ?? device;
+  const reads = nic === undefined ? undefined : nic.device ?? device;
   const samplePeriodNs = m.sample_period_ns ??
     (gpu ? DEFAULTS.gpuSamplePeriodNs : DEFAULTS.samplePeriodNs);
   const depth = m.depth ?? (gpu ? DEFAULTS.gpuDepth : DEFAULTS.depth);
@@ -324,7 +333,7 @@ function normalizeMonitor(
     eventLog,
     seed: m.seed ?? DEFAULTS.seed,
     ...(reads === undefined ? {} : { device: reads }),
-    ...(m.input === undefined ? {} : { input: m.input }),
+    ...(nic?.input === undefined ? {} : { input: nic.input }),
   };
 }
 
@@ -336,38 +345,14 @@ interface Columns {
 }
 
 function monitorColumns(
-  m: MonitorDocument,
-  source: ConfigSource,
+  m: Exclude<MonitorDocument, { source: "nvml" }>,
+  source: ConfigDocument,
   at: ConfigPath,
 ): Columns {
-  if (m.readings !== undefined) {
-    throw configError(
-      source,
-      [...at, "readings"],
-      "is for GPU monitors (source nvml); this monitor names its counters with columns",
-      "type",
-    );
-  }
-  if (m.columns !== undefined && m["data-ids"] !== undefined) {
-    throw configError(
-      source,
-      [...at, "data-ids"],
-      "repeats columns (data-ids is another name for it); keep one of the two",
-      "type",
-    );
-  }
-  if (m.columns !== undefined) {
-    return checkColumns(m.columns, source, [...at, "columns"]);
-  }
-  if (m["data-ids"] !== undefined) {
-    return checkColumns(m["data-ids"], source, [...at, "data-ids"]);
-  }
-  throw configError(
-    source,
-    [...at, "columns"],
-    "is required (a list of {name, data_id}; data-ids is accepted too)",
-    "type",
-  );
+  // The schema has checked that exactly one of the two is given.
+  return m.columns !== undefined
+    ? checkColumns(m.columns, source, [...at, "columns"])
+    : checkColumns(m["data-ids"]!, source, [...at, "data-ids"]);
 }
 
 /**
@@ -377,33 +362,10 @@ function monitorColumns(
  * open; collectors/nvml/gpu_monitor.ts expands the patterns then.
  */
 function gpuMonitorColumns(
-  m: MonitorDocument,
-  source: ConfigSource,
+  m: Extract<MonitorDocument, { source: "nvml" }>,
+  source: ConfigDocument,
   at: ConfigPath,
 ): Columns {
-  for (const key of ["columns", "data-ids", "device", "input"] as const) {
-    if (m[key] !== undefined) {
-      throw configError(
-        source,
-        [...at, key],
-        key === "device"
-          ? "is for NIC monitors; a GPU monitor (source nvml) reads every GPU NVML finds"
-          : `is not for GPU monitors (source nvml); name GPU columns in readings (e.g. gpu*.temperature)`,
-        "type",
-      );
-    }
-  }
-  if (
-    m.sample_period_ns !== undefined &&
-    m.sample_period_ns < MIN_GPU_PERIOD_NS
-  ) {
-    throw configError(
-      source,
-      [...at, "sample_period_ns"],
-      `must be at least ${MIN_GPU_PERIOD_NS} (10 ms) for a GPU monitor: NVML refreshes most readings about once a second`,
-      "range",
-    );
-  }
   for (const [j, rule] of (m.rules ?? []).entries()) {
     if (GPU_RULE_SUFFIX.test(rule.name)) {
       throw configError(
@@ -424,16 +386,10 @@ function gpuMonitorColumns(
   }
   const columns: MonitorColumn[] = [];
   const byName = new Map<string, number>();
-  for (const [k, text] of (m.readings ?? [GPU_ALL]).entries()) {
+  for (const text of m.readings ?? [GPU_ALL]) {
+    // The schema has checked each reading's name.
     const pattern = parseGpuColumn(text);
-    if (!pattern.ok) {
-      throw configError(
-        source,
-        [...at, "readings", k],
-        pattern.problem,
-        "type",
-      );
-    }
+    if (!pattern.ok) throw new TypeError(pattern.problem);
     const gpu = pattern.value.gpu;
     const readings = pattern.value.reading === "*"
       ? GPU_READINGS.map((_, r) => r)
@@ -458,7 +414,7 @@ function gpuMonitorColumns(
  */
 function checkRings(
   monitors: readonly MonitorConfig[],
-  source: ConfigSource,
+  source: ConfigDocument,
   depthPath: (index: number) => ConfigPath,
 ): void {
   let used = 0;
@@ -491,8 +447,6 @@ function checkRings(
 
 /** Every reading of every GPU. */
 const GPU_ALL = "gpu*.*";
-/** Below this, a GPU monitor would mostly re-read NVML's cached values. */
-const MIN_GPU_PERIOD_NS = 10_000_000;
 
 /** What a monitor's rules are resolved against. */
 interface RuleContext {
@@ -512,7 +466,7 @@ interface RuleContext {
 function resolveRules(
   rules: readonly AgentRuleDocument[] | undefined,
   monitor: RuleContext,
-  source: ConfigSource,
+  source: ConfigDocument,
   at: ConfigPath,
 ): RuleConfig[] {
   const byName = new Map<string, number>();
@@ -551,7 +505,7 @@ function labels(
 function resolveReferenceRule(
   rule: ReferenceRuleDocument,
   declared: Columns,
-  source: ConfigSource,
+  source: ConfigDocument,
   here: ConfigPath,
 ): ReferenceRuleConfig {
   let column: number | undefined;
@@ -571,9 +525,9 @@ function resolveReferenceRule(
       throw configError(
         source,
         [...here, "data_id"],
-        `${rule.data_id} is not one of the declared data IDs (${
-          listSome(declared.columns.map((c) => c.dataId))
-        })`,
+        `${rule.data_id} is not one of the declared data IDs${
+          someOf(rule.data_id!, declared.columns.map((c) => c.dataId), false)
+        }`,
         "type",
       );
     }
@@ -596,7 +550,7 @@ function resolveReferenceRule(
 function resolveSignalRule(
   rule: SignalRuleDocument,
   monitor: RuleContext,
-  source: ConfigSource,
+  source: ConfigDocument,
   here: ConfigPath,
 ): SignalRuleConfig {
   const { declared, depth, samplePeriodNs } = monitor;
@@ -610,15 +564,16 @@ function resolveSignalRule(
     if (monitor.gpu) checkSameGpus(rule, source, here);
   }
   checkSignalColumns(rule, column, denominator, declared, source, here);
-  checkCanRaise(rule, source, here);
+  checkClear(rule, source, here);
   const hadDepth = `got depth ${depth}${
     monitor.depthDefaulted ? " (the default)" : ""
   }`;
+  const tooShallow = (key: string, what: string) =>
+    configError(source, [...here, key], what, "range", { got: false });
   if (rule.windowNs > (2 * depth - 1) * samplePeriodNs) {
-    const written = lookup(source.doc, [...here, "window"]);
-    throw limitError(
-      source.file,
-      [...here, "window"],
+    const written = lookup(source.value, [...here, "window"]);
+    throw tooShallow(
+      "window",
       `${
         typeof written === "string" ? written : formatDuration(rule.windowNs)
       } needs depth >= ${
@@ -631,9 +586,8 @@ function resolveSignalRule(
     );
   }
   if (rule.mOfN !== undefined && rule.mOfN.n > 2 * depth) {
-    throw limitError(
-      source.file,
-      [...here, "for"],
+    throw tooShallow(
+      "for",
       `${rule.mOfN.m} of ${rule.mOfN.n} needs depth >= ${
         Math.ceil(rule.mOfN.n / 2)
       } (N <= 2 x depth, the samples the ring holds), ${hadDepth}`,
@@ -665,7 +619,7 @@ function checkSignalColumns(
   column: number,
   denominator: number | undefined,
   declared: Columns,
-  source: ConfigSource,
+  source: ConfigDocument,
   here: ConfigPath,
 ): void {
   if (rule.signal !== "value") {
@@ -695,32 +649,29 @@ function checkSignalColumns(
   }
 }
 
-/** The largest increase that is not a counter reset: 2^63 - 1. */
-const MAX_INCREASE = (1n << 63n) - 1n;
-/** The largest u64. */
-const MAX_U64 = (1n << 64n) - 1n;
-
-/** A threshold no sample can cross would make a rule that never starts. */
-function checkCanRaise(
+/**
+ * `clear` must be on the quiet side of the threshold: at or below it for
+ * an above rule, at or above it for a below rule. The message quotes the
+ * threshold as written.
+ */
+function checkClear(
   rule: SignalRuleDocument,
-  source: ConfigSource,
+  source: ConfigDocument,
   here: ConfigPath,
 ): void {
-  const t = rule.threshold;
-  let why: string | undefined;
-  if (rule.direction === "below" && (t === 0n || t === 0)) {
-    why = `can never hold: a ${rule.signal} is never below 0`;
-  } else if (rule.direction === "above" && typeof t === "bigint") {
-    if (rule.signal === "value" && t >= MAX_U64) {
-      why = "can never hold: no 64-bit value is above it";
-    } else if (rule.signal === "increase" && t >= MAX_INCREASE) {
-      why =
-        "can never hold: an increase of 2^63 or more is a counter reset, not an increase";
-    }
-  }
-  if (why !== undefined) {
-    throw configError(source, [...here, rule.direction], why, "range");
-  }
+  const { direction, threshold, clear } = rule;
+  if (direction === "above" ? clear <= threshold : clear >= threshold) return;
+  const quiet = direction === "above" ? "below" : "above";
+  throw configError(
+    source,
+    [...here, "clear"],
+    `must not be ${direction} the threshold (${direction}: ${
+      formatValue(lookup(source.value, [...here, direction]))
+    }): ${
+      direction === "above" ? "an" : "a"
+    } ${direction} rule ends once its signal is at or ${quiet} the clear level`,
+    "range",
+  );
 }
 
 /**
@@ -730,7 +681,7 @@ function checkCanRaise(
  */
 function checkSameGpus(
   rule: SignalRuleDocument,
-  source: ConfigSource,
+  source: ConfigDocument,
   here: ConfigPath,
 ): void {
   const top = parseGpuColumn(rule.column);
@@ -746,11 +697,14 @@ function checkSameGpus(
   );
 }
 
-/** The index of the column named `name`, or an error at `path`. */
+/**
+ * The index of the column named `name`, or an error at `path` that lists
+ * the monitor's columns (the nearest ones when it has many).
+ */
 function columnByName(
   name: string,
   declared: Columns,
-  source: ConfigSource,
+  source: ConfigDocument,
   path: ConfigPath,
 ): number {
   const column = declared.byName.get(name);
@@ -758,19 +712,49 @@ function columnByName(
     throw configError(
       source,
       path,
-      `must be one of this monitor's column names (${
-        listSome(declared.columns.map((c) => c.name))
-      })`,
+      `must be one of this monitor's column names${
+        someOf(name, declared.columns.map((c) => c.name))
+      }`,
       "type",
     );
   }
   return column;
 }
 
+/** Lists shown whole in a message up to this length; past it, the nearest. */
+const MAX_LISTED = 8;
+
+/**
+ * What `name` could have been among `names`, for a message: all of them
+ * when few (` (a, b, c)`), else the nearest, with a hint naming the
+ * nearest few (`did you mean "a"?`) unless `suggest` is false (data IDs
+ * are not misspelt names).
+ */
+function someOf(
+  name: string,
+  names: readonly string[],
+  suggest = true,
+): string {
+  const near = suggest ? nearest(name, names, MAX_LISTED) : [];
+  const meant = near.length === 0
+    ? ""
+    : `did you mean ${
+      near.slice(0, 3).map((n) => JSON.stringify(n)).join(" or ")
+    }?`;
+  const listed = names.length <= MAX_LISTED
+    ? ` (${names.join(", ")})`
+    : near.length > 0
+    ? ` (${names.length} in all; the nearest: ${near.join(", ")})`
+    : ` (${names.length} in all, such as ${
+      names.slice(0, MAX_LISTED).join(", ")
+    })`;
+  return withHint(listed, meant);
+}
+
 /** Checks names and data IDs are unique, and builds the lookups. */
 function checkColumns(
   entries: readonly ColumnDocument[],
-  source: ConfigSource,
+  source: ConfigDocument,
   at: ConfigPath,
 ): Columns {
   const byName = new Map<string, number>();
@@ -807,12 +791,6 @@ function checkColumns(
   return { columns, byName, byDataId };
 }
 
-/** A few list items for a message; a monitor may have 1024 columns. */
-function listSome(items: readonly string[], max = 4): string {
-  if (items.length <= max) return items.join(", ");
-  return `${items.slice(0, max).join(", ")}, … ${items.length} in all`;
-}
-
 /** The rules of the GPU monitor `gpu: auto` adds. */
 const AUTO_GPU_RULES = [
   // Any Xid is worth the history around it: most mean a fault.
@@ -841,11 +819,12 @@ const AUTO_GPU_RULES = [
  * ```ts
  * import assert from "node:assert/strict";
  * import { normalizeAgent, withAutoGpuMonitor } from "./normalize.ts";
+ * import { plainDocument } from "./document.ts";
  *
  * const doc = {
- *   monitors: [{ name: "nic", device: "03:00.0", columns: [{ name: "rx", data_id: "0x0000000000000001" }] }],
+ *   monitors: [{ name: "nic", source: "doca" as const, device: "03:00.0", columns: [{ name: "rx", data_id: "0x0000000000000001" }] }],
  * };
- * const nic = normalizeAgent(doc, { file: "a.yaml", doc });
+ * const nic = normalizeAgent(doc, plainDocument("a.yaml", doc));
  * assert.deepEqual(
  *   withAutoGpuMonitor(nic).monitors.map((m) => [m.name, m.source, m.eventLog]),
  *   [["nic", "doca", "events.log"], ["gpu", "nvml", "gpu-events.log"]],
@@ -881,7 +860,7 @@ export function withAutoGpuMonitor(config: AgentConfig): AgentConfig {
     doc,
     eventLog,
     undefined,
-    { file: "(gpu: auto)", doc },
+    plainDocument("(gpu: auto)", doc),
     [],
   );
   return { ...config, monitors: [...config.monitors, monitor] };

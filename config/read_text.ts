@@ -8,7 +8,6 @@
  */
 
 import { fileError, formatBytes, limitError } from "./errors.ts";
-import { lineAndColumn } from "./document.ts";
 import { MAX_CONFIG_BYTES } from "./limits.ts";
 
 /**
@@ -83,7 +82,7 @@ async function readAtMost(
 function tooLarge(path: string, maxBytes: number): RangeError {
   return limitError(
     path,
-    undefined,
+    0,
     `is larger than ${
       formatBytes(maxBytes)
     } (${maxBytes} bytes), the most a configuration file may be`,
@@ -99,8 +98,10 @@ function decode(bytes: Uint8Array, path: string): string {
     // The character that breaks starts at the end of the last whole one.
     let start = soFar;
     while (start > 0 && !decodes(bytes.subarray(0, start), false)) start--;
-    const valid = new TextDecoder().decode(bytes.subarray(0, start));
-    const { line, column } = lineAndColumn(valid, valid.length);
+    const lines = new TextDecoder().decode(bytes.subarray(0, start))
+      .split("\n");
+    const line = lines.length;
+    const column = lines[line - 1].length + 1;
     const where = `byte ${start} (line ${line}, column ${column})`;
     throw new TypeError(
       fileError(

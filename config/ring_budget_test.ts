@@ -49,7 +49,7 @@ Deno.test("a depth whose ring cannot be allocated is refused at load", () => {
   assert.throws(() => parseConfig(reference(fits + 1), "r.json"), {
     name: "RangeError",
     message:
-      `Cannot load config r.json: sample_history_depth needs a 1 GiB ring (2 x depth records of 2 values); the rings of all monitors may take at most 1 GiB, so depth can be at most ${fits} here, got ${
+      `Cannot load config r.json:1: sample_history_depth needs a 1 GiB ring (2 x depth records of 2 values); the rings of all monitors may take at most 1 GiB, so depth can be at most ${fits} here, got ${
         fits + 1
       }`,
   });
@@ -70,7 +70,7 @@ Deno.test("the rings of all monitors share the bound", () => {
   assert.throws(() => parseConfig(text, "a.yaml"), {
     name: "RangeError",
     message: new RegExp(
-      `^Cannot load config a\\.yaml: monitors\\[1\\]\\.depth needs a 512 MiB ring .*\\(the monitors before it take 512 MiB\\), so depth can be at most ${half} here, got ${
+      `^Cannot load config a\\.yaml:9: monitors\\[1\\]\\.depth needs a 512 MiB ring .*\\(the monitors before it take 512 MiB\\), so depth can be at most ${half} here, got ${
         half + 1
       }$`,
     ),

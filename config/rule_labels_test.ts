@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { MAX_SUMMARY_CHARS } from "./limits.ts";
-import { parseSeverity, parseSummary } from "./rule_labels.ts";
+import { severity, summary } from "./rule_labels.ts";
+import { parseValue } from "./values.ts";
+
+const parseSeverity = (value: unknown) => parseValue(severity, value);
+const parseSummary = (value: unknown) => parseValue(summary, value);
 
 const SEVERITY =
   "must be a lowercase word such as critical, warning or info (a-z, 0-9 and _, starting with a letter, at most 32 characters)";

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
-import { parseDocumentText } from "./document.ts";
+import { parseDocumentText, plainDocument } from "./document.ts";
 import { MAX_KEY_CHARS, MAX_NESTING } from "./limits.ts";
-import { checkFlowNesting, checkShape } from "./shape.ts";
+import { checkShape } from "./shape.ts";
+
+const check = (value: unknown, file: string) =>
+  checkShape(plainDocument(file, value));
 
 /** `levels` lists inside each other around `inner`. */
 function nested(levels: number, inner: unknown = 1): unknown {
@@ -11,8 +14,8 @@ function nested(levels: number, inner: unknown = 1): unknown {
 }
 
 Deno.test("checkShape() allows MAX_NESTING levels and refuses one more", () => {
-  checkShape(nested(MAX_NESTING), "a.json");
-  assert.throws(() => checkShape(nested(MAX_NESTING + 1), "a.json"), {
+  check(nested(MAX_NESTING), "a.json");
+  assert.throws(() => check(nested(MAX_NESTING + 1), "a.json"), {
     name: "RangeError",
     message: new RegExp(
       `^Cannot load config a\\.json: (\\[0\\]){${MAX_NESTING}} is nested more than ${MAX_NESTING} lists and objects deep`,
@@ -20,15 +23,15 @@ Deno.test("checkShape() allows MAX_NESTING levels and refuses one more", () => {
   });
   // The place named is inside the field where the nesting starts.
   assert.throws(
-    () => checkShape({ monitors: [{ rules: nested(100) }] }, "a.yaml"),
+    () => check({ monitors: [{ rules: nested(100) }] }, "a.yaml"),
     { message: /^Cannot load config a\.yaml: monitors\[0\]\.rules\[0\]/ },
   );
 });
 
 Deno.test("checkShape() refuses long keys, naming where and cutting the key", () => {
-  checkShape({ ["k".repeat(MAX_KEY_CHARS)]: 1 }, "a.json");
+  check({ ["k".repeat(MAX_KEY_CHARS)]: 1 }, "a.json");
   const key = "k".repeat(10_000_000);
-  assert.throws(() => checkShape({ rules: [{ [key]: 1 }] }, "a.json"), (e) => {
+  assert.throws(() => check({ rules: [{ [key]: 1 }] }, "a.json"), (e) => {
     assert.ok(e instanceof RangeError);
     assert.equal(
       e.message,
@@ -42,10 +45,10 @@ Deno.test("checkShape() refuses a YAML alias inside its own anchor", () => {
   assert.throws(() => parseDocumentText("a: &x [1, *x]\n", "a.yaml"), {
     name: "RangeError",
     message:
-      "Cannot load config a.yaml: a[1] contains itself (a YAML alias inside its own anchor)",
+      "Cannot load config a.yaml:1: a[1] contains itself (a YAML alias inside its own anchor)",
   });
   // Shared (not cyclic) anchors are fine.
-  assert.deepEqual(parseDocumentText("a: &x [1]\nb: *x\n", "a.yaml"), {
+  assert.deepEqual(parseDocumentText("a: &x [1]\nb: *x\n", "a.yaml").value, {
     a: [1],
     b: [1],
   });
@@ -57,23 +60,23 @@ Deno.test("a deeply nested file is answered at once with the file and field", ()
     [
       `{"rules": ${"[".repeat(100)}${"]".repeat(100)}}`,
       "a.json",
-      /^Cannot load config a\.json: rules(\[0\]){31} is nested more than 32/,
+      /^Cannot load config a\.json:1: rules(\[0\]){31} is nested more than 32/,
     ],
     [
       `rules: ${"[".repeat(100)}${"]".repeat(100)}\n`,
       "a.yaml",
-      /^Cannot load config a\.yaml: rules(\[0\]){31} is nested more than 32/,
+      /^Cannot load config a\.yaml:1: rules(\[0\]){31} is nested more than 32/,
     ],
     [
       Array.from({ length: 100 }, (_, i) => `${"  ".repeat(i)}a:\n`).join(""),
       "a.yaml",
-      /^Cannot load config a\.yaml: a(\.a){31} is nested more than 32/,
+      /^Cannot load config a\.yaml:33: a(\.a){31} is nested more than 32/,
     ],
     ["[".repeat(deep) + "]".repeat(deep), "a.json", /is nested more than 32/],
     [
       "[".repeat(deep) + "]".repeat(deep),
       "a.yaml",
-      /^Cannot load config a\.yaml: lists and objects nest more than 32 deep \(at line 1, column 257\)$/,
+      /^Cannot load config a\.yaml:1: is nested more than 32 lists and objects deep \(at column 257\)$/,
     ],
   ];
   for (const [text, file, message] of cases) {
@@ -88,16 +91,16 @@ Deno.test("a deeply nested file is answered at once with the file and field", ()
   }
 });
 
-Deno.test("checkFlowNesting() counts only brackets that open collections", () => {
+Deno.test("flow nesting counts only brackets that open collections", () => {
   // Brackets inside quoted and plain scalars and comments are text.
-  checkFlowNesting(
+  parseDocumentText(
     `a: "${"[".repeat(1000)}"\nb: '${"{".repeat(1000)}'\n# ${
       "[".repeat(1000)
     }\nc: x${"[".repeat(1000)}\n`,
     "a.yaml",
   );
   assert.throws(
-    () => checkFlowNesting(`a: 1\nb:\n  ${"{x: ".repeat(300)}`, "a.yaml"),
-    { message: /\(at line 3, column 1027\)$/ },
+    () => parseDocumentText(`a: 1\nb:\n  ${"{x: ".repeat(300)}`, "a.yaml"),
+    { message: /^Cannot load config a\.yaml:3: .*\(at column 1027\)$/ },
   );
 });

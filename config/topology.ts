@@ -10,7 +10,8 @@
 import { errorMessage } from "../base/error_message.ts";
 import { readLabelsFile } from "./labels_file.ts";
 import { MAX_TOPOLOGY_LABELS } from "./limits.ts";
-import { parseInstance, tooManyLabels } from "./topology_labels.ts";
+import { instance, tooManyLabels } from "./topology_labels.ts";
+import { parseValue } from "./values.ts";
 import type { AgentConfig } from "./types.ts";
 
 /** The resolved topology of one agent. */
@@ -127,7 +128,7 @@ function hostInstance(): string {
       { cause: error },
     );
   }
-  const parsed = parseInstance(name);
+  const parsed = parseValue(instance, name);
   if (!parsed.ok) {
     throw new TypeError(
       `The host name ${

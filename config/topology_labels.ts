@@ -13,8 +13,9 @@ import {
   MAX_LABEL_VALUE_CHARS,
   MAX_TOPOLOGY_LABELS,
 } from "./limits.ts";
+import { z } from "zod";
 import { nameProblem } from "./names.ts";
-import { bad, ok, type Parsed } from "./values.ts";
+import { outOfRange } from "./values.ts";
 
 /**
  * Label names the agent sets itself, and what each holds: a topology
@@ -72,148 +73,139 @@ export function labelNameProblem(name: string): string | undefined {
 }
 
 /**
- * Parses a topology label value: one line of printable text (what a rule
- * name may hold, see names.ts), 1 to {@linkcode MAX_LABEL_VALUE_CHARS}
- * characters. A YAML number is refused: `rail: 03` would arrive as 3.
+ * One line of printable text (what a rule name may hold, see names.ts), 1
+ * to `max` characters, saying `what` it is when it is not. A YAML number
+ * is refused: `rail: 03` would arrive as 3.
+ */
+function labelText(max: number, what: string): z.ZodType<string> {
+  return z.string({
+    error: (iss) => {
+      const value = iss.input;
+      if (value === undefined || iss.code !== "invalid_type") return undefined;
+      return typeof value === "number" || typeof value === "bigint" ||
+          typeof value === "boolean"
+        ? `must be a string; quote it (${
+          JSON.stringify(String(value))
+        }) so YAML keeps it as written`
+        : "must be a string";
+    },
+  })
+    .refine((s) => s !== "", {
+      error:
+        "must not be empty: Prometheus and Alertmanager treat an empty label as no label (leave it out instead)",
+      abort: true,
+    })
+    .check((ctx) => {
+      const problem = nameProblem(ctx.value);
+      if (problem === undefined || !problem.startsWith("contains")) return;
+      ctx.issues.push({
+        code: "custom",
+        message: problem.replace(
+          /; names must be printable text$/,
+          `; ${what} must be one line of printable text`,
+        ),
+        input: ctx.value,
+      });
+    })
+    .refine(
+      (s) => [...s].length <= max,
+      outOfRange(`is longer than ${max} characters`),
+    );
+}
+
+/**
+ * A topology label value: 1 to {@linkcode MAX_LABEL_VALUE_CHARS}
+ * characters of one printable line, a string as written.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseLabelValue } from "./topology_labels.ts";
+ * import { labelValue } from "./topology_labels.ts";
+ * import { parseValue } from "./values.ts";
  *
- * assert.deepEqual(parseLabelValue("leaf-12"), { ok: true, value: "leaf-12" });
- * assert.deepEqual(parseLabelValue(3), {
+ * assert.deepEqual(parseValue(labelValue, "leaf-12"), { ok: true, value: "leaf-12" });
+ * assert.deepEqual(parseValue(labelValue, 3), {
  *   ok: false,
  *   problem: 'must be a string; quote it ("3") so YAML keeps it as written',
  *   kind: "type",
  * });
  * ```
  */
-export function parseLabelValue(value: unknown): Parsed<string> {
-  return parseLabelText(value, MAX_LABEL_VALUE_CHARS, "a label value");
-}
+export const labelValue: z.ZodType<string> = labelText(
+  MAX_LABEL_VALUE_CHARS,
+  "a label value",
+);
 
 /**
- * Parses `instance`: like a label value, but up to
- * {@linkcode MAX_INSTANCE_CHARS} characters, the longest host name.
+ * `instance`: like a label value, but up to {@linkcode MAX_INSTANCE_CHARS}
+ * characters, the longest host name.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseInstance } from "./topology_labels.ts";
+ * import { instance } from "./topology_labels.ts";
+ * import { parseValue } from "./values.ts";
  *
- * assert.deepEqual(parseInstance("dpu-r12-07"), { ok: true, value: "dpu-r12-07" });
- * assert.equal(parseInstance("").ok, false);
+ * assert.deepEqual(parseValue(instance, "dpu-r12-07"), { ok: true, value: "dpu-r12-07" });
+ * assert.equal(parseValue(instance, "").ok, false);
  * ```
  */
-export function parseInstance(value: unknown): Parsed<string> {
-  return parseLabelText(value, MAX_INSTANCE_CHARS, "an instance");
-}
-
-function parseLabelText(
-  value: unknown,
-  max: number,
-  what: string,
-): Parsed<string> {
-  if (value === undefined) return bad("is required");
-  if (
-    typeof value === "number" || typeof value === "bigint" ||
-    typeof value === "boolean"
-  ) {
-    return bad(
-      `must be a string; quote it (${
-        JSON.stringify(String(value))
-      }) so YAML keeps it as written`,
-    );
-  }
-  if (typeof value !== "string") return bad("must be a string");
-  if (value === "") {
-    return bad(
-      "must not be empty: Prometheus and Alertmanager treat an empty label as no label (leave it out instead)",
-    );
-  }
-  const problem = nameProblem(value);
-  if (problem !== undefined && problem.startsWith("contains")) {
-    return bad(
-      problem.replace(
-        /; names must be printable text$/,
-        `; ${what} must be one line of printable text`,
-      ),
-    );
-  }
-  let chars = 0;
-  for (const _ of value) {
-    if (++chars > max) {
-      return bad(`is longer than ${max} characters`, "range");
-    }
-  }
-  return ok(value);
-}
-
-/** One problem with a label, and where: its name, or the list as a whole. */
-export interface LabelProblem {
-  /** The label's name, or undefined for the whole list (too many). */
-  readonly name?: string;
-  /** What is wrong, phrased to follow the name. */
-  readonly problem: string;
-  /** TypeError or RangeError. */
-  readonly kind: "type" | "range";
-}
+export const instance: z.ZodType<string> = labelText(
+  MAX_INSTANCE_CHARS,
+  "an instance",
+);
 
 /**
- * Checks a set of topology labels: each name by
- * {@linkcode labelNameProblem}, each value by {@linkcode parseLabelValue},
- * at most {@linkcode MAX_TOPOLOGY_LABELS} in all. Returns the labels as
- * strings, or the first problem.
+ * Topology labels, `name: value`: each name by
+ * {@linkcode labelNameProblem}, each value by {@linkcode labelValue}, at
+ * most {@linkcode MAX_TOPOLOGY_LABELS} in all; each problem at its label.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkTopologyLabels } from "./topology_labels.ts";
+ * import { topologyLabels } from "./topology_labels.ts";
+ * import { parseValue } from "./values.ts";
  *
- * assert.deepEqual(checkTopologyLabels({ rack: "r12", rail: "3" }), {
+ * assert.deepEqual(parseValue(topologyLabels, { rack: "r12", rail: "3" }), {
  *   ok: true,
  *   value: { rack: "r12", rail: "3" },
  * });
- * assert.deepEqual(checkTopologyLabels({ job: "x" }), {
+ * assert.deepEqual(parseValue(topologyLabels, { job: "x" }), {
  *   ok: false,
- *   problem: {
- *     name: "job",
- *     problem: "is a label the agent sets itself (Prometheus's scrape job on metrics); choose another name",
- *     kind: "type",
- *   },
+ *   problem: "is a label the agent sets itself (Prometheus's scrape job on metrics); choose another name",
+ *   kind: "type",
  * });
  * ```
  */
-export function checkTopologyLabels(
-  labels: Readonly<Record<string, unknown>>,
-):
-  | { readonly ok: true; readonly value: Record<string, string> }
-  | { readonly ok: false; readonly problem: LabelProblem } {
-  const names = Object.keys(labels);
-  const value: Record<string, string> = {};
+export const topologyLabels: z.ZodType<Record<string, string>> = z.record(
+  z.string(),
+  labelValue,
+  {
+    error:
+      'must be an object of label names and values, e.g. { rack: r12, rail: "3" }',
+  },
+).check((ctx) => {
+  const names = Object.keys(ctx.value);
   for (const name of names) {
-    const nameIssue = labelNameProblem(name);
-    if (nameIssue !== undefined) {
-      return { ok: false, problem: { name, problem: nameIssue, kind: "type" } };
+    const problem = labelNameProblem(name);
+    if (problem !== undefined) {
+      ctx.issues.push({
+        code: "custom",
+        message: problem,
+        path: [name],
+        input: ctx.value[name],
+      });
     }
-    const parsed = parseLabelValue(labels[name]);
-    if (!parsed.ok) {
-      return {
-        ok: false,
-        problem: { name, problem: parsed.problem, kind: parsed.kind },
-      };
-    }
-    value[name] = parsed.value;
   }
   if (names.length > MAX_TOPOLOGY_LABELS) {
-    return {
-      ok: false,
-      problem: { problem: tooManyLabels(names.length), kind: "range" },
-    };
+    ctx.issues.push({
+      code: "custom",
+      message: tooManyLabels(names.length),
+      params: { kind: "range" },
+      input: ctx.value,
+    });
   }
-  return { ok: true, value };
-}
+});
 
 /**
  * The problem of `count` topology labels past

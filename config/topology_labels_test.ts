@@ -2,12 +2,32 @@ import assert from "node:assert/strict";
 import { parseConfig } from "./load.ts";
 import { MAX_TOPOLOGY_LABELS } from "./limits.ts";
 import {
-  checkTopologyLabels,
+  instance,
   labelNameProblem,
-  parseInstance,
-  parseLabelValue,
+  labelValue,
   RESERVED_LABELS,
+  topologyLabels,
 } from "./topology_labels.ts";
+import { describeIssue, parseValue } from "./values.ts";
+
+const parseLabelValue = (v: unknown) => parseValue(labelValue, v);
+const parseInstance = (v: unknown) => parseValue(instance, v);
+/** The labels, or the first problem: its label (none for the count), words and kind. */
+function checkTopologyLabels(labels: Record<string, unknown>) {
+  const result = topologyLabels.safeParse(labels, { error: describeIssue });
+  if (result.success) return { ok: true as const, value: result.data };
+  const issue = result.error.issues[0];
+  return {
+    ok: false as const,
+    problem: {
+      name: issue.path[0] as string | undefined,
+      problem: issue.message,
+      kind: issue.code === "custom" && issue.params?.kind === "range"
+        ? "range"
+        : "type",
+    },
+  };
+}
 
 const MONITORS = `monitors:
   - name: nic
@@ -150,7 +170,7 @@ Deno.test("parseConfig() refuses each bad label, instance or labels_file with it
     [
       "label: { rack: r12 }",
       "TypeError",
-      'label is not a known key (did you mean "labels"?)',
+      'label is not a known key; expected one of instance, labels, labels_file, alerting, listen, metrics_window_s, event_log_max_bytes, event_log_keep, web_config_file, force_ownership, doca_lib_dir, nvml_lib_dir, gpu, device, monitors, got {"rack":"r12"}; did you mean "labels"?',
     ],
   ];
   for (const [top, name, message] of cases) {
@@ -159,7 +179,9 @@ Deno.test("parseConfig() refuses each bad label, instance or labels_file with it
       (error: Error) => {
         assert.equal(error.name, name, top);
         assert.ok(
-          error.message.startsWith(`Cannot load config a.yaml: ${message}`),
+          /^Cannot load config a\.yaml:\d+: /.test(error.message) &&
+            error.message.replace(/^(Cannot load config a\.yaml):\d+:/, "$1:")
+              .startsWith(`Cannot load config a.yaml: ${message}`),
           `${top}\n${error.message}`,
         );
         return true;

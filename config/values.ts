@@ -1,34 +1,37 @@
 /**
- * Parsers for single configuration values: exact u64 thresholds, data IDs,
- * names, counts. Each takes a raw parsed value and returns the normalized
- * value or a problem phrased to follow the field's path in a message
- * (`rules[0].comparison_value` + ` must not be negative`).
+ * Single configuration values as zod schemas: exact u64 thresholds, data
+ * IDs, counts, text, addresses. Their problems are phrased to follow the
+ * field's path in a message (`rules[0].comparison_value` + ` must not be
+ * negative`): {@linkcode describeIssue} words every kind of zod issue once,
+ * and a schema gives its own words only where it has more to say.
  *
- * Raw documents hold integer literals that a `number` cannot represent
- * exactly as `bigint` (see `document.ts`), so these parsers can tell
+ * Parsed documents hold integer literals that a `number` cannot represent
+ * exactly as `bigint` (see `document.ts`), so these schemas can tell
  * `9007199254740993` from `9007199254740992` and say which the file had.
  *
  * @module
  */
 
-import { cutText, type ProblemKind } from "./errors.ts";
+import { z } from "zod";
+import {
+  cutText,
+  firstProblem,
+  HINT,
+  type ProblemKind,
+  withHint,
+} from "./errors.ts";
 import { parseGpuColumn } from "./gpu_readings.ts";
 import {
   MAX_EVENT_LOG_KEEP,
   MAX_METRICS_WINDOW_S,
-  MAX_SAMPLE_PERIOD_NS,
   MAX_TEXT_CHARS,
   MIN_EVENT_LOG_MAX_BYTES,
   MIN_METRICS_WINDOW_S,
 } from "./limits.ts";
-import type {
-  ColumnKind,
-  ComparisonType,
-  GpuMode,
-  SourceKind,
-} from "./types.ts";
+import { nearest } from "./suggest.ts";
+import type { ComparisonType, GpuMode } from "./types.ts";
 
-/** The outcome of parsing one value. */
+/** The outcome of parsing one value outside a document. */
 export type Parsed<T> =
   | { readonly ok: true; readonly value: T }
   | {
@@ -36,40 +39,6 @@ export type Parsed<T> =
     readonly problem: string;
     readonly kind: ProblemKind;
   };
-
-/** The most columns one monitor may sample (the diag interface's limit). */
-export const MAX_COLUMNS = 1024;
-
-const U64_LIMIT = 1n << 64n;
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-
-/** The ten accepted spellings of the five rule types. */
-const COMPARISON_TYPES: Readonly<Record<string, ComparisonType>> = {
-  gt: "gt",
-  greater_than: "gt",
-  lt: "lt",
-  less_than: "lt",
-  dt_gt: "dt_gt",
-  differential_greater_than: "dt_gt",
-  dt_lt: "dt_lt",
-  differential_less_than: "dt_lt",
-  inc_gt: "inc_gt",
-  incremental_greater_than: "inc_gt",
-};
-
-const SOURCES: readonly SourceKind[] = ["doca", "sim", "replay", "nvml"];
-
-const MONITOR_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-const COLUMN_KINDS: readonly ColumnKind[] = ["counter", "gauge"];
-
-/** The listen address that turns the metrics endpoint off. */
-export const LISTEN_OFF = "off";
-const DATA_ID = /^0[xX]([0-9a-fA-F]+)$/;
-// deno-lint-ignore no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
-const LONE_SURROGATE = /\p{Surrogate}/u;
-/** Digits of a number shown inside a problem; the `got` part has them all. */
-const SHOWN_DIGITS = 30;
 
 /**
  * Wraps a parsed value as a success.
@@ -95,538 +64,619 @@ export function ok<T>(value: T): Parsed<T> {
  * import assert from "node:assert/strict";
  * import { bad } from "./values.ts";
  *
- * assert.deepEqual(bad("must not be negative", "range"), {
- *   ok: false,
- *   problem: "must not be negative",
- *   kind: "range",
- * });
+ * assert.deepEqual(bad("must not be negative", "range"), { ok: false, problem: "must not be negative", kind: "range" });
  * ```
  */
 export function bad<T>(problem: string, kind: ProblemKind = "type"): Parsed<T> {
   return { ok: false, problem, kind };
 }
 
-const REQUIRED = bad<never>("is required");
-
 /**
- * Parses an unsigned 64-bit threshold exactly. Accepts a non-negative
- * integer number up to 2^53 - 1, or a string of decimal digits below 2^64.
- * A larger unquoted number is refused with the quoted spelling to use,
- * because a JSON or YAML number above 2^53 may already have been rounded.
+ * The words for a zod issue, for every field that gives none of its own:
+ * a missing value "is required", a string where a number belongs is
+ * "written without quotes", an enum lists its values and the nearest one.
+ * Passed to every parse as its error map.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseU64 } from "./values.ts";
+ * import { z } from "zod";
+ * import { describeIssue } from "./values.ts";
  *
- * assert.deepEqual(parseU64("18446744073709551615"), { ok: true, value: 18446744073709551615n });
- * assert.equal(parseU64(9007199254740993n).ok, false); // quote it as "9007199254740993"
+ * const issues = (schema: z.ZodType, value: unknown) =>
+ *   schema.safeParse(value, { error: describeIssue }).error?.issues.map((i) => i.message);
+ * assert.deepEqual(issues(z.number(), "5"), ["must be a number, written without quotes"]);
+ * assert.deepEqual(issues(z.enum(["gt", "lt"]), "gte"), ['must be one of gt, lt\u001edid you mean "gt"?']);
+ * assert.deepEqual(issues(z.number(), undefined), ["is required"]);
  * ```
  */
-export function parseU64(value: unknown): Parsed<bigint> {
-  switch (typeof value) {
-    case "undefined":
-      return REQUIRED;
-    case "bigint":
-      if (value < 0n) return bad("must not be negative", "range");
-      if (value >= U64_LIMIT) return bad(notBelow2To64(value), "range");
-      if (value > MAX_SAFE) {
-        return bad(
-          `${value} ${tooBigForNumber(`quote it as a string: "${value}"`)}`,
-          "range",
-        );
-      }
-      return ok(value);
-    case "number":
-      if (!Number.isInteger(value)) {
-        return bad("must be a whole number");
-      }
-      if (value < 0) return bad("must not be negative", "range");
-      if (!Number.isSafeInteger(value)) {
-        return bad(
-          tooBigForNumber("quote it as a string of decimal digits"),
-          "range",
-        );
-      }
-      return ok(BigInt(value));
-    case "string": {
-      if (/^[0-9]+$/.test(value)) {
-        const n = BigInt(value);
-        if (n >= U64_LIMIT) return bad(notBelow2To64(value), "range");
-        return ok(n);
-      }
-      if (/^-[0-9]+$/.test(value)) return bad("must not be negative", "range");
-      return bad("must be a whole number written with the digits 0-9 only");
-    }
-    default:
-      return bad(
-        "must be an unsigned integer: a number, or a quoted string of decimal digits",
+export function describeIssue(issue: z.core.$ZodRawIssue): string {
+  const input = issue.input;
+  if (input === undefined && issue.code !== "custom") return "is required";
+  switch (issue.code) {
+    case "invalid_type":
+      return mustBe(issue.expected, input);
+    case "too_small":
+      return issue.origin === "array"
+        ? `must list at least ${issue.minimum}`
+        : issue.origin === "string"
+        ? "must not be empty"
+        : `must be ${
+          issue.inclusive ? "at least" : "more than"
+        } ${issue.minimum}`;
+    case "too_big":
+      return issue.origin === "array"
+        ? `must list at most ${issue.maximum}`
+        : issue.origin === "string"
+        ? `must be at most ${issue.maximum} characters long`
+        : `must be ${
+          issue.inclusive ? "at most" : "less than"
+        } ${issue.maximum}`;
+    case "invalid_value": {
+      const values = issue.values.map(String);
+      return withHint(
+        `must be one of ${values.join(", ")}`,
+        didYouMean(input, values),
       );
+    }
+    case "unrecognized_keys":
+      return "is not a known key";
+    default:
+      return "is not valid here";
   }
 }
 
-function notBelow2To64(value: bigint | string): string {
-  return `${cutText(String(value), SHOWN_DIGITS)} is not below 2^64`;
+function mustBe(expected: string, input: unknown): string {
+  const quoted = typeof input === "string" ? ", written without quotes" : "";
+  switch (expected) {
+    case "number":
+      return `must be a number${quoted}`;
+    case "int":
+      return `must be a whole number${quoted}`;
+    case "boolean":
+      return "must be true or false";
+    case "array":
+      return "must be a list";
+    case "object":
+    case "record":
+      return "must be an object (keys and values)";
+    default:
+      return `must be a ${expected}`;
+  }
 }
+
+/**
+ * `did you mean "x"?` when `input` is text near one of `options`, else "".
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { didYouMean } from "./values.ts";
+ *
+ * assert.equal(didYouMean("gte", ["gt", "lt"]), 'did you mean "gt"?');
+ * assert.equal(didYouMean(7, ["gt", "lt"]), "");
+ * ```
+ */
+export function didYouMean(input: unknown, options: readonly string[]): string {
+  if (typeof input !== "string") return "";
+  const near = nearest(input, options, 1);
+  return near.length === 0 ? "" : `did you mean "${near[0]}"?`;
+}
+
+/**
+ * Parses one value with `schema` outside a document (options on the
+ * command line, a labels file): the value, or the first problem.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { listen, parseValue } from "./values.ts";
+ *
+ * assert.deepEqual(parseValue(listen, "[::1]:9477"), { ok: true, value: "[::1]:9477" });
+ * assert.deepEqual(parseValue(listen, "0.0.0.0:99999"), {
+ *   ok: false,
+ *   problem: "port 99999 is not between 0 and 65535",
+ *   kind: "range",
+ * });
+ * ```
+ */
+export function parseValue<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+): Parsed<T> {
+  const result = schema.safeParse(value, { error: describeIssue });
+  if (result.success) return ok(result.data);
+  const { what, kind } = firstProblem(result.error.issues);
+  return bad(what.replace(HINT, "; "), kind);
+}
+
+/**
+ * A schema from a parser of a text grammar that zod has no primitive for
+ * (durations `500us`, thresholds `1.5k`, `3 of 5`): its problem becomes
+ * the issue, with its kind.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { bad, grammar, ok, parseValue } from "./values.ts";
+ *
+ * const even = grammar((v) => v === 2 ? ok(2) : bad("must be 2", "range"));
+ * assert.deepEqual(parseValue(even, 3), { ok: false, problem: "must be 2", kind: "range" });
+ * ```
+ */
+export function grammar<T>(
+  parse: (value: unknown) => Parsed<T>,
+): z.ZodType<T> {
+  return z.unknown().transform((input, ctx): T => {
+    const parsed = parse(input);
+    if (parsed.ok) return parsed.value;
+    ctx.issues.push({
+      code: "custom",
+      message: parsed.problem,
+      params: { kind: parsed.kind },
+      input,
+    });
+    return z.NEVER;
+  });
+}
+
+/** Refinement options for a problem that is a `RangeError`. */
+export function outOfRange(message: string): {
+  error: string;
+  params: { kind: "range" };
+  abort: true;
+} {
+  return { error: message, params: { kind: "range" }, abort: true };
+}
+
+/**
+ * A key a schema knows but refuses, with why: any value there is refused.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseValue, refused } from "./values.ts";
+ *
+ * assert.deepEqual(parseValue(refused("is not accepted"), "x"), { ok: false, problem: "is not accepted", kind: "type" });
+ * assert.deepEqual(parseValue(refused("is not accepted"), undefined), { ok: true, value: undefined });
+ * ```
+ */
+export function refused(why: string): z.ZodOptional<z.ZodNever> {
+  return z.never({ error: why }).optional();
+}
+
+const U64_LIMIT = 1n << 64n;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+/** Digits of a number shown inside a problem; the `got` part has them all. */
+const SHOWN_DIGITS = 30;
 
 function tooBigForNumber(advice: string): string {
   return `is not below 2^53, so a JSON or YAML number cannot hold it exactly; ${advice}`;
 }
 
+const notBelow2To64 = (iss: { input?: unknown }) =>
+  `${cutText(String(iss.input), SHOWN_DIGITS)} is not below 2^64`;
+
 /**
- * Parses a 64-bit diag data ID written as `0x` and 1 to 16 hex digits, and
- * normalizes it to `0x` + 16 lowercase digits. A bare number is refused
- * (YAML reads `0x1020000100000000` unquoted as an integer) with the quoted
- * spelling to use.
+ * An unsigned 64-bit threshold, exactly: a non-negative integer number up
+ * to 2^53 - 1, or a string of decimal digits below 2^64. A larger unquoted
+ * number is refused with the quoted spelling to use, because a JSON or
+ * YAML number above 2^53 may already have been rounded.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseDataId } from "./values.ts";
+ * import { parseValue, u64 } from "./values.ts";
  *
- * assert.deepEqual(parseDataId("0x1020000100000000"), { ok: true, value: "0x1020000100000000" });
- * assert.deepEqual(parseDataId("0xABC"), { ok: true, value: "0x0000000000000abc" });
+ * assert.deepEqual(parseValue(u64, "18446744073709551615"), { ok: true, value: 18446744073709551615n });
+ * assert.equal(parseValue(u64, 9007199254740993n).ok, false); // quote it as "9007199254740993"
  * ```
  */
-export function parseDataId(value: unknown): Parsed<string> {
-  if (value === undefined) return REQUIRED;
-  if (typeof value === "string") {
-    const match = DATA_ID.exec(value);
-    if (match === null) {
-      return bad(
+export const u64: z.ZodType<bigint> = z.union([
+  // A union reports the one branch of the input's type; its checks must
+  // not abort, or the union would report itself instead.
+  z.number()
+    .refine(Number.isInteger, { error: "must be a whole number" })
+    .min(0, { error: "must not be negative" })
+    .max(Number.MAX_SAFE_INTEGER, {
+      error: tooBigForNumber("quote it as a string of decimal digits"),
+    }),
+  z.bigint()
+    .min(0n, { error: "must not be negative" })
+    .lt(U64_LIMIT, { error: notBelow2To64 })
+    .max(MAX_SAFE, {
+      error: (iss) =>
+        `${iss.input} ${
+          tooBigForNumber(`quote it as a string: "${iss.input}"`)
+        }`,
+    }),
+  z.string()
+    .regex(/^-?[0-9]+$/, {
+      error: "must be a whole number written with the digits 0-9 only",
+    })
+    .refine((s) => !s.startsWith("-"), {
+      error: "must not be negative",
+      params: { kind: "range" },
+    })
+    .refine((s) => !/^[0-9]+$/.test(s) || BigInt(s) < U64_LIMIT, {
+      error: notBelow2To64,
+      params: { kind: "range" },
+    }),
+], {
+  error: (iss) =>
+    typeof iss.input === "number"
+      ? "must be a whole number"
+      : iss.input === undefined
+      ? undefined
+      : "must be an unsigned integer: a number, or a quoted string of decimal digits",
+}).transform((value) => BigInt(value));
+
+const DATA_ID = /^0[xX]([0-9a-fA-F]+)$/;
+
+/**
+ * A 64-bit diag data ID written as `0x` and 1 to 16 hex digits, normalized
+ * to `0x` + 16 lowercase digits. A bare number is refused (YAML reads
+ * `0x1020000100000000` unquoted as an integer) with the quoted spelling.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { dataId, parseValue } from "./values.ts";
+ *
+ * assert.deepEqual(parseValue(dataId, "0xABC"), { ok: true, value: "0x0000000000000abc" });
+ * assert.deepEqual(parseValue(dataId, 16), {
+ *   ok: false,
+ *   problem: 'must be a quoted hex string; write it as "0x0000000000000010"',
+ *   kind: "type",
+ * });
+ * ```
+ */
+export const dataId: z.ZodType<string> = z.union([
+  z.string()
+    .regex(DATA_ID, {
+      error:
         'must be a hex string such as "0x1020000100000000" (0x and up to 16 hex digits)',
-      );
-    }
-    const digits = match[1];
-    if (digits.length > 16) {
-      return bad(
-        `has ${digits.length} hex digits; a data ID has at most 16`,
-        "range",
-      );
-    }
-    return ok("0x" + digits.toLowerCase().padStart(16, "0"));
-  }
-  if (
-    (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) ||
-    (typeof value === "bigint" && value >= 0n && value < U64_LIMIT)
-  ) {
-    const hex = value.toString(16).padStart(16, "0");
-    return bad(`must be a quoted hex string; write it as "0x${hex}"`);
-  }
-  return bad('must be a quoted hex string such as "0x1020000100000000"');
-}
+    })
+    .refine((s) => !DATA_ID.test(s) || s.length <= 18, {
+      error: (iss) =>
+        `has ${
+          String(iss.input).length - 2
+        } hex digits; a data ID has at most 16`,
+      params: { kind: "range" },
+    }),
+  z.union([z.number(), z.bigint()]).check((ctx) => {
+    const n = ctx.value;
+    const id = typeof n === "bigint"
+      ? n >= 0n && n < U64_LIMIT
+      : Number.isSafeInteger(n) && n >= 0;
+    ctx.issues.push({
+      code: "custom",
+      message: id
+        ? `must be a quoted hex string; write it as "0x${
+          n.toString(16).padStart(16, "0")
+        }"`
+        : 'must be a quoted hex string such as "0x1020000100000000"',
+      input: n,
+      continue: true,
+    });
+  }),
+], {
+  error: (iss) =>
+    iss.input === undefined
+      ? undefined
+      : 'must be a quoted hex string such as "0x1020000100000000"',
+}).transform((id) =>
+  "0x" + String(id).slice(2).toLowerCase().padStart(16, "0")
+);
+
+/** The ten accepted spellings of the five rule types. */
+const COMPARISON_TYPES = {
+  gt: "gt",
+  greater_than: "gt",
+  lt: "lt",
+  less_than: "lt",
+  dt_gt: "dt_gt",
+  differential_greater_than: "dt_gt",
+  dt_lt: "dt_lt",
+  differential_less_than: "dt_lt",
+  inc_gt: "inc_gt",
+  incremental_greater_than: "inc_gt",
+} as const satisfies Record<string, ComparisonType>;
+
+const SHORT_TYPES = ["gt", "lt", "dt_gt", "dt_lt", "inc_gt"];
 
 /**
- * Parses a rule type, accepting the short and long spellings and returning
- * the short one.
+ * A rule type in its short or long spelling, as the short one.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseComparisonType } from "./values.ts";
+ * import { comparisonType, parseValue } from "./values.ts";
  *
- * assert.deepEqual(parseComparisonType("differential_greater_than"), { ok: true, value: "dt_gt" });
+ * assert.deepEqual(parseValue(comparisonType, "differential_greater_than"), { ok: true, value: "dt_gt" });
+ * assert.deepEqual(parseValue(comparisonType, "gte"), {
+ *   ok: false,
+ *   problem: 'must be one of gt, lt, dt_gt, dt_lt, inc_gt (or their long forms); did you mean "gt"?',
+ *   kind: "type",
+ * });
  * ```
  */
-export function parseComparisonType(value: unknown): Parsed<ComparisonType> {
-  if (value === undefined) return REQUIRED;
-  if (typeof value === "string" && Object.hasOwn(COMPARISON_TYPES, value)) {
-    return ok(COMPARISON_TYPES[value]);
-  }
-  return bad(
-    "must be one of gt, lt, dt_gt, dt_lt, inc_gt (or their long forms)",
-  );
-}
+export const comparisonType: z.ZodType<ComparisonType> = z.enum(
+  Object.keys(COMPARISON_TYPES) as (keyof typeof COMPARISON_TYPES)[],
+  {
+    error: (iss) =>
+      iss.input === undefined ? undefined : withHint(
+        `must be one of ${SHORT_TYPES.join(", ")} (or their long forms)`,
+        didYouMean(iss.input, Object.keys(COMPARISON_TYPES)),
+      ),
+  },
+).transform((type) => COMPARISON_TYPES[type]);
 
 /**
- * Parses a monitor's source kind.
+ * A whole number from `min` to `max` (safe integers by default). Quoted
+ * numbers are refused so that a typo cannot hide in a string; an integer
+ * past 2^53 is out of range, not of the wrong kind.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseSource } from "./values.ts";
+ * import { integer, parseValue } from "./values.ts";
  *
- * assert.deepEqual(parseSource("sim"), { ok: true, value: "sim" });
+ * assert.deepEqual(parseValue(integer(1), 10000), { ok: true, value: 10000 });
+ * assert.deepEqual(parseValue(integer(1), 0), { ok: false, problem: "must be at least 1", kind: "range" });
+ * assert.equal(parseValue(integer(), 2n ** 60n).ok, false);
  * ```
  */
-export function parseSource(value: unknown): Parsed<SourceKind> {
-  if (value === undefined) return REQUIRED;
-  const found = SOURCES.find((s) => s === value);
-  return found === undefined
-    ? bad(`must be one of ${SOURCES.join(", ")}`)
-    : ok(found);
+export function integer(
+  min = Number.MIN_SAFE_INTEGER,
+  max = Number.MAX_SAFE_INTEGER,
+  error?: string,
+): z.ZodType<number> {
+  const bound = error === undefined ? {} : { error };
+  return z.preprocess(
+    (value) => typeof value === "bigint" ? Number(value) : value,
+    z.number({
+      error: (iss) =>
+        iss.code === "invalid_type" && iss.input !== undefined
+          ? mustBe("int", iss.input)
+          : undefined,
+    })
+      .int({
+        error: (iss) =>
+          iss.code === "too_big" || iss.code === "too_small"
+            ? `must be at most ${Number.MAX_SAFE_INTEGER} in magnitude`
+            : "must be a whole number",
+      })
+      .min(min, bound)
+      .max(max, bound),
+  ) as unknown as z.ZodType<number>;
 }
 
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
 /**
- * Parses a count such as a depth or a period: a whole number from 1 to
- * 2^53 - 1. Quoted numbers are refused so that a typo cannot hide in a
- * string.
+ * Free text that ends up in logs, labels or paths: a non-empty string
+ * without line breaks or other control characters (one would break the
+ * line-oriented events.log and metrics formats), no lone surrogate (UTF-8
+ * cannot carry it: a path would name another file), at most
+ * {@linkcode MAX_TEXT_CHARS} long.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
- * import { parsePositiveInteger } from "./values.ts";
+ * import { parseValue, text } from "./values.ts";
  *
- * assert.deepEqual(parsePositiveInteger(10000), { ok: true, value: 10000 });
- * assert.equal(parsePositiveInteger(0).ok, false);
+ * assert.deepEqual(parseValue(text, "Rx Bytes/s > 1MeBs"), { ok: true, value: "Rx Bytes/s > 1MeBs" });
+ * assert.equal(parseValue(text, "").ok, false);
  * ```
  */
-export function parsePositiveInteger(value: unknown): Parsed<number> {
-  const parsed = parseInteger(value);
-  if (parsed.ok && parsed.value < 1) return bad("must be at least 1", "range");
-  return parsed;
-}
+export const text: z.ZodString = oneLine().max(MAX_TEXT_CHARS);
 
 /**
- * Parses a size or count that may be 0 (meaning "off"): a whole number
- * from 0 to 2^53 - 1.
+ * Text on one line: non-empty, no line breaks or other controls, no lone
+ * surrogate; {@linkcode text} bounds its length, other fields their own.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseNonNegativeInteger } from "./values.ts";
+ * import { oneLine, parseValue } from "./values.ts";
  *
- * assert.deepEqual(parseNonNegativeInteger(0), { ok: true, value: 0 });
- * assert.equal(parseNonNegativeInteger(-1).ok, false);
+ * assert.equal(parseValue(oneLine().max(3), "a\nb").ok, false);
+ * assert.equal(parseValue(oneLine().max(3), "abcd").ok, false);
  * ```
  */
-export function parseNonNegativeInteger(value: unknown): Parsed<number> {
-  const parsed = parseInteger(value);
-  if (parsed.ok && parsed.value < 0) return bad("must be at least 0", "range");
-  return parsed;
+export function oneLine(): z.ZodString {
+  return z.string()
+    .refine((s) => s !== "", { error: "must not be empty", abort: true })
+    .refine((s) => !CONTROL.test(s), {
+      error: "must not contain line breaks or other control characters",
+      abort: true,
+    })
+    .refine((s) => !LONE_SURROGATE.test(s), {
+      error: "must not contain a lone surrogate (half a UTF-16 pair)",
+      abort: true,
+    });
 }
 
 /**
- * Parses a whole number that a `number` holds exactly.
+ * A monitor name: 1 to 64 letters, digits, `_`, `.` or `-`, because it
+ * appears in file names and metric labels.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseInteger } from "./values.ts";
+ * import { monitorName, parseValue } from "./values.ts";
  *
- * assert.deepEqual(parseInteger(-7), { ok: true, value: -7 });
+ * assert.deepEqual(parseValue(monitorName, "nic-0.a_b"), { ok: true, value: "nic-0.a_b" });
+ * assert.equal(parseValue(monitorName, "my nic").ok, false);
  * ```
  */
-export function parseInteger(value: unknown): Parsed<number> {
-  if (value === undefined) return REQUIRED;
-  if (typeof value === "bigint") {
-    return bad(
-      `must be at most ${Number.MAX_SAFE_INTEGER} in magnitude`,
-      "range",
-    );
-  }
-  if (typeof value !== "number") {
-    return bad(
-      typeof value === "string"
-        ? "must be a whole number, written without quotes"
-        : "must be a whole number",
-    );
-  }
-  if (!Number.isInteger(value)) return bad("must be a whole number");
-  if (!Number.isSafeInteger(value)) {
-    return bad(
-      `must be at most ${Number.MAX_SAFE_INTEGER} in magnitude`,
-      "range",
-    );
-  }
-  return ok(value);
-}
+export const monitorName: z.ZodString = z.string().regex(
+  /^[A-Za-z0-9_.-]{1,64}$/,
+  { error: "must be 1 to 64 letters, digits, '_', '.' or '-'" },
+);
+
+/** The listen address that turns the metrics endpoint off. */
+export const LISTEN_OFF = "off";
+const LISTEN =
+  /^(?:\[([0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?)\]|([A-Za-z0-9_.-]+)):([0-9]+)$/;
 
 /**
- * Parses `true` or `false`. YAML 1.2 reads `yes`/`on` as strings, so those
- * are refused rather than guessed.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { parseBoolean } from "./values.ts";
- *
- * assert.deepEqual(parseBoolean(true), { ok: true, value: true });
- * ```
- */
-export function parseBoolean(value: unknown): Parsed<boolean> {
-  if (value === undefined) return REQUIRED;
-  return typeof value === "boolean" ? ok(value) : bad("must be true or false");
-}
-
-/**
- * Parses free text that ends up in logs, labels or paths: a non-empty
- * string without line breaks or other control characters (one would break
- * the line-oriented events.log and metrics formats).
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { parseText } from "./values.ts";
- *
- * assert.deepEqual(parseText("Rx Bytes/s > 1MeBs"), { ok: true, value: "Rx Bytes/s > 1MeBs" });
- * assert.equal(parseText("").ok, false);
- * ```
- */
-export function parseText(value: unknown): Parsed<string> {
-  if (value === undefined) return REQUIRED;
-  if (typeof value !== "string") return bad("must be a string");
-  if (value === "") return bad("must not be empty");
-  if (CONTROL.test(value)) {
-    return bad("must not contain line breaks or other control characters");
-  }
-  // UTF-8 cannot carry it: a path would name another file.
-  if (LONE_SURROGATE.test(value)) {
-    return bad("must not contain a lone surrogate (half a UTF-16 pair)");
-  }
-  if (value.length > MAX_TEXT_CHARS) {
-    return bad(`must be at most ${MAX_TEXT_CHARS} characters long`, "range");
-  }
-  return ok(value);
-}
-
-/**
- * Parses a sample period in nanoseconds: a whole number from 1 to
- * {@linkcode MAX_SAMPLE_PERIOD_NS} (one hour).
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { parseSamplePeriod } from "./values.ts";
- *
- * assert.deepEqual(parseSamplePeriod(100_000), { ok: true, value: 100_000 });
- * assert.equal(parseSamplePeriod(2 ** 53 - 1).ok, false); // past an hour
- * ```
- */
-export function parseSamplePeriod(value: unknown): Parsed<number> {
-  const parsed = parsePositiveInteger(value);
-  if (parsed.ok && parsed.value > MAX_SAMPLE_PERIOD_NS) {
-    return bad(
-      `must be at most ${MAX_SAMPLE_PERIOD_NS} (one hour); collectors wait for it with timers`,
-      "range",
-    );
-  }
-  return parsed;
-}
-
-/**
- * Parses the size at which events logs rotate: 0 (never) or from
- * {@linkcode MIN_EVENT_LOG_MAX_BYTES} to 2^53 - 1 bytes.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { parseEventLogMaxBytes } from "./values.ts";
- *
- * assert.deepEqual(parseEventLogMaxBytes(0), { ok: true, value: 0 });
- * assert.equal(parseEventLogMaxBytes(1).ok, false);
- * ```
- */
-export function parseEventLogMaxBytes(value: unknown): Parsed<number> {
-  const parsed = parseNonNegativeInteger(value);
-  if (parsed.ok && parsed.value > 0 && parsed.value < MIN_EVENT_LOG_MAX_BYTES) {
-    return bad(
-      `must be 0 (never rotate) or at least ${MIN_EVENT_LOG_MAX_BYTES} (64 KiB); a header block alone can be that large`,
-      "range",
-    );
-  }
-  return parsed;
-}
-
-/**
- * Parses how many rotated events logs are kept: 1 to
- * {@linkcode MAX_EVENT_LOG_KEEP}.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { parseEventLogKeep } from "./values.ts";
- *
- * assert.deepEqual(parseEventLogKeep(4), { ok: true, value: 4 });
- * assert.equal(parseEventLogKeep(1e15).ok, false);
- * ```
- */
-export function parseEventLogKeep(value: unknown): Parsed<number> {
-  const parsed = parsePositiveInteger(value);
-  if (parsed.ok && parsed.value > MAX_EVENT_LOG_KEEP) {
-    return bad(
-      `must be at most ${MAX_EVENT_LOG_KEEP}; each rotation renames every kept file`,
-      "range",
-    );
-  }
-  return parsed;
-}
-
-/**
- * Parses the metrics window in seconds: from
- * {@linkcode MIN_METRICS_WINDOW_S} to {@linkcode MAX_METRICS_WINDOW_S}
- * (a day), fractions allowed.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { parseMetricsWindow } from "./values.ts";
- *
- * assert.deepEqual(parseMetricsWindow(2.5), { ok: true, value: 2.5 });
- * assert.equal(parseMetricsWindow(1e300).ok, false);
- * assert.equal(parseMetricsWindow(1e-12).ok, false);
- * ```
- */
-export function parseMetricsWindow(value: unknown): Parsed<number> {
-  const parsed = parsePositiveNumber(value);
-  if (!parsed.ok) return parsed;
-  if (
-    parsed.value < MIN_METRICS_WINDOW_S || parsed.value > MAX_METRICS_WINDOW_S
-  ) {
-    return bad(
-      `must be from ${MIN_METRICS_WINDOW_S} to ${MAX_METRICS_WINDOW_S} seconds (a day)`,
-      "range",
-    );
-  }
-  return parsed;
-}
-
-/**
- * Parses a monitor name: 1 to 64 letters, digits, `_`, `.` or `-`, because
- * it appears in file names and metric labels.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { parseMonitorName } from "./values.ts";
- *
- * assert.deepEqual(parseMonitorName("nic"), { ok: true, value: "nic" });
- * ```
- */
-export function parseMonitorName(value: unknown): Parsed<string> {
-  if (value === undefined) return REQUIRED;
-  if (typeof value !== "string") return bad("must be a string");
-  return MONITOR_NAME.test(value)
-    ? ok(value)
-    : bad("must be 1 to 64 letters, digits, '_', '.' or '-'");
-}
-
-/**
- * Parses a listen address `HOST:PORT`, with IPv6 hosts in brackets
+ * A listen address `HOST:PORT`, with IPv6 hosts in brackets
  * (`[::1]:9477`) and a port from 0 (any free port) to 65535, or
- * {@linkcode LISTEN_OFF} for no metrics endpoint. The text is kept as
- * written.
+ * {@linkcode LISTEN_OFF} for no metrics endpoint. Kept as written.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseListen } from "./values.ts";
+ * import { listen, parseValue } from "./values.ts";
  *
- * assert.deepEqual(parseListen("[::1]:9477"), { ok: true, value: "[::1]:9477" });
- * assert.deepEqual(parseListen("off"), { ok: true, value: "off" }); // no endpoint
- * assert.equal(parseListen("0.0.0.0:99999").ok, false);
+ * assert.deepEqual(parseValue(listen, "off"), { ok: true, value: "off" }); // no endpoint
+ * assert.deepEqual(parseValue(listen, "::1:9477"), {
+ *   ok: false,
+ *   problem: 'must put an IPv6 host in brackets, as in "[::1]:9477"',
+ *   kind: "type",
+ * });
  * ```
  */
-export function parseListen(value: unknown): Parsed<string> {
-  if (value === undefined) return REQUIRED;
-  if (typeof value !== "string") {
-    return bad('must be a string "HOST:PORT" such as "0.0.0.0:9477"');
-  }
-  if (value === LISTEN_OFF) return ok(value);
-  const match =
-    /^(?:\[([0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?)\]|([A-Za-z0-9_.-]+)):([0-9]+)$/
-      .exec(value);
+export const listen: z.ZodType<string> = z.string({
+  error: (iss) =>
+    iss.code === "invalid_type" && iss.input !== undefined
+      ? 'must be a string "HOST:PORT" such as "0.0.0.0:9477"'
+      : undefined,
+}).check((ctx) => {
+  const value = ctx.value;
+  if (value === LISTEN_OFF) return;
+  const push = (message: string, kind: ProblemKind = "type") => {
+    ctx.issues.push({
+      code: "custom",
+      message,
+      params: { kind },
+      input: value,
+      continue: true,
+    });
+  };
+  const match = LISTEN.exec(value);
   if (match === null) {
     const bareIpv6 = (value.match(/:/g)?.length ?? 0) > 1 &&
       !value.startsWith("[");
-    return bad(
+    return push(
       bareIpv6
         ? 'must put an IPv6 host in brackets, as in "[::1]:9477"'
         : 'must be "HOST:PORT" such as "0.0.0.0:9477" (IPv6 as "[::1]:9477")',
     );
   }
   if (match[1] !== undefined && !match[1].includes(":")) {
-    return bad("must use brackets only around an IPv6 address");
+    return push("must use brackets only around an IPv6 address");
   }
-  const port = Number(match[3]);
   // Port 0 asks the system for a free port (tests; the agent prints it).
-  if (port > 65535) {
-    return bad(`port ${match[3]} is not between 0 and 65535`, "range");
+  if (Number(match[3]) > 65535) {
+    push(`port ${match[3]} is not between 0 and 65535`, "range");
   }
-  return ok(value);
-}
+});
 
 /**
- * Parses a column kind: `counter` (only grows, reported as rates) or
- * `gauge` (a level, reported as min/max/mean).
+ * The metrics window in seconds: {@linkcode MIN_METRICS_WINDOW_S} to
+ * {@linkcode MAX_METRICS_WINDOW_S} (a day), fractions allowed.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseColumnKind } from "./values.ts";
+ * import { metricsWindow, parseValue } from "./values.ts";
  *
- * assert.deepEqual(parseColumnKind("gauge"), { ok: true, value: "gauge" });
+ * assert.deepEqual(parseValue(metricsWindow, 2.5), { ok: true, value: 2.5 });
+ * assert.equal(parseValue(metricsWindow, 1e300).ok, false);
  * ```
  */
-export function parseColumnKind(value: unknown): Parsed<ColumnKind> {
-  if (value === undefined) return REQUIRED;
-  if (typeof value === "string" && (COLUMN_KINDS as string[]).includes(value)) {
-    return ok(value as ColumnKind);
-  }
-  return bad(`must be one of ${COLUMN_KINDS.join(", ")}`);
-}
+export const metricsWindow: z.ZodNumber = z.number()
+  .gt(0, { error: "must be greater than 0", abort: true })
+  .min(MIN_METRICS_WINDOW_S, {
+    error:
+      `must be from ${MIN_METRICS_WINDOW_S} to ${MAX_METRICS_WINDOW_S} seconds (a day)`,
+  })
+  .max(MAX_METRICS_WINDOW_S, {
+    error:
+      `must be from ${MIN_METRICS_WINDOW_S} to ${MAX_METRICS_WINDOW_S} seconds (a day)`,
+  });
 
 /**
- * Parses a positive, finite number (fractions allowed), such as a window
- * length in seconds.
+ * The size at which events logs rotate: 0 (never) or from
+ * {@linkcode MIN_EVENT_LOG_MAX_BYTES} to 2^53 - 1 bytes.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
- * import { parsePositiveNumber } from "./values.ts";
+ * import { eventLogMaxBytes, parseValue } from "./values.ts";
  *
- * assert.deepEqual(parsePositiveNumber(2.5), { ok: true, value: 2.5 });
- * assert.equal(parsePositiveNumber(0).ok, false);
+ * assert.deepEqual(parseValue(eventLogMaxBytes, 0), { ok: true, value: 0 });
+ * assert.equal(parseValue(eventLogMaxBytes, 1).ok, false);
  * ```
  */
-export function parsePositiveNumber(value: unknown): Parsed<number> {
-  if (value === undefined) return REQUIRED;
-  if (typeof value === "string") {
-    return bad("must be a number, written without quotes");
-  }
-  if (typeof value !== "number" || !Number.isFinite(value)) {
-    return bad("must be a number");
-  }
-  if (value <= 0) return bad("must be greater than 0", "range");
-  return ok(value);
-}
-
-const GPU_MODES: readonly GpuMode[] = ["auto", "off"];
+export const eventLogMaxBytes: z.ZodType<number> = integer(0).refine(
+  (n) => n === 0 || n >= MIN_EVENT_LOG_MAX_BYTES,
+  outOfRange(
+    `must be 0 (never rotate) or at least ${MIN_EVENT_LOG_MAX_BYTES} (64 KiB); a header block alone can be that large`,
+  ),
+);
 
 /**
- * Parses the `gpu` setting: `auto` or `off`.
+ * How many rotated events logs are kept: 1 to {@linkcode MAX_EVENT_LOG_KEEP}.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseGpuMode } from "./values.ts";
+ * import { eventLogKeep, parseValue } from "./values.ts";
  *
- * assert.deepEqual(parseGpuMode("off"), { ok: true, value: "off" });
+ * assert.deepEqual(parseValue(eventLogKeep, 4), { ok: true, value: 4 });
+ * assert.equal(parseValue(eventLogKeep, 1e15).ok, false);
  * ```
  */
-export function parseGpuMode(value: unknown): Parsed<GpuMode> {
-  if (value === undefined) return REQUIRED;
-  const found = GPU_MODES.find((m) => m === value);
-  return found === undefined
-    ? bad(`must be one of ${GPU_MODES.join(", ")}`)
-    : ok(found);
-}
+export const eventLogKeep: z.ZodType<number> = integer(1).refine(
+  (n) => n <= MAX_EVENT_LOG_KEEP,
+  outOfRange(
+    `must be at most ${MAX_EVENT_LOG_KEEP}; each rotation renames every kept file`,
+  ),
+);
 
 /**
- * Parses a GPU column name (`gpu0.temperature`, `gpu*.power`, `gpu1.*`).
+ * Whether a GPU monitor is added beside a NIC monitor: `auto` or `off`.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseGpuColumnName } from "./values.ts";
+ * import { gpuMode, parseValue } from "./values.ts";
  *
- * assert.deepEqual(parseGpuColumnName("gpu*.power"), { ok: true, value: "gpu*.power" });
+ * assert.deepEqual(parseValue(gpuMode, "off"), { ok: true, value: "off" });
+ * assert.equal(parseValue(gpuMode, "maybe").ok, false);
  * ```
  */
-export function parseGpuColumnName(value: unknown): Parsed<string> {
-  if (typeof value !== "string") {
-    return bad("must be a string such as gpu0.temperature");
+export const gpuMode: z.ZodType<GpuMode> = z.enum(["auto", "off"]);
+
+/**
+ * A GPU column name (`gpu0.temperature`, `gpu*.power`, `gpu1.*`).
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { gpuColumnName, parseValue } from "./values.ts";
+ *
+ * assert.deepEqual(parseValue(gpuColumnName, "gpu*.power"), { ok: true, value: "gpu*.power" });
+ * ```
+ */
+export const gpuColumnName: z.ZodType<string> = z.string({
+  error: (iss) =>
+    iss.code === "invalid_type" && iss.input !== undefined
+      ? "must be a string such as gpu0.temperature"
+      : undefined,
+}).check((ctx) => {
+  const parsed = parseGpuColumn(ctx.value);
+  if (!parsed.ok) {
+    ctx.issues.push({
+      code: "custom",
+      message: parsed.problem,
+      input: ctx.value,
+    });
   }
-  const parsed = parseGpuColumn(value);
-  return parsed.ok ? ok(value) : bad(parsed.problem);
-}
+});

@@ -7,23 +7,43 @@ import {
   MIN_EVENT_LOG_MAX_BYTES,
   MIN_METRICS_WINDOW_S,
 } from "./limits.ts";
+import { z } from "zod";
+import { monitorSchema, samplePeriod } from "./schema.ts";
+import { SAMPLE_PERIODS } from "./limits.ts";
 import {
-  parseBoolean,
-  parseComparisonType,
+  comparisonType,
+  dataId,
+  eventLogKeep,
+  eventLogMaxBytes,
+  integer,
+  listen,
+  metricsWindow,
+  monitorName,
   type Parsed,
-  parseDataId,
-  parseEventLogKeep,
-  parseEventLogMaxBytes,
-  parseInteger,
-  parseListen,
-  parseMetricsWindow,
-  parseMonitorName,
-  parsePositiveInteger,
-  parseSamplePeriod,
-  parseSource,
-  parseText,
-  parseU64,
+  parseValue,
+  text,
+  u64,
 } from "./values.ts";
+
+const parseU64 = (v: unknown) => parseValue(u64, v);
+const parseDataId = (v: unknown) => parseValue(dataId, v);
+const parseComparisonType = (v: unknown) => parseValue(comparisonType, v);
+const parsePositiveInteger = (v: unknown) => parseValue(integer(1), v);
+const parseInteger = (v: unknown) => parseValue(integer(), v);
+const parseText = (v: unknown) => parseValue(text, v);
+const parseMonitorName = (v: unknown) => parseValue(monitorName, v);
+const parseBoolean = (v: unknown) => parseValue(z.boolean(), v);
+const parseListen = (v: unknown) => parseValue(listen, v);
+const parseEventLogMaxBytes = (v: unknown) => parseValue(eventLogMaxBytes, v);
+const parseEventLogKeep = (v: unknown) => parseValue(eventLogKeep, v);
+const parseMetricsWindow = (v: unknown) => parseValue(metricsWindow, v);
+/** Whether a monitor of `source` (with a column) is accepted. */
+const parseSource = (source: unknown) =>
+  parseValue(monitorSchema, {
+    name: "m",
+    source,
+    columns: [{ name: "rx", data_id: "0x1" }],
+  });
 
 Deno.test("parseU64() accepts exact numbers and decimal strings", () => {
   assert.deepEqual(parseU64(0), { ok: true, value: 0n });
@@ -161,7 +181,17 @@ Deno.test("parseText() and parseMonitorName() refuse empty and odd names", () =>
 });
 
 Deno.test("parseSource() and parseBoolean() take exact values only", () => {
-  assert.deepEqual(parseSource("replay"), { ok: true, value: "replay" });
+  assert.deepEqual(
+    parseSource("replay"),
+    {
+      ok: true,
+      value: {
+        name: "m",
+        source: "replay",
+        columns: [{ name: "rx", data_id: "0x0000000000000001" }],
+      },
+    },
+  );
   assert.equal(parseSource("Sim").ok, false);
   assert.deepEqual(parseBoolean(false), { ok: true, value: false });
   assert.equal(parseBoolean("true").ok, false);
@@ -223,14 +253,25 @@ function bounds(
   }
 }
 
-Deno.test("parseSamplePeriod() stops at an hour, which every timer can wait", () => {
-  bounds(
-    parseSamplePeriod,
-    [1, 100_000, MAX_SAMPLE_PERIOD_NS],
-    [MAX_SAMPLE_PERIOD_NS + 1, 2 ** 31 * 1e6, Number.MAX_SAFE_INTEGER],
-    /^must be at most 3600000000000 \(one hour\)/,
+Deno.test("samplePeriod() takes what each source can deliver, an hour at most", () => {
+  for (const [source, [min, max]] of Object.entries(SAMPLE_PERIODS)) {
+    const parse = (v: unknown) =>
+      parseValue(samplePeriod(source as keyof typeof SAMPLE_PERIODS), v);
+    bounds(
+      parse,
+      [min, 100_000_000, max],
+      [min - 1, max + 1, 2 ** 31 * 1e6, Number.MAX_SAFE_INTEGER],
+      new RegExp(
+        `^must be between ${min} and ${max} for source ${source} \\(`,
+      ),
+    );
+    assert.ok(max <= MAX_SAMPLE_PERIOD_NS);
+    assert.equal(parse(0).ok, false);
+  }
+  assert.equal(
+    Math.max(...Object.values(SAMPLE_PERIODS).map(([, max]) => max)),
+    MAX_SAMPLE_PERIOD_NS,
   );
-  assert.equal(parseSamplePeriod(0).ok, false);
 });
 
 Deno.test("parseEventLogMaxBytes() is 0 or large enough to hold a header", () => {

@@ -16,7 +16,7 @@ import {
   type ReviewEvent,
 } from "./event.ts";
 import type { FileSummary } from "./read.ts";
-import { SIGNAL_KEYS } from "../config/schema.ts";
+import { SIGNAL_KEYS } from "../config/rule_schema.ts";
 import type { SignalKind } from "../config/types.ts";
 import { formatDecimal } from "./decimal.ts";
 import { isoTime } from "./reference_time.ts";

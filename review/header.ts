@@ -7,7 +7,7 @@
  */
 
 import type { ComparisonType, Direction, SignalKind } from "../config/types.ts";
-import { SIGNAL_KEYS } from "../config/schema.ts";
+import { SIGNAL_KEYS } from "../config/rule_schema.ts";
 import { HEADER_PREFIX, HEADER_TYPE_NAMES } from "../events/header.ts";
 
 /**

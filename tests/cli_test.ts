@@ -212,7 +212,7 @@ Deno.test("a bad config exits 2 naming the file, the field and the value", async
     assert.equal(result.code, 2);
     assertOneLineError(
       result.stderr,
-      /Cannot load config .*rules\.json: rules\[0\]\.comparison_type .*"gte"/,
+      /Cannot load config .*rules\.json:\d+: rules\[0\] \("[^"]+"\)\.comparison_type .*"gte"/,
     );
   }
   const missing = await runMain([
