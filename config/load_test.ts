@@ -1734,3 +1734,174 @@ Deno.test("parseConfig() keeps the reference form verbatim: no signal keys, no l
     'Cannot load config rules.json:19: rules[0] ("rx").comparison_type is required, got nothing',
   );
 });
+
+/** Five counters and `rules` in a monitor of `source`, as an operator writes them. */
+function operatorYaml(rules: string, monitor = "    source: sim\n"): string {
+  return `monitors:
+  - name: nic
+${monitor}    columns:
+      - { name: port_0_rx_bytes, data_id: "0x1" }
+      - { name: port_0_tx_bytes, data_id: "0x2" }
+      - { name: port_0_rx_ecn_packets, data_id: "0x3" }
+      - { name: port_0_rx_discard_packets, data_id: "0x4" }
+      - { name: port_0_tx_pause, data_id: "0x5" }
+    rules:
+${rules}`;
+}
+
+Deno.test("a misspelt key is named with its line, its rule and the key meant", () => {
+  const text = operatorYaml(
+    `      - { name: busy, column: port_0_rx_bytes, comparison_type: gt, comparison_value: 1 }
+      - name: ecn_burst
+        rate: port_0_rx_ecn_packets
+        window: 1ms
+        treshold: 250k/s
+`,
+  );
+  assert.equal(
+    loadError(text, TypeError, "rules.yaml"),
+    'Cannot load config rules.yaml:15: monitors[0].rules[1] ("ecn_burst").treshold is not a known key; expected one of name, rate, window, above, below, clear, for, keep_firing_for, severity, summary, got "250k/s"; did you mean above or below (the threshold)?',
+  );
+  // Not "needs above or below": the key written is the problem, not the one missing.
+  const misspelt = text.replace("treshold", "abvoe");
+  assert.match(
+    loadError(misspelt, TypeError, "rules.yaml"),
+    /:15: monitors\[0\]\.rules\[1\] \("ecn_burst"\)\.abvoe is not a known key; .*; did you mean "above"\?$/,
+  );
+});
+
+Deno.test("a column that does not exist lists every column and the nearest", () => {
+  const text = operatorYaml(
+    "      - { name: drops, column: port_0_rx_discard_pkts, comparison_type: gt, comparison_value: 1 }\n",
+  );
+  assert.equal(
+    loadError(text, TypeError, "rules.yaml"),
+    'Cannot load config rules.yaml:11: monitors[0].rules[0] ("drops").column must be one of this monitor\'s column names (port_0_rx_bytes, port_0_tx_bytes, port_0_rx_ecn_packets, port_0_rx_discard_packets, port_0_tx_pause), got "port_0_rx_discard_pkts"; did you mean "port_0_rx_discard_packets"?',
+  );
+  // Of many columns, the nearest are named, with how many there are.
+  const many = `monitors:
+  - name: nic
+    source: sim
+    columns:
+${
+    Array.from(
+      { length: 40 },
+      (_, i) => `      - { name: c${i}_bytes, data_id: "0x${i + 1}" }\n`,
+    ).join("")
+  }    rules:
+      - { name: r, value: c7_byte, above: 1 }
+`;
+  assert.match(
+    loadError(many, TypeError, "many.yaml"),
+    /^Cannot load config many\.yaml:46: monitors\[0\]\.rules\[0\] \("r"\)\.value must be one of this monitor's column names \(40 in all; the nearest: c7_bytes, .*\), got "c7_byte"; did you mean "c7_bytes"/,
+  );
+});
+
+Deno.test("comparison_value beside rate blames the key that does not belong", () => {
+  const text = operatorYaml(`      - name: ecn
+        rate: port_0_rx_ecn_packets
+        window: 1ms
+        above: 250k/s
+        comparison_value: 3
+`);
+  assert.equal(
+    loadError(text, TypeError, "rules.yaml"),
+    'Cannot load config rules.yaml:15: monitors[0].rules[0] ("ecn").comparison_value is for reference rules, but this is a rate rule (it has rate:); write it as one kind of rule or the other, got 3',
+  );
+  // A reference rule that strays into a signal key: the signal key is blamed.
+  const reference = operatorYaml(`      - name: drops
+        column: port_0_rx_discard_packets
+        comparison_type: gt
+        comparison_value: 3
+        rate: port_0_rx_discard_packets
+`);
+  assert.match(
+    loadError(reference, TypeError, "rules.yaml"),
+    /^Cannot load config rules\.yaml:15: monitors\[0\]\.rules\[0\] \("drops"\)\.rate is a signal rule key, but this is a reference rule/,
+  );
+});
+
+Deno.test("a sample period the source cannot deliver is refused with its range", () => {
+  const text = operatorYaml(
+    "      - { name: busy, column: port_0_rx_bytes, comparison_type: gt, comparison_value: 1 }\n",
+    "    source: doca\n    sample_period_ns: 100\n",
+  );
+  assert.equal(
+    loadError(text, RangeError, "agent.yaml"),
+    "Cannot load config agent.yaml:4: monitors[0].sample_period_ns must be between 10000 and 1000000000 for source doca (10 µs to 1 s), got 100",
+  );
+  // The reference form is the doca source.
+  assert.equal(
+    loadError(
+      referenceWith((d) => (d.diag_sample_period_ns = 100)),
+      RangeError,
+      "rules.json",
+    ),
+    "Cannot load config rules.json:2: diag_sample_period_ns must be between 10000 and 1000000000 for source doca (10 µs to 1 s), got 100",
+  );
+  // A monitor without a source is a doca monitor.
+  assert.match(
+    loadError(
+      text.replace("    source: doca\n", ""),
+      RangeError,
+      "agent.yaml",
+    ),
+    /:3: monitors\[0\]\.sample_period_ns must be between 10000 and 1000000000 for source doca/,
+  );
+});
+
+Deno.test("messages name the line in YAML and in JSON, and the rule by name", () => {
+  const yaml = `# comments count as lines
+monitors:
+  - name: nic
+    source: sim
+    columns: [{ name: rx, data_id: "0x1" }]
+    rules:
+      - name: busy
+        column: rx
+        comparison_type: gt
+        comparison_value: 1
+      - name: drops
+        column: rx
+        comparison_type: gte
+        comparison_value: 1
+`;
+  assert.equal(
+    loadError(yaml, TypeError, "agent.yaml"),
+    'Cannot load config agent.yaml:13: monitors[0].rules[1] ("drops").comparison_type must be one of gt, lt, dt_gt, dt_lt, inc_gt (or their long forms), got "gte"; did you mean "gt"?',
+  );
+  const json = `{
+  "data-ids": [{ "name": "rx", "data_id": "0x1" }],
+  "rules": [
+    { "name": "busy", "data_id": "0x1", "comparison_type": "gt", "comparison_value": 1 },
+    {
+      "name": "drops",
+      "data_id": "0x1",
+      "comparison_type": "gte",
+      "comparison_value": 1
+    }
+  ]
+}`;
+  assert.equal(
+    loadError(json, TypeError, "rules.json"),
+    'Cannot load config rules.json:8: rules[1] ("drops").comparison_type must be one of gt, lt, dt_gt, dt_lt, inc_gt (or their long forms), got "gte"; did you mean "gt"?',
+  );
+  // A missing key is named at the line its rule starts on.
+  assert.match(
+    loadError(
+      json.replace(',\n      "comparison_value": 1', "").replace("gte", "gt"),
+      TypeError,
+      "rules.json",
+    ),
+    /^Cannot load config rules\.json:5: rules\[1\] \("drops"\)\.comparison_value is required, got nothing$/,
+  );
+  // A column is named too.
+  assert.match(
+    loadError(
+      yaml.replace('data_id: "0x1"', 'data_id: "0xq"'),
+      TypeError,
+      "agent.yaml",
+    ),
+    /^Cannot load config agent\.yaml:5: monitors\[0\]\.columns\[0\] \("rx"\)\.data_id must be a hex string/,
+  );
+});
