@@ -23,6 +23,11 @@ import {
   MIN_ALERT_TIMEOUT_NS,
 } from "./limits.ts";
 import { list, strict } from "./objects.ts";
+import {
+  type AlertingConfig,
+  type AlertmanagerConfig,
+  DEFAULTS,
+} from "./types.ts";
 import { bad, grammar, oneLine, type Parsed, text } from "./values.ts";
 
 const EXAMPLE_URL = '"https://am-1.example:9093"';
@@ -268,10 +273,33 @@ const alertmanager = strict({
   if (am.tls !== undefined && !am.url.startsWith("https:")) {
     push("tls", "is for an https URL; this Alertmanager's url is http");
   }
-});
+}).transform((am): AlertmanagerConfig => ({
+  url: am.url,
+  timeoutMs: am.timeout === undefined
+    ? DEFAULTS.alertTimeoutMs
+    : am.timeout / 1e6,
+  ...(am.tls === undefined ? {} : {
+    tls: {
+      ...(am.tls.ca_file === undefined ? {} : { caFile: am.tls.ca_file }),
+      ...(am.tls.cert_file === undefined ? {} : { certFile: am.tls.cert_file }),
+      ...(am.tls.key_file === undefined ? {} : { keyFile: am.tls.key_file }),
+    },
+  }),
+  ...(am.basic_auth === undefined ? {} : {
+    basicAuth: {
+      username: am.basic_auth.username,
+      passwordFile: am.basic_auth.password_file,
+    },
+  }),
+  ...(am.bearer_token_file === undefined
+    ? {}
+    : { bearerTokenFile: am.bearer_token_file }),
+}));
 
 /**
- * `alerting:`: where events are pushed as alerts, and how often.
+ * `alerting:`: where events are pushed as alerts, and how often, with the
+ * defaults filled in and durations in ms. The same Alertmanager twice is
+ * refused: it would get every alert twice.
  *
  * @example Usage
  * ```ts
@@ -281,20 +309,40 @@ const alertmanager = strict({
  *
  * assert.deepEqual(parseValue(alertingSchema, { alertmanagers: [{ url: "http://am:9093/" }], hold: "1m" }), {
  *   ok: true,
- *   value: { alertmanagers: [{ url: "http://am:9093" }], hold: 60_000_000_000 },
+ *   value: { alertmanagers: [{ url: "http://am:9093", timeoutMs: 10_000 }], resendIntervalMs: 30_000, holdMs: 60_000 },
  * });
  * ```
  */
-export const alertingSchema = strict({
+export const alertingSchema: z.ZodType<AlertingConfig> = strict({
   alertmanagers: list(
     alertmanager,
     ["Alertmanager", "Alertmanagers"],
     1,
     MAX_ALERTMANAGERS,
-  ),
+  ).check((ctx) => {
+    const first = new Map<string, number>();
+    for (const [i, { url }] of ctx.value.entries()) {
+      const earlier = first.get(url);
+      if (earlier === undefined) first.set(url, i);
+      else {
+        ctx.issues.push({
+          code: "custom",
+          message:
+            `is also the url of alerting.alertmanagers[${earlier}]; list each Alertmanager once (every one gets every alert)`,
+          path: [i, "url"],
+          input: url,
+        });
+      }
+    }
+  }),
   resend_interval: resendInterval.optional(),
   hold: hold.optional(),
-});
-
-/** A validated `alerting:` section. */
-export type AlertingDocument = z.output<typeof alertingSchema>;
+}).transform((alerting): AlertingConfig => ({
+  alertmanagers: alerting.alertmanagers,
+  resendIntervalMs: alerting.resend_interval === undefined
+    ? DEFAULTS.alertResendIntervalMs
+    : alerting.resend_interval / 1e6,
+  holdMs: alerting.hold === undefined
+    ? DEFAULTS.alertHoldMs
+    : alerting.hold / 1e6,
+}));

@@ -7,6 +7,8 @@
  */
 
 import { formatDuration } from "./durations.ts";
+import { formatBytes } from "./errors.ts";
+import { ringBytes } from "./ring_budget.ts";
 import { LISTEN_OFF } from "./values.ts";
 import {
   type AgentConfig,
@@ -36,9 +38,6 @@ const CONDITION: Readonly<
   dt_lt: (c, v, h) => `${c} rises by < ${v} over ${h} samples`,
   inc_gt: (c, v) => `${c} rises by >= ${v} from one sample to the next`,
 };
-
-/** Bytes per ring slot value: u64 stored as two u32 halves. */
-const BYTES_PER_VALUE = 8;
 
 /**
  * Summarizes a configuration in a few lines: the form and listen address,
@@ -184,7 +183,6 @@ function describeEndpoint(config: AgentConfig): string {
 
 function describeMonitor(m: MonitorConfig): string[] {
   const slots = m.depth * 2;
-  const ringBytes = slots * (m.columns.length + 1) * BYTES_PER_VALUE;
   const details = [
     `source ${m.source}`,
     ...(m.device === undefined ? [] : [`device ${m.device}`]),
@@ -198,7 +196,7 @@ function describeMonitor(m: MonitorConfig): string[] {
     `  sample period ${m.samplePeriodNs} ns (${
       formatRate(1e9 / m.samplePeriodNs)
     }), depth ${m.depth} samples, ring ${slots} samples (${
-      formatBytes(ringBytes)
+      formatBytes(ringBytes(m.columns.length, m.depth))
     })`,
     `  event log ${m.eventLog}`,
     gpu
@@ -380,17 +378,6 @@ function formatRate(hz: number): string {
   if (hz >= 1e6) return `${trim(hz / 1e6)} MHz`;
   if (hz >= 1e3) return `${trim(hz / 1e3)} kHz`;
   return `${trim(hz)} Hz`;
-}
-
-function formatBytes(bytes: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${trim(value)} ${units[unit]}`;
 }
 
 /** At most three significant decimals, without trailing zeros. */

@@ -25,15 +25,11 @@ import {
   LineCounter,
   type Node,
   Parser,
+  visit,
 } from "yaml";
 import { errorMessage } from "../base/error_message.ts";
 import { findDuplicateKey, keyName } from "./duplicate_keys.ts";
-import {
-  type ConfigPath,
-  formatPath,
-  limitError,
-  syntaxError,
-} from "./errors.ts";
+import { type ConfigPath, fileError, formatPath } from "./errors.ts";
 import { MAX_NESTING } from "./limits.ts";
 import { checkShape } from "./shape.ts";
 
@@ -128,11 +124,19 @@ export function parseDocumentText(text: string, file: string): ConfigDocument {
   };
   const fail = (offset: number, detail: string): never => {
     const { line, column } = at(offset);
-    throw syntaxError(file, syntax, line, column, detail);
+    throw fileError(
+      SyntaxError,
+      file,
+      line,
+      `invalid ${
+        syntax === "json" ? "JSON" : "YAML"
+      } at column ${column}: ${detail}`,
+    );
   };
   const tokens = lexAndParse(text, syntax, lines, fail, (offset) => {
     const { line, column } = at(offset);
-    throw limitError(
+    throw fileError(
+      RangeError,
       file,
       line,
       `is nested more than ${MAX_NESTING} lists and objects deep (at column ${column})`,
@@ -153,7 +157,8 @@ export function parseDocumentText(text: string, file: string): ConfigDocument {
     // The parser recurses into flow collections and reports running out
     // of stack as an error of the text.
     if (/call stack/i.test(problem.message)) {
-      throw limitError(
+      throw fileError(
+        RangeError,
         file,
         at(problem.pos[0]).line,
         `is nested more than ${MAX_NESTING} lists and objects deep`,
@@ -176,7 +181,7 @@ export function parseDocumentText(text: string, file: string): ConfigDocument {
     value = doc.toJS({ maxAliasCount: 100 });
   } catch (error) {
     // Unresolvable or excessive aliases surface only when converting.
-    fail(firstAlias(doc) ?? 0, lowerFirst(errorMessage(error)));
+    fail(firstAlias(doc), lowerFirst(errorMessage(error)));
   }
   const placed: ConfigDocument = {
     file,
@@ -297,24 +302,18 @@ function exactIntegers(value: unknown): unknown {
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** The offset of the first alias whose anchor is missing, else of the first alias. */
-function firstAlias(doc: Document): number | undefined {
+function firstAlias(doc: Document): number {
   let first: number | undefined;
   let bad: number | undefined;
-  const visit = (node: unknown): void => {
-    if (isAlias(node)) {
+  visit(doc, {
+    Alias(_key, node) {
       first ??= node.range?.[0];
       if (bad === undefined && node.resolve(doc) === undefined) {
         bad = node.range?.[0];
       }
-    } else if (isMap(node)) {
-      for (const pair of node.items) {
-        visit(pair.key);
-        visit(pair.value);
-      }
-    } else if (isSeq(node)) node.items.forEach(visit);
-  };
-  visit(doc.contents);
-  return bad ?? first;
+    },
+  });
+  return bad ?? first ?? 0;
 }
 
 /** Where `path` is in `doc`: see {@linkcode ConfigDocument.place}. */

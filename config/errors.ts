@@ -19,7 +19,7 @@
 
 import type { z } from "zod";
 import { terminalSafe } from "../base/terminal_text.ts";
-import type { ConfigDocument, Syntax } from "./document.ts";
+import type { ConfigDocument } from "./document.ts";
 import { MAX_MESSAGE_CHARS } from "./limits.ts";
 
 /**
@@ -299,93 +299,31 @@ export function configError(
 }
 
 /**
- * The error for text that does not parse, at a 1-based line and column.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { syntaxError } from "./errors.ts";
- *
- * const err = syntaxError("a.json", "json", 2, 9, "a comma before }");
- * assert.ok(err instanceof SyntaxError);
- * assert.equal(err.message, "Cannot load config a.json:2: invalid JSON at column 9: a comma before }");
- * ```
- */
-export function syntaxError(
-  file: string,
-  syntax: Syntax,
-  line: number,
-  column: number,
-  detail: string,
-): SyntaxError {
-  return new SyntaxError(
-    cap(
-      `${prefix(file, line)}invalid ${
-        syntax === "json" ? "JSON" : "YAML"
-      } at column ${column}: ${oneLine(detail)}`,
-    ),
-  );
-}
-
-/**
- * The error about a file as a whole (not one value in it).
+ * An error of `Class` about the file as a whole, or about the text at
+ * `line` (1-based; 0 for none): text that does not parse (`SyntaxError`),
+ * a file or text past a bound of `limits.ts` (`RangeError`, no `got` part:
+ * the value is what is too large to print), a file that cannot be read
+ * (`Error`).
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
  * import { fileError } from "./errors.ts";
  *
- * assert.equal(fileError("x.yaml", "file not found").message, "Cannot load config x.yaml: file not found");
+ * const syntax = fileError(SyntaxError, "a.json", 2, "invalid JSON at column 9: a comma before }");
+ * assert.ok(syntax instanceof SyntaxError);
+ * assert.equal(syntax.message, "Cannot load config a.json:2: invalid JSON at column 9: a comma before }");
+ * assert.equal(fileError(Error, "x.yaml", 0, "file not found").message, "Cannot load config x.yaml: file not found");
  * ```
  */
-export function fileError(
-  file: string,
-  what: string,
-  options?: ErrorOptions,
-): Error {
-  return new Error(cap(`${prefix(file, 0)}${oneLine(what)}`), options);
-}
-
-/**
- * The error for a file, or text at `line` of it (0: the file as a whole),
- * past one of the bounds in `limits.ts`. No `got` part: the value is what
- * is too large to print.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { limitError } from "./errors.ts";
- *
- * const err = limitError("a.yaml", 3, "is nested more than 32 lists and objects deep (at column 257)");
- * assert.ok(err instanceof RangeError);
- * assert.equal(err.message, "Cannot load config a.yaml:3: is nested more than 32 lists and objects deep (at column 257)");
- * assert.equal(limitError("/dev/zero", 0, "is too large").message, "Cannot load config /dev/zero: is too large");
- * ```
- */
-export function limitError(
+export function fileError<E extends Error>(
+  Class: new (message: string, options?: ErrorOptions) => E,
   file: string,
   line: number,
   what: string,
-): RangeError {
-  return new RangeError(cap(`${prefix(file, line)}${oneLine(what)}`));
-}
-
-/**
- * The error for a problem with a document as a whole that is not about
- * one value, such as combining two sources of data IDs.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { documentError } from "./errors.ts";
- *
- * const err = documentError("a.yaml", "is not usable here");
- * assert.ok(err instanceof TypeError);
- * assert.equal(err.message, "Cannot load config a.yaml: is not usable here");
- * ```
- */
-export function documentError(file: string, what: string): TypeError {
-  return new TypeError(cap(`${prefix(file, 0)}${oneLine(what)}`));
+  options?: ErrorOptions,
+): E {
+  return new Class(cap(`${prefix(file, line)}${oneLine(what)}`), options);
 }
 
 /**

@@ -197,7 +197,7 @@ function asLabelsFileError(path: string, error: unknown): unknown {
       "range",
     );
   }
-  const prefix = fileError(path, "").message;
+  const prefix = fileError(Error, path, 0, "").message;
   const what = error.message.startsWith(prefix)
     ? error.message.slice(prefix.length)
     : error.message;

@@ -17,7 +17,7 @@
 
 import type { z } from "zod";
 import { type ConfigDocument, parseDocumentText } from "./document.ts";
-import { configError, documentError, issueError } from "./errors.ts";
+import { configError, fileError, issueError } from "./errors.ts";
 import {
   type ExternalColumns,
   normalizeAgent,
@@ -167,8 +167,10 @@ export function parseConfig(
   }
   if (Object.hasOwn(doc, "monitors")) {
     if (options.dataIdsText !== undefined) {
-      throw documentError(
+      throw fileError(
+        TypeError,
         file,
+        0,
         `a --data-ids file (${
           options.dataIdsFile ?? "--data-ids"
         }) applies only to the reference form; in this file each monitor lists its own columns`,

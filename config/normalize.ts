@@ -19,7 +19,6 @@ import {
   lookup,
   withHint,
 } from "./errors.ts";
-import type { AlertingDocument } from "./alerting.ts";
 import type {
   AgentRuleDocument,
   ReferenceRuleDocument,
@@ -42,8 +41,6 @@ import { maxDepth, ringBytes, ringColumns } from "./ring_budget.ts";
 import { nearest } from "./suggest.ts";
 import {
   type AgentConfig,
-  type AlertingConfig,
-  type AlertmanagerConfig,
   DEFAULT_SEVERITY,
   DEFAULTS,
   type MonitorColumn,
@@ -230,62 +227,7 @@ export function normalizeAgent(
     ...(doc.instance === undefined ? {} : { instance: doc.instance }),
     labels: doc.labels ?? {},
     ...(doc.labels_file === undefined ? {} : { labelsFile: doc.labels_file }),
-    ...(doc.alerting === undefined
-      ? {}
-      : { alerting: normalizeAlerting(doc.alerting, source) }),
-  };
-}
-
-/**
- * `alerting:` with its defaults, durations in ms; the same Alertmanager
- * twice is refused (it would get every alert twice).
- */
-function normalizeAlerting(
-  doc: AlertingDocument,
-  source: ConfigDocument,
-): AlertingConfig {
-  const seen = new Map<string, number>();
-  const alertmanagers = doc.alertmanagers.map((am, i): AlertmanagerConfig => {
-    const earlier = seen.get(am.url);
-    if (earlier !== undefined) {
-      throw configError(
-        source,
-        ["alerting", "alertmanagers", i, "url"],
-        `is also the url of ${
-          formatPath(["alerting", "alertmanagers", earlier])
-        }; list each Alertmanager once (every one gets every alert)`,
-        "type",
-      );
-    }
-    seen.set(am.url, i);
-    const tls = am.tls === undefined ? undefined : {
-      ...(am.tls.ca_file === undefined ? {} : { caFile: am.tls.ca_file }),
-      ...(am.tls.cert_file === undefined ? {} : { certFile: am.tls.cert_file }),
-      ...(am.tls.key_file === undefined ? {} : { keyFile: am.tls.key_file }),
-    };
-    return {
-      url: am.url,
-      timeoutMs: am.timeout === undefined
-        ? DEFAULTS.alertTimeoutMs
-        : am.timeout / 1e6,
-      ...(tls === undefined ? {} : { tls }),
-      ...(am.basic_auth === undefined ? {} : {
-        basicAuth: {
-          username: am.basic_auth.username,
-          passwordFile: am.basic_auth.password_file,
-        },
-      }),
-      ...(am.bearer_token_file === undefined
-        ? {}
-        : { bearerTokenFile: am.bearer_token_file }),
-    };
-  });
-  return {
-    alertmanagers,
-    resendIntervalMs: doc.resend_interval === undefined
-      ? DEFAULTS.alertResendIntervalMs
-      : doc.resend_interval / 1e6,
-    holdMs: doc.hold === undefined ? DEFAULTS.alertHoldMs : doc.hold / 1e6,
+    ...(doc.alerting === undefined ? {} : { alerting: doc.alerting }),
   };
 }
 
@@ -375,7 +317,7 @@ function gpuMonitorColumns(
         "type",
       );
     }
-    if (!("signal" in rule) && rule.data_id !== undefined) {
+    if (!("signal" in rule) && rule.dataId !== undefined) {
       throw configError(
         source,
         [...at, "rules", j, "data_id"],
@@ -492,53 +434,32 @@ function resolveRules(
   });
 }
 
-/** The labels a rule carries, with the default severity filled in. */
-function labels(
-  rule: { readonly severity?: string; readonly summary?: string },
-): { severity: string; summary?: string } {
-  return {
-    severity: rule.severity ?? DEFAULT_SEVERITY,
-    ...(rule.summary === undefined ? {} : { summary: rule.summary }),
-  };
-}
-
 function resolveReferenceRule(
   rule: ReferenceRuleDocument,
   declared: Columns,
   source: ConfigDocument,
   here: ConfigPath,
 ): ReferenceRuleConfig {
-  let column: number | undefined;
-  if ((rule.column === undefined) === (rule.data_id === undefined)) {
+  // The schema has checked that the rule names exactly one of the two.
+  const { column: name, dataId, ...config } = rule;
+  if (name !== undefined) {
+    return {
+      ...config,
+      column: columnByName(name, declared, source, [...here, "column"]),
+    };
+  }
+  const column = declared.byDataId.get(dataId!);
+  if (column === undefined) {
     throw configError(
       source,
-      here,
-      "must name its counter with exactly one of column or data_id",
+      [...here, "data_id"],
+      `${dataId} is not one of the declared data IDs${
+        someOf(dataId!, declared.columns.map((c) => c.dataId), false)
+      }`,
       "type",
     );
   }
-  if (rule.column !== undefined) {
-    column = columnByName(rule.column, declared, source, [...here, "column"]);
-  } else {
-    column = declared.byDataId.get(rule.data_id!);
-    if (column === undefined) {
-      throw configError(
-        source,
-        [...here, "data_id"],
-        `${rule.data_id} is not one of the declared data IDs${
-          someOf(rule.data_id!, declared.columns.map((c) => c.dataId), false)
-        }`,
-        "type",
-      );
-    }
-  }
-  return {
-    name: rule.name,
-    column,
-    comparisonType: rule.comparison_type,
-    comparisonValue: rule.comparison_value,
-    ...labels(rule),
-  };
+  return { ...config, column };
 }
 
 /**
@@ -593,19 +514,11 @@ function resolveSignalRule(
       } (N <= 2 x depth, the samples the ring holds), ${hadDepth}`,
     );
   }
+  const { to: _, ...config } = rule;
   return {
-    name: rule.name,
-    signal: rule.signal,
+    ...config,
     column,
     ...(denominator === undefined ? {} : { denominator }),
-    windowNs: rule.windowNs,
-    direction: rule.direction,
-    threshold: rule.threshold,
-    clear: rule.clear,
-    forNs: rule.forNs,
-    ...(rule.mOfN === undefined ? {} : { mOfN: rule.mOfN }),
-    keepFiringForNs: rule.keepFiringForNs,
-    ...labels(rule),
   };
 }
 
@@ -797,14 +710,16 @@ const AUTO_GPU_RULES = [
   {
     name: "GPU Xid error",
     column: "gpu*.xid_errors",
-    comparison_type: "inc_gt",
-    comparison_value: 1n,
+    comparisonType: "inc_gt",
+    comparisonValue: 1n,
+    severity: DEFAULT_SEVERITY,
   },
   {
     name: "GPU uncorrected ECC error",
     column: "gpu*.ecc_uncorrected",
-    comparison_type: "inc_gt",
-    comparison_value: 1n,
+    comparisonType: "inc_gt",
+    comparisonValue: 1n,
+    severity: DEFAULT_SEVERITY,
   },
 ] as const;
 

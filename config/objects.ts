@@ -9,7 +9,6 @@
 
 import { z } from "zod";
 import { unknownKeyProblem } from "./suggest.ts";
-import { refused } from "./values.ts";
 
 /** Options of {@linkcode strict}. */
 export interface StrictOptions {
@@ -44,10 +43,11 @@ export function strict<T extends z.core.$ZodLooseShape>(
   options: StrictOptions = {},
 ): z.ZodObject<T, z.core.$strict> {
   const known = Object.keys(shape);
+  // A refused key takes no value: z.never(), with why as its message.
   const refusedShape = Object.fromEntries(
     Object.entries(options.refuse ?? {}).map((
       [key, why],
-    ) => [key, refused(why)]),
+    ) => [key, z.never({ error: why }).optional()]),
   );
   return z.strictObject({ ...shape, ...refusedShape } as T, {
     error: (issue) => {

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { fileError, formatBytes, limitError } from "./errors.ts";
+import { fileError, formatBytes } from "./errors.ts";
 import { MAX_CONFIG_BYTES } from "./limits.ts";
 
 /**
@@ -47,7 +47,9 @@ export async function readConfigText(
   let bytes: Uint8Array;
   try {
     const info = await file.stat();
-    if (info.isDirectory) throw fileError(path, "is a directory, not a file");
+    if (info.isDirectory) {
+      throw fileError(Error, path, 0, "is a directory, not a file");
+    }
     // A regular file says its size; a device or a pipe says 0 and is read
     // up to the bound instead.
     if (info.isFile && info.size > maxBytes) throw tooLarge(path, maxBytes);
@@ -80,7 +82,8 @@ async function readAtMost(
 }
 
 function tooLarge(path: string, maxBytes: number): RangeError {
-  return limitError(
+  return fileError(
+    RangeError,
     path,
     0,
     `is larger than ${
@@ -103,13 +106,13 @@ function decode(bytes: Uint8Array, path: string): string {
     const line = lines.length;
     const column = lines[line - 1].length + 1;
     const where = `byte ${start} (line ${line}, column ${column})`;
-    throw new TypeError(
-      fileError(
-        path,
-        soFar === bytes.length
-          ? `is not UTF-8 text: it ends inside the character at ${where}`
-          : `is not UTF-8 text: the character at ${where} is not valid UTF-8`,
-      ).message,
+    throw fileError(
+      TypeError,
+      path,
+      0,
+      soFar === bytes.length
+        ? `is not UTF-8 text: it ends inside the character at ${where}`
+        : `is not UTF-8 text: the character at ${where} is not valid UTF-8`,
       { cause: error },
     );
   }
@@ -144,7 +147,7 @@ function decodes(bytes: Uint8Array, stream: boolean): boolean {
 function openError(path: string, error: unknown): unknown {
   if (error instanceof Deno.errors.NotFound) {
     return new Deno.errors.NotFound(
-      fileError(path, "file not found").message,
+      fileError(Error, path, 0, "file not found").message,
       { cause: error },
     );
   }
@@ -153,6 +156,8 @@ function openError(path: string, error: unknown): unknown {
 
 function readError(path: string, error: unknown): unknown {
   return error instanceof Error
-    ? fileError(path, `cannot read it: ${error.message}`, { cause: error })
+    ? fileError(Error, path, 0, `cannot read it: ${error.message}`, {
+      cause: error,
+    })
     : error;
 }

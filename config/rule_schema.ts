@@ -20,7 +20,14 @@ import { printableName } from "./names.ts";
 import { strict } from "./objects.ts";
 import { severity, summary } from "./rule_labels.ts";
 import { parseThreshold } from "./thresholds.ts";
-import type { ComparisonType, Direction, SignalKind } from "./types.ts";
+import {
+  type ComparisonType,
+  DEFAULT_SEVERITY,
+  type Direction,
+  type ReferenceRuleConfig,
+  type SignalKind,
+  type SignalRuleConfig,
+} from "./types.ts";
 import { bad, comparisonType, dataId, grammar, u64 } from "./values.ts";
 
 /** The keys that make a rule a signal rule, each naming the column it watches. */
@@ -50,67 +57,32 @@ const RULE_ALIASES = {
   description: '"summary"',
 };
 
-/** A rule of one of the five reference types, as validated. */
-export interface ReferenceRuleDocument {
-  /** The rule's name. */
-  readonly name: string;
-  /** Its counter by column name (agent form only). */
-  readonly column?: string;
-  /** Its counter by data ID. */
-  readonly data_id?: string;
-  /** The rule type, in its short spelling. */
-  readonly comparison_type: ComparisonType;
-  /** The exact threshold. */
-  readonly comparison_value: bigint;
-  /** As configured, if at all (agent form only). */
-  readonly severity?: string;
-  /** As configured, if at all (agent form only). */
-  readonly summary?: string;
-}
+/**
+ * A reference rule as validated, its counter still a column name or a data
+ * ID (normalize.ts resolves it to the column's index).
+ */
+export type ReferenceRuleDocument =
+  & Omit<ReferenceRuleConfig, "column">
+  & { readonly column?: string; readonly dataId?: string };
 
 /**
- * A signal rule as validated: every value parsed, keys checked to fit
- * together; its columns are still names, and whether its window and M of
- * N fit the monitor's ring is checked in normalize.ts.
+ * A signal rule as validated, its columns still names (`to` names a
+ * ratio's denominator); whether its window and M of N fit the monitor's
+ * ring is checked in normalize.ts.
  */
-export interface SignalRuleDocument {
-  /** The rule's name. */
-  readonly name: string;
-  /** Which of {@linkcode SIGNAL_KEYS} the rule has. */
-  readonly signal: SignalKind;
-  /** The column that key names (for `ratio`, the numerator). */
-  readonly column: string;
-  /** For `ratio`: the column `to` names. */
-  readonly to?: string;
-  /** `window` in ns (rate and ratio); 0 for value and increase. */
-  readonly windowNs: number;
-  /** Which of `above` and `below` the rule has. */
-  readonly direction: Direction;
-  /** T: bigint for value and increase, number for rate and ratio. */
-  readonly threshold: bigint | number;
-  /** Tc: `clear`, or T when not given. */
-  readonly clear: bigint | number;
-  /** `for` as a duration, ns (0 when not given or when it is M of N). */
-  readonly forNs: number;
-  /** `for` as M of N. */
-  readonly mOfN?: MOfN;
-  /** `keep_firing_for`, ns (0 when not given). */
-  readonly keepFiringForNs: number;
-  /** As configured, if at all. */
-  readonly severity?: string;
-  /** As configured, if at all. */
-  readonly summary?: string;
-}
+export type SignalRuleDocument =
+  & Omit<SignalRuleConfig, "column" | "denominator">
+  & { readonly column: string; readonly to?: string };
 
 /** Either kind of agent-form rule; `"signal" in rule` tells them apart. */
 export type AgentRuleDocument = ReferenceRuleDocument | SignalRuleDocument;
 
-/** `severity` and `summary` where the rule gives them. */
+/** `severity`, the default where none is given, and `summary` if given. */
 function labels(
   rule: { severity?: string; summary?: string },
-): { severity?: string; summary?: string } {
+): { severity: string; summary?: string } {
   return {
-    ...(rule.severity === undefined ? {} : { severity: rule.severity }),
+    severity: rule.severity ?? DEFAULT_SEVERITY,
     ...(rule.summary === undefined ? {} : { summary: rule.summary }),
   };
 }
@@ -129,16 +101,39 @@ const FOREIGN_REFERENCE =
  *
  * assert.deepEqual(
  *   parseValue(referenceRule, { name: "r", data_id: "0x1", comparison_type: "greater_than", comparison_value: 5 }),
- *   { ok: true, value: { name: "r", data_id: "0x0000000000000001", comparison_type: "gt", comparison_value: 5n } },
+ *   {
+ *     ok: true,
+ *     value: { name: "r", dataId: "0x0000000000000001", comparisonType: "gt", comparisonValue: 5n, severity: "warning" },
+ *   },
  * );
  * ```
  */
-export const referenceRule = strict({
+export const referenceRule: z.ZodType<ReferenceRuleDocument> = strict({
   name: printableName,
   data_id: dataId,
   comparison_type: comparisonType,
   comparison_value: u64,
-});
+}).transform(referenceDocument);
+
+/** A reference rule's keys as validated, as a {@linkcode ReferenceRuleDocument}. */
+function referenceDocument(rule: {
+  name: string;
+  column?: string;
+  data_id?: string;
+  comparison_type: ComparisonType;
+  comparison_value: bigint;
+  severity?: string;
+  summary?: string;
+}): ReferenceRuleDocument {
+  return {
+    name: rule.name,
+    ...(rule.column === undefined ? {} : { column: rule.column }),
+    ...(rule.data_id === undefined ? {} : { dataId: rule.data_id }),
+    comparisonType: rule.comparison_type,
+    comparisonValue: rule.comparison_value,
+    ...labels(rule),
+  };
+}
 
 /** An agent-form reference rule, by `column` or by `data_id`. */
 const agentReferenceRule = strict({
@@ -162,14 +157,7 @@ const agentReferenceRule = strict({
     message: "must name its counter with exactly one of column or data_id",
     input: rule,
   });
-}).transform((rule): ReferenceRuleDocument => ({
-  name: rule.name,
-  ...(rule.column === undefined ? {} : { column: rule.column }),
-  ...(rule.data_id === undefined ? {} : { data_id: rule.data_id }),
-  comparison_type: rule.comparison_type,
-  comparison_value: rule.comparison_value,
-  ...labels(rule),
-}));
+}).transform(referenceDocument);
 
 /** The largest increase that is not a counter reset: 2^63 - 1. */
 const MAX_INCREASE = (1n << 63n) - 1n;
@@ -336,6 +324,7 @@ const KIND_KEYS = ["comparison_type", "comparison_value", ...SIGNAL_KEYS];
  *     value: {
  *       name: "ECN storm", signal: "rate", column: "ecn", windowNs: 1_000_000, direction: "above",
  *       threshold: 1_000_000, clear: 1_000_000, forNs: 0, mOfN: { m: 3, n: 5 }, keepFiringForNs: 0,
+ *       severity: "warning",
  *     },
  *   },
  * );

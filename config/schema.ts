@@ -237,11 +237,4 @@ export type AgentDocument = z.output<typeof agentSchema>;
 /** One validated agent-form monitor. */
 export type MonitorDocument = z.output<typeof monitorSchema>;
 /** One validated `{name, data_id}` entry, `kind` where the form allows it. */
-export interface ColumnDocument {
-  /** The column's name. */
-  readonly name: string;
-  /** Its data ID, normalized. */
-  readonly data_id: string;
-  /** How it is aggregated, where the form says. */
-  readonly kind?: "counter" | "gauge";
-}
+export type ColumnDocument = z.output<typeof agentColumns>[number];

@@ -229,22 +229,6 @@ export function outOfRange(message: string): {
   return { error: message, params: { kind: "range" }, abort: true };
 }
 
-/**
- * A key a schema knows but refuses, with why: any value there is refused.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { parseValue, refused } from "./values.ts";
- *
- * assert.deepEqual(parseValue(refused("is not accepted"), "x"), { ok: false, problem: "is not accepted", kind: "type" });
- * assert.deepEqual(parseValue(refused("is not accepted"), undefined), { ok: true, value: undefined });
- * ```
- */
-export function refused(why: string): z.ZodOptional<z.ZodNever> {
-  return z.never({ error: why }).optional();
-}
-
 const U64_LIMIT = 1n << 64n;
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 /** Digits of a number shown inside a problem; the `got` part has them all. */
