@@ -174,3 +174,48 @@ Deno.test("formatBytes() uses the largest unit", () => {
   assert.equal(formatBytes(1024 ** 3 + 1), "1 GiB");
   assert.equal(formatBytes(2 ** 60 * 3), "3 EiB");
 });
+
+Deno.test("formatPath() names a rule or column by its name, unless the name is the field", () => {
+  const doc = {
+    monitors: [{
+      columns: [{ name: "rx" }],
+      rules: [{ name: "ECN storm" }, { name: 5 }, { name: "x".repeat(100) }],
+    }],
+  };
+  assert.equal(
+    formatPath(["monitors", 0, "rules", 0, "above"], doc),
+    'monitors[0].rules[0] ("ECN storm").above',
+  );
+  assert.equal(
+    formatPath(["monitors", 0, "columns", 0], doc),
+    'monitors[0].columns[0] ("rx")',
+  );
+  // The name itself is the value shown; a name that is no string is not one.
+  assert.equal(
+    formatPath(["monitors", 0, "rules", 0, "name"], doc),
+    "monitors[0].rules[0].name",
+  );
+  assert.equal(
+    formatPath(["monitors", 0, "rules", 1, "above"], doc),
+    "monitors[0].rules[1].above",
+  );
+  // A long name is cut; the field after it is kept.
+  assert.match(
+    formatPath(["monitors", 0, "rules", 2, "above"], doc),
+    /^monitors\[0\]\.rules\[2\] \("x{39}…"\)\.above$/,
+  );
+});
+
+Deno.test("a hint follows the value it is about", () => {
+  const doc = plainDocument("a.yaml", { gpu: "of" });
+  assert.equal(
+    configError(
+      doc,
+      ["gpu"],
+      'must be one of auto, off\u001edid you mean "off"?',
+      "type",
+    )
+      .message,
+    'Cannot load config a.yaml: gpu must be one of auto, off, got "of"; did you mean "off"?',
+  );
+});

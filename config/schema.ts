@@ -196,7 +196,22 @@ export const monitorSchema = z.discriminatedUnion("source", [
   },
 });
 
-/** Our agent form: global settings and a list of monitors. */
+/**
+ * Our agent form: global settings and a list of monitors.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { agentSchema } from "./schema.ts";
+ * import { parseValue } from "./values.ts";
+ *
+ * assert.deepEqual(parseValue(agentSchema, { monitors: [] }), {
+ *   ok: false,
+ *   problem: "must list at least 1 monitor",
+ *   kind: "range",
+ * });
+ * ```
+ */
 export const agentSchema = strict({
   instance: instance.optional(),
   labels: topologyLabels.optional(),
@@ -215,7 +230,22 @@ export const agentSchema = strict({
   monitors: list(monitorSchema, ["monitor", "monitors"], 1, MAX_MONITORS),
 }, { aliases: { monitor: '"monitors"' } });
 
-/** The reference app's rules JSON, accepted verbatim. */
+/**
+ * The reference app's rules JSON, accepted verbatim.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { referenceSchema } from "./schema.ts";
+ * import { parseValue } from "./values.ts";
+ *
+ * assert.deepEqual(parseValue(referenceSchema, { sample_history_depth: 1024 }), {
+ *   ok: true,
+ *   value: { sample_history_depth: 1024 },
+ * });
+ * assert.equal(parseValue(referenceSchema, { diag_sample_period_ns: 100 }).ok, false);
+ * ```
+ */
 export const referenceSchema = strict({
   diag_sample_period_ns: samplePeriod("doca").optional(),
   // Bounded with the columns, by ring memory (normalize.ts).

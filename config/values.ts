@@ -220,7 +220,19 @@ export function grammar<T>(
   });
 }
 
-/** Refinement options for a problem that is a `RangeError`. */
+/**
+ * Refinement options for a problem that is a `RangeError`.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { z } from "zod";
+ * import { outOfRange, parseValue } from "./values.ts";
+ *
+ * const even = z.number().refine((n) => n % 2 === 0, outOfRange("must be even"));
+ * assert.deepEqual(parseValue(even, 3), { ok: false, problem: "must be even", kind: "range" });
+ * ```
+ */
 export function outOfRange(message: string): {
   error: string;
   params: { kind: "range" };
