@@ -38,6 +38,8 @@ export interface RunAgentOptions {
   readonly web?: WebConfig;
   /** Stop after this long, s; default: at SIGINT or SIGTERM. */
   readonly durationS?: number;
+  /** Stop when this aborts, as at SIGTERM (for a program that embeds the run). */
+  readonly signal?: AbortSignal;
   /** No live status line and no closing table. */
   readonly quiet: boolean;
 }
@@ -77,6 +79,40 @@ export async function runAgent(
 async function runWithSignals(
   config: AgentConfig,
   options: RunAgentOptions,
+): Promise<boolean> {
+  // Listening from the first moment: a SIGTERM while the agent starts
+  // (systemd stopping a unit that is still starting, an operator's Ctrl-C)
+  // ends the run cleanly once what is open is open, never mid-write.
+  const stop = new AbortController();
+  let signals = 0;
+  const onSignal = () => {
+    // A second signal means the operator does not want to wait for the flush.
+    if (++signals > 1) Deno.exit(130);
+    stop.abort();
+  };
+  let reopen = () => {};
+  const onHangUp = () => reopen();
+  const onAbort = () => stop.abort();
+  Deno.addSignalListener("SIGINT", onSignal);
+  Deno.addSignalListener("SIGTERM", onSignal);
+  Deno.addSignalListener("SIGHUP", onHangUp);
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  if (options.signal?.aborted) stop.abort();
+  try {
+    return await runStarting(config, options, stop, (f) => reopen = f);
+  } finally {
+    Deno.removeSignalListener("SIGINT", onSignal);
+    Deno.removeSignalListener("SIGTERM", onSignal);
+    Deno.removeSignalListener("SIGHUP", onHangUp);
+    options.signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+async function runStarting(
+  config: AgentConfig,
+  options: RunAgentOptions,
+  stop: AbortController,
+  onHangUp: (reopen: () => void) => void,
 ): Promise<boolean> {
   const { log, web } = options;
   for (const warning of web?.warnings ?? []) log.warn(warning);
@@ -180,21 +216,11 @@ async function runWithSignals(
     }
   }
 
-  const stop = new AbortController();
-  let signals = 0;
-  const onSignal = () => {
-    // A second signal means the operator does not want to wait for the flush.
-    if (++signals > 1) Deno.exit(130);
-    stop.abort();
-  };
-  Deno.addSignalListener("SIGINT", onSignal);
-  Deno.addSignalListener("SIGTERM", onSignal);
   // logrotate renamed the logs: start new files, losing no row.
-  const onHangUp = () => {
+  onHangUp(() => {
     for (const m of agent.monitors) m.log.reopen();
     log.info("SIGHUP: reopening the events logs");
-  };
-  Deno.addSignalListener("SIGHUP", onHangUp);
+  });
   const deadline = options.durationS === undefined
     ? undefined
     : longTimeout(() => stop.abort(), options.durationS * 1000);
@@ -218,9 +244,7 @@ async function runWithSignals(
     await sender?.stop();
     await endpoint?.shutdown();
     publication?.stop();
-    Deno.removeSignalListener("SIGINT", onSignal);
-    Deno.removeSignalListener("SIGTERM", onSignal);
-    Deno.removeSignalListener("SIGHUP", onHangUp);
+    onHangUp(() => {});
     for (const error of await agent.close()) {
       log.failed(error);
       ok = false;

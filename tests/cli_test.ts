@@ -325,13 +325,11 @@ Deno.test("SIGTERM stops a running agent cleanly with exit 0 and a complete log"
     log,
     "-q",
   ]);
-  // Wait until the agent has written its header, then let it sample a bit.
-  for (let i = 0; i < 200; i++) {
-    const size = await Deno.stat(log).then((s) => s.size, () => 0);
-    if (size > 0) break;
+  // Once the header is written the agent is sampling (it listens for
+  // SIGTERM from before it opens anything).
+  while (await Deno.stat(log).then((s) => s.size === 0, () => true)) {
     await new Promise((r) => setTimeout(r, 50));
   }
-  await new Promise((r) => setTimeout(r, 500));
   child.kill("SIGTERM");
   const out = await child.output();
   assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
