@@ -205,8 +205,8 @@ function tornness(e: JournalEvent, rules: number): string {
 Deno.test("a reader in a Worker never sees a torn record while the writer goes flat out", async () => {
   const rules = 3;
   const journal = EventJournal.create([rules], 8);
-  // [0]: the reader has started; [1]: stop reading.
-  const flags = new Int32Array(new SharedArrayBuffer(8));
+  // [0]: the reader has started; [1]: stop reading; [2]: its reads so far.
+  const flags = new Int32Array(new SharedArrayBuffer(12));
   const journalUrl = new URL("./event_journal.ts", import.meta.url).href;
   const code = `
     import { EventJournal } from ${JSON.stringify(journalUrl)};
@@ -217,6 +217,7 @@ Deno.test("a reader in a Worker never sees a torn record while the writer goes f
       let reads = 0, seen = 0, newest = 0;
       const problems = [];
       Atomics.store(flags, 0, 1);
+      Atomics.notify(flags, 0);
       while (Atomics.load(flags, 1) === 0 && problems.length < 5) {
         const before = journal.newestId;
         if (before < newest) problems.push("newestId went back");
@@ -243,6 +244,7 @@ Deno.test("a reader in a Worker never sees a torn record while the writer goes f
           if (wrong !== "") problems.push("event: " + wrong);
         }
         reads++;
+        Atomics.store(flags, 2, reads);
       }
       self.postMessage({ reads, seen, problems });
     };
@@ -262,16 +264,18 @@ Deno.test("a reader in a Worker never sees a torn record while the writer goes f
       };
     });
     worker.postMessage({ buffer: journal.buffer, flags: flags.buffer, rules });
-    const waitUntil = Date.now() + 10_000;
-    while (Atomics.load(flags, 0) === 0 && Date.now() < waitUntil) {
-      await new Promise((r) => setTimeout(r, 1));
-    }
+    // However long the Worker takes to load on a busy machine.
+    const started = Atomics.waitAsync(flags, 0, 0);
+    await Promise.race([
+      started.value,
+      done.then(() => assert.fail("the reader ended before it started")),
+    ]);
     assert.equal(Atomics.load(flags, 0), 1, "the reader started");
     // Each event stays open over the next rules - 1 starts, so readers see
-    // open events, ended ones and slots being overwritten.
-    const stopAt = performance.now() + 400;
+    // open events, ended ones and slots being overwritten. Written until
+    // both sides have done enough, however the threads are scheduled.
     let k = 0;
-    while (performance.now() < stopAt) {
+    while (k <= 20_000 || Atomics.load(flags, 2) <= 200) {
       for (let n = 0; n < 1000; n++) {
         k++;
         const r = k % rules;

@@ -6,6 +6,7 @@
  */
 
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { errorLines, runMain, spawnMain } from "./cli_util.ts";
 import { startedAgent } from "./agent_util.ts";
 import { tempDir } from "./temp_dir.ts";
@@ -15,9 +16,12 @@ import { formatLabels } from "../metrics/exposition.ts";
 const DEMO_CONFIG = new URL("../deploy/demo.yaml", import.meta.url).pathname;
 
 Deno.test("a running agent serves rates, bursts, rules and health over HTTP", async () => {
+  await using dir = await tempDir();
   const agent = await startedAgent([
     "demo",
     "-q",
+    "--event-log",
+    join(dir.path, "events.log"),
     "--metrics-window",
     "1",
     "--duration",
@@ -137,11 +141,15 @@ Deno.test("a running agent serves rates, bursts, rules and health over HTTP", as
 });
 
 Deno.test("--listen off serves nothing; a port in use is one line and exit 1", async () => {
+  await using dir = await tempDir();
+  const log = join(dir.path, "events.log");
   const blocker = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   try {
     const child = spawnMain([
       "demo",
       "-q",
+      "--event-log",
+      log,
       "--duration",
       "5",
       "--listen",
@@ -159,7 +167,16 @@ Deno.test("--listen off serves nothing; a port in use is one line and exit 1", a
   } finally {
     blocker.close();
   }
-  const off = spawnMain(["demo", "-q", "--duration", "1", "--listen", "off"]);
+  const off = spawnMain([
+    "demo",
+    "-q",
+    "--event-log",
+    log,
+    "--duration",
+    "1",
+    "--listen",
+    "off",
+  ]);
   const out = await off.output();
   assert.equal(out.code, 0);
   assert.ok(!new TextDecoder().decode(out.stderr).includes("metrics on"));

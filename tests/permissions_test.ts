@@ -288,7 +288,9 @@ event_log_keep: 1000
 `,
       ),
     );
-    const child = spawnMain(["run", "-q", "-c", config, "--duration", "2"], {
+    // It runs until the checks below are done and a log has rotated, then
+    // gets SIGTERM: no fixed duration that a loaded machine could outlast.
+    const child = spawnMain(["run", "-q", "-c", config], {
       ...agentOptions({ logDir }),
       stdout: "null",
     });
@@ -324,7 +326,14 @@ event_log_keep: 1000
       });
       await wrong.body?.cancel();
       assert.equal(wrong.status, 401);
+      // Every sample is logged, so the first rotation comes in well under
+      // a second; a minute without one fails below ("no rotation").
+      const rotated = join(logDir, "events.log.1");
+      for (let i = 0; i < 1200 && !await exists(rotated); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
     } finally {
+      child.kill("SIGTERM");
       const status = await child.status;
       await rest;
       assert.equal(status.code, 0, stderr);

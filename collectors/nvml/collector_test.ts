@@ -61,7 +61,7 @@ Deno.test("NvmlCollector hands the worker's records to the monitor in order, exa
         config: CONFIG,
         libDirs: [sim.dir],
       });
-      assert.ok(opened.ok);
+      assert.ok(opened.ok, opened.ok ? undefined : opened.reason);
       const { collector, config } = opened;
       assert.deepEqual(config.columns.map((c) => c.name), [
         "gpu0.temperature",
@@ -180,7 +180,7 @@ Deno.test("NvmlCollector says which NVML call hangs, marks that GPU down meanwhi
         warn: (m) => warnings.push(m),
         info: (m) => infos.push(m),
       });
-      assert.ok(opened.ok);
+      assert.ok(opened.ok, opened.ok ? undefined : opened.reason);
       const { collector } = opened;
       assert.ok(collector.isUp(1));
       const sink = recordingSink(1);
