@@ -252,7 +252,7 @@ Deno.test("a sender's thread that is stuck is restarted by the watchdog, and sto
   // Blocks its event loop on start: it never looks, never beats, never
   // answers the stop.
   const source =
-    `self.onmessage = (e) => { if (e.data.type === "start") for (;;); };`;
+    `self.onmessage = (e) => { if (e.data.type === "start") Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); };`;
   const lines: string[] = [];
   const journal = EventJournal.create([2], 16);
   const startedAt = performance.now();
@@ -307,7 +307,7 @@ Deno.test("after a stuck sender's restart the queue gauge is true again, its los
       const first = stats.read(0).failed === 0;
       running = runSender(e.data, (reply) => self.postMessage(reply));
       if (first) {
-        setInterval(() => { if (stats.read(0).failed > 0) for (;;); }, 2);
+        setInterval(() => { if (stats.read(0).failed > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); }, 2);
       }
     };`;
   // Loaded once beforehand: under `deno test` a worker's modules are

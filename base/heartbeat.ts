@@ -45,11 +45,12 @@ export interface HeartbeatWatch {
  * import { watchHeartbeat } from "./heartbeat.ts";
  * import { SupervisedWorker } from "./supervised_worker.ts";
  *
- * // Beats once, then spins for good.
+ * // Beats once, then blocks for good (as a wedged thread would, without
+ * // burning a core).
  * const code = `self.onmessage = (e) => {
  *   if (e.data === "stop") return self.postMessage({ type: "closed" });
  *   Atomics.add(new Int32Array(e.data), 0, 1);
- *   for (;;);
+ *   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
  * };`;
  * const url = `data:application/javascript,${encodeURIComponent(code)}`;
  * const buffer = new SharedArrayBuffer(4);

@@ -11,7 +11,7 @@ function thread(beats: Int32Array, stuck: boolean, lines: string[]) {
     if (e.data === "stop") return self.postMessage({ type: "closed" });
     const beats = new Int32Array(e.data);
     Atomics.add(beats, 0, 1);
-    if (${stuck}) for (;;);
+    if (${stuck}) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
     setInterval(() => Atomics.add(beats, 0, 1), 50);
   };`;
   const url = `data:application/javascript,${encodeURIComponent(code)}`;
