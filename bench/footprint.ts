@@ -1,13 +1,15 @@
 /**
- * What the Alertmanager sender's thread costs in memory: the demo's `nic`
- * monitor (simulated NIC, 10 kHz, nine rules that fire every 20 s cycle),
- * endpoint on, run as the compiled binary runs it (`deno run` with the
- * compile task's V8 flag), once without `alerting:` and once pushing to a
- * real Alertmanager (Debian's 0.25), back to back; the agent's VmRSS and
- * VmHWM after `--seconds` (default 60).
+ * What the agent costs at rest: the demo's `nic` monitor (simulated NIC,
+ * 10 kHz, nine rules that fire every 20 s cycle), endpoint on, run as the
+ * compiled binary runs it (`deno run` with the compile task's V8 flag), once
+ * without `alerting:` and once pushing to a real Alertmanager (Debian's
+ * 0.25), back to back. For each: CPU as utime + stime from /proc/PID/stat
+ * over `--seconds` (default 60) after a 5 s warm-up, as a share of one core;
+ * VmRSS from /proc/PID/status at the start and the end of that window, and
+ * VmHWM at its end.
  *
  * Needs `prometheus-alertmanager`.
- * Run: deno run -A bench/sender_footprint.ts [--seconds 60]
+ * Run: deno run -A bench/footprint.ts [--seconds 60]
  *
  * @module
  */
@@ -37,12 +39,32 @@ async function memory(pid: number): Promise<{ rss: number; hwm: number }> {
   return { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024 };
 }
 
-/** Runs the agent on `config` for SECONDS; its memory at the end. */
+const WARM_UP_S = 5;
+
+/** utime + stime of `pid`, s (fields 14 and 15 of /proc/PID/stat). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+  // The command name may hold spaces: count fields after its ')'.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return ticks / 100; // USER_HZ is 100 on Linux
+}
+
+interface Footprint {
+  /** VmRSS at the start and the end of the window, and VmHWM at its end, MB. */
+  rssStart: number;
+  rss: number;
+  hwm: number;
+  /** CPU over the window, as a share of one core. */
+  cpu: number;
+}
+
+/** Runs the agent on `config`: its footprint over SECONDS after the warm-up. */
 async function footprint(
   dir: string,
   name: string,
   config: Record<string, unknown>,
-): Promise<{ rss: number; hwm: number }> {
+): Promise<Footprint> {
   const file = join(dir, `${name}.yaml`);
   await Deno.writeTextFile(file, stringify(config));
   const child = new Deno.Command(Deno.execPath(), {
@@ -56,14 +78,20 @@ async function footprint(
       "-c",
       file,
       "--duration",
-      String(SECONDS + 30),
+      String(WARM_UP_S + SECONDS + 30),
     ],
     stdin: "null",
     stdout: "null",
     stderr: "piped",
   }).spawn();
+  await new Promise((r) => setTimeout(r, WARM_UP_S * 1000));
+  const startCpu = await cpuSeconds(child.pid);
+  const start = await memory(child.pid);
+  const startedAt = performance.now();
   await new Promise((r) => setTimeout(r, SECONDS * 1000));
-  const m = await memory(child.pid);
+  const cpu = (await cpuSeconds(child.pid) - startCpu) /
+    ((performance.now() - startedAt) / 1000);
+  const end = await memory(child.pid);
   child.kill("SIGTERM");
   const { code, stderr } = await child.output();
   if (code !== 0) {
@@ -71,7 +99,7 @@ async function footprint(
       `${name} exited ${code}: ${new TextDecoder().decode(stderr)}`,
     );
   }
-  return m;
+  return { rssStart: start.rss, rss: end.rss, hwm: end.hwm, cpu };
 }
 
 const demo = parse(await Deno.readTextFile(join(ROOT, "deploy/demo.yaml")));
@@ -91,15 +119,16 @@ try {
     alerting: { alertmanagers: [{ url: am.url }] },
   });
   const f = (x: number) => `${x.toFixed(1)} MB`;
+  const line = (p: Footprint) =>
+    `CPU ${(100 * p.cpu).toFixed(2)} % of a core, VmRSS ${f(p.rssStart)} -> ${
+      f(p.rss)
+    }, VmHWM ${f(p.hwm)}`;
   console.log(
-    `machine: ${Deno.build.arch}, ${navigator.hardwareConcurrency} CPUs; ${SECONDS} s each`,
+    `machine: ${Deno.build.arch}, ${navigator.hardwareConcurrency} CPUs; ` +
+      `${SECONDS} s each after ${WARM_UP_S} s`,
   );
-  console.log(
-    `without alerting: VmRSS ${f(without.rss)}, VmHWM ${f(without.hwm)}`,
-  );
-  console.log(
-    `with alerting:    VmRSS ${f(withAlerts.rss)}, VmHWM ${f(withAlerts.hwm)}`,
-  );
+  console.log(`without alerting: ${line(without)}`);
+  console.log(`with alerting:    ${line(withAlerts)}`);
   console.log(`the sender's thread: ${f(withAlerts.rss - without.rss)} RSS`);
 } finally {
   await am.stop();
