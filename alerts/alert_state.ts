@@ -85,8 +85,9 @@ export interface RuleLook {
 }
 
 /**
- * One rule's alert. Call {@linkcode RuleAlert.tick} at every look (every
- * 50 ms, say); it returns the alert to send now, if any.
+ * One rule's alert. Call {@linkcode RuleAlert.tick} at every look (when
+ * the journal changed, and by {@linkcode RuleAlert.nextDueMs}); it returns
+ * the alert to send now, if any.
  *
  * @example A 2 ms burst between two looks fires, then resolves after the hold
  * ```ts
@@ -206,6 +207,50 @@ export class RuleAlert {
       return this.#alert(look, nowMs + 4 * resend);
     }
     return undefined;
+  }
+
+  /**
+   * The earliest Unix ms at or after `nowMs` at which
+   * {@linkcode RuleAlert.tick} would return an alert though the journal did
+   * not change: the next resend (which renews the lease), or the end of the
+   * hold after the last event ended, whichever comes first. `nowMs` when
+   * one is already due; `Infinity` when nothing is (an idle alert waits
+   * for an event). Pure: it reads the state the last tick left.
+   *
+   * @example A firing alert is due for its resend, then for its resolution
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { RuleAlert } from "./alert_state.ts";
+   *
+   * const alert = new RuleAlert(
+   *   { monitor: "nic", device: "sim", rule: "drops", severity: "critical", eventLog: "events.log" },
+   *   { instance: "dpu-1", labels: {}, resendIntervalMs: 30_000, holdMs: 45_000 },
+   * );
+   * assert.equal(alert.nextDueMs(1_000), Infinity); // idle
+   * const open = {
+   *   id: 1, monitor: 0, rule: 0, startNs: 1_000_000_000n, endNs: undefined,
+   *   startSample: 10, endSample: undefined, peak: NaN, startMs: 1_000, endMs: NaN, value: 5,
+   * };
+   * alert.tick({ open, last: undefined, activations: 1, livePeak: NaN }, 1_000);
+   * assert.equal(alert.nextDueMs(1_000), 31_000); // the resend
+   * const ended = { ...open, endNs: 2_000_000_000n, endSample: 20, peak: 7, endMs: 2_000 };
+   * alert.tick({ open: undefined, last: ended, activations: 1, livePeak: NaN }, 2_000);
+   * assert.equal(alert.nextDueMs(2_000), 31_000); // resent before the hold ends
+   * alert.tick({ open: undefined, last: ended, activations: 1, livePeak: NaN }, 31_000);
+   * assert.equal(alert.nextDueMs(31_000), 47_000); // the hold's end
+   * ```
+   */
+  nextDueMs(nowMs: number): number {
+    if (!this.#firing) return Infinity;
+    let due = this.#sentAtMs + this.#settings.resendIntervalMs;
+    const newest = this.#newest;
+    // An open newest event holds the alert; an end time not known (NaN)
+    // never resolves it either (tick compares the same way).
+    if (newest !== undefined && newest.endNs !== undefined) {
+      const holdEnd = newest.endMs + this.#settings.holdMs;
+      if (holdEnd < due) due = holdEnd;
+    }
+    return due > nowMs ? due : nowMs;
   }
 
   // The published activations count catches events that began and ended

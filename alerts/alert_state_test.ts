@@ -305,3 +305,49 @@ Deno.test("an alert never ends before it starts, which Alertmanager refuses with
   const usual = new RuleAlert(RULE, SETTINGS).tick(look(event(1, 5)), T0 + 10)!;
   assert.equal(usual.startsAt, iso(5));
 });
+
+Deno.test("nextDueMs: nothing while idle, the resend while firing, the hold's end once ended, nothing once resolved", () => {
+  const alert = new RuleAlert(RULE, {
+    ...SETTINGS,
+    resendIntervalMs: 30_000,
+    holdMs: 25_000,
+  });
+  // Idle: only an event can give it something to send.
+  assert.equal(alert.nextDueMs(T0), Infinity);
+  assert.equal(alert.tick(look(), T0), undefined);
+  assert.equal(alert.nextDueMs(T0), Infinity);
+  // Firing on an open event: the resend, and nothing before it.
+  const open = event(1, 0);
+  assert.ok(alert.tick(look(open), T0 + 10) !== undefined);
+  assert.equal(alert.nextDueMs(T0 + 10), T0 + 30_010);
+  assert.equal(alert.tick(look(open), T0 + 30_009), undefined);
+  assert.ok(alert.tick(look(open), T0 + 30_010) !== undefined);
+  assert.equal(alert.nextDueMs(T0 + 30_010), T0 + 60_010);
+  // Ended: the resend while the hold lasts longer, then the hold's end
+  // (the end marker's time plus the hold).
+  const ended = event(1, 0, 50_000);
+  assert.equal(alert.tick(look(undefined, ended), T0 + 50_100), undefined);
+  assert.equal(alert.nextDueMs(T0 + 50_100), T0 + 60_010);
+  assert.ok(alert.tick(look(undefined, ended), T0 + 60_010) !== undefined);
+  const holdEnd = ended.endMs + 25_000;
+  assert.equal(alert.nextDueMs(T0 + 60_010), holdEnd);
+  assert.equal(alert.tick(look(undefined, ended), holdEnd - 1), undefined);
+  const resolved = alert.tick(look(undefined, ended), holdEnd)!;
+  assert.equal(resolved.endsAt, iso(50_000));
+  // Resolved: idle again.
+  assert.equal(alert.firing, false);
+  assert.equal(alert.nextDueMs(holdEnd), Infinity);
+  // Overdue (a look came late): due now, never in the past.
+  const again = event(2, 200_000);
+  alert.tick(look(again, ended), T0 + 200_000);
+  assert.equal(alert.nextDueMs(T0 + 900_000), T0 + 900_000);
+});
+
+Deno.test("nextDueMs: an event whose end time is unknown never resolves by the hold, as tick", () => {
+  const alert = new RuleAlert(RULE, SETTINGS);
+  assert.ok(alert.tick(look(event(1, 0)), T0) !== undefined);
+  const ended = { ...event(1, 0, 1000), endMs: NaN };
+  assert.equal(alert.tick(look(undefined, ended), T0 + 1000), undefined);
+  assert.equal(alert.nextDueMs(T0 + 1000), T0 + 30_000);
+  assert.equal(alert.tick(look(undefined, ended), T0 + 29_999), undefined);
+});

@@ -63,15 +63,19 @@ export interface AlertSenderOptions {
   /** Where the sender's failures and restarts are told (one line each). */
   readonly onError?: (line: string) => void;
   /**
-   * How often the journal is looked at, ms; default 50. At most a third of
-   * `stallMs`: every look is a heartbeat.
+   * The longest the sender's thread sleeps between two looks, ms; default
+   * a third of `stallMs`, and at most that: every look is a heartbeat. The
+   * thread looks sooner when the journal changes (an event started or
+   * ended: at once) or an alert has something due (a resend, the end of a
+   * hold): it never looks on a timer only to find nothing new.
    */
-  readonly tickMs?: number;
+  readonly maxLookMs?: number;
   /** First delay before restarting a failed sender, ms; default 1000. */
   readonly restartMs?: number;
   /**
-   * Restart the sender's thread when its looks (its heartbeat) have
-   * stopped for this long, ms; default 10000, at least 3000: a thread that
+   * Restart the sender's thread when its looks (its heartbeat, at least
+   * every `maxLookMs`) have stopped for this long, ms; default 10000, at
+   * least 3000: a thread that
    * is stuck (a loop that never ends) sends nothing, but raises no error
    * either.
    */
@@ -203,11 +207,11 @@ export async function startAlertSender(
       `Cannot start the Alertmanager sender: its counters are for ${stats.count} Alertmanagers, the configuration has ${config.alertmanagers.length}`,
     );
   }
-  const tickMs = options.tickMs ?? 50;
   const stallMs = Math.max(MIN_STALL_MS, options.stallMs ?? DEFAULT_STALL_MS);
-  if (!(tickMs > 0 && tickMs <= stallMs / 3)) {
+  const maxLookMs = options.maxLookMs ?? Math.floor(stallMs / 3);
+  if (!(maxLookMs > 0 && maxLookMs <= stallMs / 3)) {
     throw new RangeError(
-      `Cannot start the Alertmanager sender: tickMs must be above 0 and at most a third of stallMs (${stallMs} ms), got ${tickMs}`,
+      `Cannot start the Alertmanager sender: maxLookMs must be above 0 and at most a third of stallMs (${stallMs} ms), got ${maxLookMs}`,
     );
   }
   const heartbeat = new SharedArrayBuffer(4);
@@ -227,7 +231,7 @@ export async function startAlertSender(
     heartbeat,
     endpointUrl: options.endpointUrl,
     version: options.version,
-    tickMs,
+    maxLookMs,
     drainMs: options.drainMs ?? 2000,
   };
   const permissions = {

@@ -56,7 +56,8 @@ function options(
     journalBuffer: journal.buffer,
     endpointUrl: "http://dpu-3:9477/",
     version: "0.1.0",
-    tickMs: 10,
+    // Looks come from events and due times; the heartbeat's bound (a third
+    // of the default 10 s stall) never decides a test's timing.
     drainMs: 100,
     ...more,
   };
@@ -158,7 +159,7 @@ Deno.test("at stop, what is due goes out first", async () => {
   const journal = EventJournal.create([2], 16);
   const sender = await startAlertSender(
     options(journal, alerting([am.url], 60_000, 60_000), {
-      tickMs: 60_000,
+      maxLookMs: 60_000,
       stallMs: 180_000,
       drainMs: 2000,
     }),
@@ -168,6 +169,33 @@ Deno.test("at stop, what is due goes out first", async () => {
   await sender.stop();
   assert.equal(am.pushes.length, 1);
   assert.equal(am.pushes[0].alerts[0].labels.alertname, "drops");
+});
+
+Deno.test("an event wakes the sender's thread at once, though its looks by the clock are a minute apart", async () => {
+  await using am = fakeAlertmanager();
+  const journal = EventJournal.create([2], 16);
+  const sender = await startAlertSender(
+    options(journal, alerting([am.url], 60_000, 60_000), {
+      maxLookMs: 60_000,
+      stallMs: 180_000,
+    }),
+  );
+  try {
+    const t = Date.now();
+    // The first push may come from the thread's look at start (it may
+    // still be loading): once it is in, the thread is past that look.
+    journal.started(0, 0, sample(t), 0, 1, t);
+    await am.received(1);
+    // Nothing is due for a minute: only the journal can wake it now.
+    journal.started(0, 1, sample(t + 1), 0, 2, t + 1);
+    await am.received(2);
+    assert.deepEqual(
+      am.pushes.map((p) => p.alerts.map((a) => a.labels.alertname)),
+      [["drops"], ["pfc"]],
+    );
+  } finally {
+    await sender.stop();
+  }
 });
 
 Deno.test("the sender's thread may reach its Alertmanagers and nothing else", async () => {
@@ -370,14 +398,14 @@ Deno.test("a sender that would look less often than a third of its stall time is
   await assert.rejects(
     startAlertSender(
       options(journal, alerting(["http://127.0.0.1:9"]), {
-        tickMs: 1500,
+        maxLookMs: 1500,
         stallMs: 1000, // raised to the 3 s floor
       }),
     ),
     {
       name: "RangeError",
       message:
-        "Cannot start the Alertmanager sender: tickMs must be above 0 and at most a third of stallMs (3000 ms), got 1500",
+        "Cannot start the Alertmanager sender: maxLookMs must be above 0 and at most a third of stallMs (3000 ms), got 1500",
     },
   );
 });

@@ -1,9 +1,11 @@
 /**
- * The Alertmanager sender's thread: a Worker that looks at the event
- * journal (and the published rule state, when the endpoint publishes it)
- * every 50 ms, turns what it sees into alerts, and pushes them to every
- * Alertmanager. Everything a remote party can slow down (connections,
- * TLS, retries) runs here; the sampling thread only writes the journal.
+ * The Alertmanager sender's thread: a Worker that sleeps until the event
+ * journal changes (an event started or ended), an alert has something due
+ * (a resend, the end of a hold) or its heartbeat is due, then looks at the
+ * journal (and the published rule state, when the endpoint publishes it),
+ * turns what it sees into alerts, and pushes them to every Alertmanager.
+ * Everything a remote party can slow down (connections, TLS, retries) runs
+ * here; the sampling thread only writes the journal.
  *
  * Messages: the agent posts one {@linkcode SenderStart}, then
  * `{ type: "stop" }`; the worker answers {@linkcode SenderReply}s.
@@ -23,6 +25,12 @@ import {
   AlertmanagerClient,
   type AlertmanagerCredentials,
 } from "./alertmanager_client.ts";
+
+/**
+ * The shortest time between two looks, ms: journal changes closer together
+ * than this are taken in one look.
+ */
+export const MIN_LOOK_GAP_MS = 10;
 
 /** One monitor as its alerts describe it. */
 export interface AlertMonitor {
@@ -67,15 +75,20 @@ export interface SenderStart {
   readonly stats: SharedArrayBuffer;
   /**
    * Word 0 (Int32) moves on every look: the agent's watchdog restarts a
-   * thread whose looks stopped (base/heartbeat.ts).
+   * thread whose looks stopped (base/heartbeat.ts). {@linkcode maxLookMs}
+   * keeps it moving while nothing happens.
    */
   readonly heartbeat: SharedArrayBuffer;
   /** The metrics endpoint's base URL, for `generatorURL`. */
   readonly endpointUrl?: string;
   /** The agent's version, for the `User-Agent`. */
   readonly version: string;
-  /** How often to look, ms. */
-  readonly tickMs: number;
+  /**
+   * The longest sleep between two looks, ms: the heartbeat's period when
+   * nothing happens (at most a third of the watchdog's stall time). A
+   * journal change or an alert's due time wakes the thread sooner.
+   */
+  readonly maxLookMs: number;
   /** At stop, how long the queues may take to drain, ms. */
   readonly drainMs: number;
 }
@@ -88,9 +101,15 @@ export type SenderReply =
 
 /** The running sender, as {@linkcode runSender} returns it. */
 export interface RunningSender {
-  /** One look now (tests call it; the timer does otherwise). */
+  /**
+   * One look now (tests call it; the thread's own loop does otherwise, at
+   * each wake).
+   */
   tick(nowMs?: number): void;
-  /** Looks once more, lets the queues drain (at most drainMs), stops. */
+  /**
+   * Stops the loop, looks once more (what is due goes out), lets the
+   * queues drain (at most drainMs), stops.
+   */
   stop(): Promise<void>;
 }
 
@@ -178,18 +197,64 @@ export function runSender(
     }
     if (due.length > 0) { for (const client of clients) client.send(due); }
   };
-  const timer = setInterval(() => {
-    try {
-      tick();
-    } catch (error) {
-      post({ type: "failed", message: errorMessage(error) });
+  // The loop: look, then sleep until the journal changes, the earliest
+  // alert is due, or the heartbeat is (maxLookMs), whichever comes first.
+  // The change count is read before each look: a change during the look
+  // makes the next wait return at once.
+  let seen = journal.changes;
+  let lookedAt = -Infinity;
+  const look = () => {
+    seen = journal.changes;
+    lookedAt = performance.now();
+    tick();
+  };
+  const nextDueMs = (nowMs: number) => {
+    let due = nowMs + start.maxLookMs;
+    for (const rules of alerts) {
+      for (const alert of rules) due = Math.min(due, alert.nextDueMs(nowMs));
     }
-  }, start.tickMs);
-  tick();
+    return due;
+  };
+  let stopping = false;
+  let pause:
+    | { timer: ReturnType<typeof setTimeout>; resolve: () => void }
+    | undefined;
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      pause = { timer: setTimeout(resolve, ms), resolve };
+    });
+  const loop = async () => {
+    while (!stopping) {
+      const nowMs = Date.now();
+      await journal.changed(seen, Math.ceil(nextDueMs(nowMs) - nowMs));
+      if (stopping) return;
+      // A rule flapping at every sample changes the journal thousands of
+      // times a second: its changes are taken together, one look at most
+      // every MIN_LOOK_GAP_MS (the activations count the bursts between).
+      const gap = lookedAt + MIN_LOOK_GAP_MS - performance.now();
+      if (gap > 0) await sleep(gap);
+      pause = undefined;
+      if (stopping) return;
+      try {
+        look();
+      } catch (error) {
+        post({ type: "failed", message: errorMessage(error) });
+        return; // the supervisor ends this thread and starts another
+      }
+    }
+  };
+  look();
+  const looping = loop();
   return {
     tick,
     async stop() {
-      clearInterval(timer);
+      stopping = true;
+      if (pause !== undefined) {
+        clearTimeout(pause.timer);
+        pause.resolve();
+      }
+      journal.wakeReaders(); // ends the loop's wait
+      await looping;
       tick();
       let grace: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([

@@ -12,6 +12,7 @@ import {
 import { fakeAlertmanager } from "./fake_alertmanager_test_util.ts";
 import { alertMonitors } from "./sender.ts";
 import {
+  MIN_LOOK_GAP_MS,
   runSender,
   type SenderReply,
   type SenderStart,
@@ -79,8 +80,8 @@ function sample(unixMs: number): Uint32Array {
 
 /**
  * The start of a sender for CONFIG's monitor, pushing to `urls` over
- * `journal` and `stats`; it looks only when the test says (and at start
- * and stop).
+ * `journal` and `stats`; it looks at start and stop, when the test says,
+ * and when the journal changes (or an alert is due).
  */
 function senderStart(
   urls: readonly string[],
@@ -103,7 +104,7 @@ function senderStart(
     stats: stats.buffer,
     heartbeat: new SharedArrayBuffer(4),
     version: "0.1.0",
-    tickMs: 60_000, // the test looks by hand
+    maxLookMs: 60_000, // the heartbeat's bound never decides a look here
     drainMs: 1000,
     ...more,
   };
@@ -229,6 +230,140 @@ Deno.test("a thread that replaces a failed one and has nothing to send shows emp
       "Alertmanager http://127.0.0.1:9: 2 alerts queued by the sender's failed thread lost (counted as dropped)",
       "Alertmanager http://127.0.0.1:10: 1 alert queued by the sender's failed thread lost (counted as dropped)",
     ]);
+  } finally {
+    await sender.stop();
+  }
+});
+
+/** Resolves once `ok()` holds, looking every few ms. */
+async function until(ok: () => boolean): Promise<void> {
+  while (!ok()) await new Promise((r) => setTimeout(r, 2));
+}
+
+Deno.test("an event's start is pushed at once: the journal wakes the sender, no look by the clock comes first", async () => {
+  await using am = fakeAlertmanager();
+  const journal = EventJournal.create([1], 8);
+  const stats = AlertStats.create(1);
+  const heartbeat = new SharedArrayBuffer(4);
+  const beats = new Int32Array(heartbeat);
+  // Looks by the clock a minute apart, resends and holds a minute long:
+  // only the journal can make this sender look within the test.
+  const sender = runSender(
+    senderStart([am.url], journal, stats, { heartbeat }),
+    () => {},
+  );
+  try {
+    assert.equal(Atomics.load(beats, 0), 1); // the look at start
+    const t = Date.now();
+    journal.started(0, 0, sample(t), 0, 1, t);
+    await am.received(1);
+    assert.equal(am.pushes[0].alerts[0].labels.alertname, "rx high");
+    assert.equal(am.pushes[0].alerts[0].startsAt, new Date(t).toISOString());
+    // One look for the start, woken by it.
+    assert.equal(Atomics.load(beats, 0), 2);
+    // Its end wakes it too (nothing to send: the hold runs a minute).
+    journal.ended(0, 0, sample(t + 1), 0, 2, 6, t + 1);
+    await until(() => Atomics.load(beats, 0) === 3);
+    assert.equal(am.pushes.length, 1);
+  } finally {
+    await sender.stop();
+  }
+});
+
+Deno.test("with nothing due and no event the sender looks only as often as its heartbeat needs", async () => {
+  await using am = fakeAlertmanager();
+  const journal = EventJournal.create([1], 8);
+  const t = Date.now();
+  journal.started(0, 0, sample(t), 0, 1, t); // firing, resent in a minute
+  const heartbeat = new SharedArrayBuffer(4);
+  const beats = new Int32Array(heartbeat);
+  const sender = runSender(
+    senderStart([am.url], journal, AlertStats.create(1), { heartbeat }),
+    () => {},
+  );
+  try {
+    await am.received(1); // the look at start sent it
+    // Work to stand in for time, each step a round trip through this
+    // thread's event loop (where the sender's loop runs): a sender that
+    // looked on a timer of milliseconds would look meanwhile.
+    for (let i = 0; i < 50; i++) {
+      await fetch(`${am.url}/api/v2/alerts`).then((r) => r.body?.cancel());
+    }
+    assert.equal(Atomics.load(beats, 0), 1);
+    assert.equal(am.pushes.length, 1);
+  } finally {
+    await sender.stop();
+  }
+  // With a heartbeat bound of 100 ms, looks come that often and no more.
+  const hb = new SharedArrayBuffer(4);
+  const looks = new Int32Array(hb);
+  const maxLookMs = 100;
+  const bounded = runSender(
+    senderStart([am.url], journal, AlertStats.create(1), {
+      heartbeat: hb,
+      maxLookMs,
+    }),
+    () => {},
+  );
+  try {
+    const from = performance.now();
+    await until(() => Atomics.load(looks, 0) >= 1 + 5);
+    const took = performance.now() - from;
+    // Timers may round down by a millisecond each, never more.
+    assert.ok(took >= 5 * (maxLookMs - 1), `5 looks in ${took.toFixed(0)} ms`);
+  } finally {
+    await bounded.stop();
+  }
+});
+
+Deno.test("stop sends what is due though the loop has not looked since", async () => {
+  await using am = fakeAlertmanager();
+  const journal = EventJournal.create([1], 8);
+  const heartbeat = new SharedArrayBuffer(4);
+  const beats = new Int32Array(heartbeat);
+  const sender = runSender(
+    senderStart([am.url], journal, AlertStats.create(1), { heartbeat }),
+    () => {},
+  );
+  const t = Date.now();
+  journal.started(0, 0, sample(t), 0, 1, t);
+  const stopping = sender.stop(); // before the woken loop could run
+  assert.equal(Atomics.load(beats, 0), 1);
+  await stopping;
+  assert.equal(am.pushes.length, 1);
+  assert.equal(am.pushes[0].alerts[0].labels.alertname, "rx high");
+  assert.equal(Atomics.load(beats, 0), 2); // stop's look, not the loop's
+});
+
+Deno.test("a rule flapping at every sample is taken in a few looks, not one per change", async () => {
+  await using am = fakeAlertmanager();
+  const journal = EventJournal.create([1], 8);
+  const heartbeat = new SharedArrayBuffer(4);
+  const beats = new Int32Array(heartbeat);
+  const sender = runSender(
+    senderStart([am.url], journal, AlertStats.create(1), { heartbeat }),
+    () => {},
+  );
+  try {
+    const t = Date.now();
+    const from = performance.now();
+    // 200 events, each written in its own turn of the event loop: the
+    // sender's loop can wake between any two of them.
+    for (let k = 0; k < 200; k++) {
+      journal.started(0, 0, sample(t + 2 * k), 0, 2 * k + 1, t + 2 * k);
+      journal.ended(0, 0, sample(t + 2 * k + 1), 0, 2 * k + 2, 6, t);
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    await am.received(1);
+    const took = performance.now() - from;
+    const looks = Atomics.load(beats, 0) - 1;
+    // At least one, and never two within MIN_LOOK_GAP_MS (a timer may
+    // round down by a millisecond), however slowly the turns went.
+    const most = Math.floor(took / (MIN_LOOK_GAP_MS - 1)) + 1;
+    assert.ok(
+      looks >= 1 && looks <= most,
+      `${looks} looks for 400 changes in ${took.toFixed(0)} ms`,
+    );
   } finally {
     await sender.stop();
   }

@@ -221,8 +221,8 @@ try {
       const previous = lastEnd.get(e.rule) ?? -Infinity;
       lastEnd.set(e.rule, e.end_ns === null ? Infinity : nsToMs(e.end_ns));
       if (startMs < t0 || startMs > windowEndMs) continue;
-      // Within 500 ms of the hold's end the agent's look (every 50 ms, its
-      // own clock) decides whether it opens a new alert: not counted.
+      // Within 500 ms of the hold's end the agent's look (at the hold's end
+      // by its own clock) decides whether it opens a new alert: not counted.
       if (Math.abs(startMs - (previous + HOLD_MS)) <= 500) {
         nearHold++;
         continue;

@@ -148,8 +148,8 @@ export const resendInterval: z.ZodType<number> = durationWithin(
 /**
  * `hold`, how long an alert stays firing after its rule's last event
  * ended: 1 s to a day, in nanoseconds. Not 0: the sender looks at the
- * events every 50 ms, and an event that began and ended between two looks
- * must still be sent once.
+ * events when woken by a change (at most every 10 ms), and an event that
+ * began and ended between two looks must still be sent once.
  *
  * @example Usage
  * ```ts

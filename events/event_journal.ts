@@ -18,6 +18,11 @@
  * if the version was even and unchanged around the copy, else retries. The
  * writer never waits and never allocates.
  *
+ * One more header word counts changes (an event started or ended): the
+ * writer adds 1 to it and `Atomics.notify`s it, so a reader can sleep
+ * until the journal changes ({@linkcode EventJournal.changed}) instead of
+ * looking on a timer.
+ *
  * @module
  */
 
@@ -27,7 +32,8 @@ const HEADER_VERSION = 0; // sequence lock of the newest id
 const NEWEST_ID = 1; // float64: events started so far (ids are 1, 2, ...)
 const CAPACITY = 3;
 const RULES = 4;
-const HEADER = 5;
+const CHANGES = 5; // moves at every start and end; waiters are notified
+const HEADER = 6;
 
 // Words of one event record (ring slot, or a rule's open or last event).
 const VERSION = 0;
@@ -217,6 +223,7 @@ export class EventJournal {
     Atomics.add(this.#words, HEADER_VERSION, 1);
     this.#storeFloat(NEWEST_ID, id);
     Atomics.add(this.#words, HEADER_VERSION, 1);
+    this.#changed();
     return id;
   }
 
@@ -257,6 +264,72 @@ export class EventJournal {
       this.#setEnd(slot, words, at, sample, peak, unixMs);
       this.#commit(slot);
     }
+    this.#changed();
+  }
+
+  /**
+   * How many times the journal has changed (an event started or ended), a
+   * 32-bit count that wraps: compare it for equality only. Read it before
+   * looking, then {@linkcode EventJournal.changed} with it.
+   */
+  get changes(): number {
+    return Atomics.load(this.#words, CHANGES);
+  }
+
+  /**
+   * Resolves once the journal's change count is no longer `seen` (at once
+   * if it already moved), or after `timeoutMs`, whichever comes first;
+   * never rejects. The writer is never held: it only adds and notifies.
+   *
+   * @example A reader sleeps until the writer starts an event
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { EventJournal } from "./event_journal.ts";
+   *
+   * const writer = EventJournal.create([1], 8);
+   * const reader = new EventJournal(writer.buffer);
+   * const seen = reader.changes;
+   * const woken = reader.changed(seen, 60_000);
+   * writer.started(0, 0, new Uint32Array([5000, 0]), 0, 1, 1_700_000_000_000);
+   * await woken;
+   * assert.notEqual(reader.changes, seen);
+   * ```
+   */
+  changed(seen: number, timeoutMs: number): Promise<void> {
+    const waiting = Atomics.waitAsync(
+      this.#words,
+      CHANGES,
+      seen | 0,
+      Math.max(0, timeoutMs),
+    );
+    if (!waiting.async) return Promise.resolve();
+    // A pending waitAsync does not keep Deno's event loop alive; a timer
+    // of the same length does (and ends the wait if it fires first).
+    return new Promise((resolve) => {
+      // setTimeout takes 0 for anything past 2^31 - 1 ms (or Infinity).
+      const ms = Math.min(Math.max(0, timeoutMs), 2 ** 31 - 1);
+      const timer = setTimeout(resolve, ms);
+      waiting.value.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /**
+   * Wakes every reader waiting in {@linkcode EventJournal.changed}, as a
+   * change would, though nothing changed: a reader that stops ends its
+   * own wait with it. The others look and find nothing new.
+   */
+  wakeReaders(): void {
+    Atomics.notify(this.#words, CHANGES);
+  }
+
+  // Tells the readers that wait: one add and one notify, nothing that
+  // allocates or blocks (a notify with no waiter is a lock and a look).
+  #changed(): void {
+    Atomics.add(this.#words, CHANGES, 1);
+    Atomics.notify(this.#words, CHANGES);
   }
 
   /** The rule's open event, or undefined (also for a rule it has not). */

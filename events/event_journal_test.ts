@@ -367,3 +367,30 @@ Deno.test("a start with no value given records it as unknown (NaN)", () => {
   assert.ok(Number.isNaN(journal.last(0, 0)!.value));
   assert.deepEqual(journal.recent().map((e) => e.value), [-0.5, NaN]);
 });
+
+Deno.test("a start and an end move the change count and wake a reader waiting for it; an ignored end does not", async () => {
+  const journal = EventJournal.create([2], 8);
+  const reader = new EventJournal(journal.buffer);
+  const before = reader.changes;
+  // Waiting on a count already gone by returns at once.
+  journal.started(0, 0, startOf(1), 0, 10, 1);
+  const started = reader.changes;
+  assert.notEqual(started, before);
+  await reader.changed(before, 60_000);
+  // A reader asleep on the count is woken by the end.
+  const woken = reader.changed(started, 60_000);
+  journal.ended(0, 0, endOf(1), 0, 15, 3, 2);
+  await woken;
+  const ended = reader.changes;
+  assert.notEqual(ended, started);
+  // Nothing recorded, nothing told: an end with no open event, a rule the
+  // journal has not.
+  journal.ended(0, 1, endOf(2), 0, 20, 3, 3);
+  journal.started(1, 0, startOf(3), 0, 30, 4);
+  assert.equal(reader.changes, ended);
+  // wakeReaders ends a wait without a change (a reader that stops).
+  const stopping = reader.changed(ended, 60_000);
+  reader.wakeReaders();
+  await stopping;
+  assert.equal(reader.changes, ended);
+});
