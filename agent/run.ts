@@ -90,8 +90,11 @@ async function runWithSignals(
     if (++signals > 1) Deno.exit(130);
     stop.abort();
   };
-  let reopen = () => {};
-  const onHangUp = () => reopen();
+  // A SIGHUP before the logs can be reopened (logrotate during start-up)
+  // is kept and acted on once they can.
+  let reopen: (() => void) | undefined;
+  let hangUpPending = false;
+  const onHangUp = () => reopen === undefined ? hangUpPending = true : reopen();
   const onAbort = () => stop.abort();
   Deno.addSignalListener("SIGINT", onSignal);
   Deno.addSignalListener("SIGTERM", onSignal);
@@ -99,7 +102,11 @@ async function runWithSignals(
   options.signal?.addEventListener("abort", onAbort, { once: true });
   if (options.signal?.aborted) stop.abort();
   try {
-    return await runStarting(config, options, stop, (f) => reopen = f);
+    return await runStarting(config, options, stop, (f) => {
+      reopen = f;
+      if (hangUpPending) f();
+      hangUpPending = false;
+    });
   } finally {
     Deno.removeSignalListener("SIGINT", onSignal);
     Deno.removeSignalListener("SIGTERM", onSignal);
@@ -153,7 +160,11 @@ async function runStarting(
       ? publishMonitors(agent.monitors, { startMs, log })
       : undefined;
   let endpoint: Endpoint | undefined;
-  if (publication !== undefined && config.listen !== LISTEN_OFF) {
+  // Stopped while the logs opened: close them without starting threads.
+  if (
+    !stop.signal.aborted && publication !== undefined &&
+    config.listen !== LISTEN_OFF
+  ) {
     try {
       // The endpoint gets its own thread: a flooded, slow or failing
       // endpoint must never cost a sample (agent/endpoint.ts).
@@ -184,7 +195,7 @@ async function runStarting(
     }
   }
   let sender: AlertSender | undefined;
-  if (alerting !== undefined) {
+  if (!stop.signal.aborted && alerting !== undefined) {
     try {
       // Its own thread too: an Alertmanager that is down or slow must
       // never cost a sample or a scrape (alerts/sender.ts).
