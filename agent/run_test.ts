@@ -42,10 +42,12 @@ Deno.test("without the endpoint (listen: off) the agent's alerts still carry the
     generator: "test 1.0",
     version: "1.0",
     signal: stop.signal,
+    // A backstop only: the run ends at the second push, long before.
+    durationS: 120,
     quiet: true,
   });
-  await twoPushes;
   assert.ok(ok, lines.join("\n"));
+  await twoPushes;
   const descriptions = am.pushes.flatMap((p) =>
     p.alerts.map((a) => a.annotations.description)
   );

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { until } from "../tests/until.ts";
 import type { AlertingConfig } from "../config/types.ts";
 import { EventJournal } from "../events/event_journal.ts";
 import { AlertStats } from "../metrics/alert_stats.ts";
@@ -61,20 +62,6 @@ function options(
     drainMs: 100,
     ...more,
   };
-}
-
-async function until(
-  what: string,
-  ok: () => boolean,
-  ms = 5000,
-): Promise<void> {
-  const end = performance.now() + ms;
-  while (!ok()) {
-    if (performance.now() > end) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 Deno.test("the worker pushes a rule's event: firing, resent, then resolved after the hold", async () => {

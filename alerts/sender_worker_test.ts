@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { until } from "../tests/until.ts";
 import type { MonitorConfig } from "../config/types.ts";
 import { EventJournal } from "../events/event_journal.ts";
 import { WindowAggregator } from "../metrics/aggregate.ts";
@@ -235,11 +236,6 @@ Deno.test("a thread that replaces a failed one and has nothing to send shows emp
   }
 });
 
-/** Resolves once `ok()` holds, looking every few ms. */
-async function until(ok: () => boolean): Promise<void> {
-  while (!ok()) await new Promise((r) => setTimeout(r, 2));
-}
-
 Deno.test("an event's start is pushed at once: the journal wakes the sender, no look by the clock comes first", async () => {
   await using am = fakeAlertmanager();
   const journal = EventJournal.create([1], 8);
@@ -263,7 +259,7 @@ Deno.test("an event's start is pushed at once: the journal wakes the sender, no 
     assert.equal(Atomics.load(beats, 0), 2);
     // Its end wakes it too (nothing to send: the hold runs a minute).
     journal.ended(0, 0, sample(t + 1), 0, 2, 6, t + 1);
-    await until(() => Atomics.load(beats, 0) === 3);
+    await until("the third beat", () => Atomics.load(beats, 0) === 3);
     assert.equal(am.pushes.length, 1);
   } finally {
     await sender.stop();
@@ -307,7 +303,7 @@ Deno.test("with nothing due and no event the sender looks only as often as its h
   );
   try {
     const from = performance.now();
-    await until(() => Atomics.load(looks, 0) >= 1 + 5);
+    await until("five more looks", () => Atomics.load(looks, 0) >= 1 + 5);
     const took = performance.now() - from;
     // Timers may round down by a millisecond each, never more.
     assert.ok(took >= 5 * (maxLookMs - 1), `5 looks in ${took.toFixed(0)} ms`);

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { until } from "../tests/until.ts";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import type { SampleSink } from "../rules/sample_sink.ts";
@@ -371,15 +372,6 @@ Deno.test("SimCollector.poll after a long suspend skips the excess cheaply, time
   assert.ok(sink.u64(1, 1) >= before);
 });
 
-/** Waits (on timers, like the code under test) until `done()` holds. */
-async function until(done: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const end = performance.now() + timeoutMs;
-  while (!done()) {
-    assert.ok(performance.now() < end, "timed out");
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-}
-
 Deno.test("SimCollector.run polls on a timer and resolves on abort", async () => {
   let now = T0;
   const sim = new SimCollector({
@@ -395,7 +387,7 @@ Deno.test("SimCollector.run polls on a timer and resolves on abort", async () =>
   assert.equal(sink.committed, 1, "first poll runs at once");
   await assert.rejects(sim.run(sink, controller.signal), /already running/);
   now += 5;
-  await until(() => sink.committed >= 51);
+  await until("51 samples", () => sink.committed >= 51);
   assert.equal(sink.committed, 51, "later polls deliver what came due");
   controller.abort();
   await done;

@@ -246,6 +246,9 @@ Deno.test("a reader in a Worker never sees a torn record while the writer goes f
         reads++;
         Atomics.store(flags, 2, reads);
       }
+      // Done reading (asked to, or too many problems): the writer's loop
+      // must not wait for reads that will not come.
+      Atomics.store(flags, 2, 0x7fffffff);
       self.postMessage({ reads, seen, problems });
     };
   `;

@@ -489,6 +489,9 @@ Deno.test("BasicAuthVerifier: a flood of wrong passwords from one address does n
   for (const checks of checksWaited) {
     assert.ok(checks <= 1, `waited behind ${checks} of the attacker's checks`);
   }
+  // And nothing else held it up for long: two cost-10 checks take ~70 ms
+  // each here; 10 s is room for any load, not a figure.
+  for (const wait of waits) assert.ok(wait < 10_000, `waited ${wait} ms`);
   assert.equal(flood.get("ok"), undefined);
   // One address never fills the queue: refused per address, not as busy.
   assert.equal(flood.get("busy"), undefined);

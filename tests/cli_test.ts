@@ -327,9 +327,14 @@ Deno.test("SIGTERM stops a running agent cleanly with exit 0 and a complete log"
   ]);
   // Once the header is written the agent is sampling (it listens for
   // SIGTERM from before it opens anything).
-  while (await Deno.stat(log).then((s) => s.size === 0, () => true)) {
+  let exited = false;
+  child.status.then(() => exited = true);
+  while (
+    !exited && await Deno.stat(log).then((s) => s.size === 0, () => true)
+  ) {
     await new Promise((r) => setTimeout(r, 50));
   }
+  assert.ok(!exited, "the agent ended before writing its header");
   child.kill("SIGTERM");
   const out = await child.output();
   assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
