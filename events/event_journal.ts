@@ -325,8 +325,10 @@ export class EventJournal {
     Atomics.notify(this.#words, CHANGES);
   }
 
-  // Tells the readers that wait: one add and one notify, nothing that
-  // allocates or blocks (a notify with no waiter is a lock and a look).
+  // Tells the readers that wait: one add and one notify. Nothing on the JS
+  // heap; the notify takes V8's waiter-list lock briefly, and when a reader
+  // is waiting (at most one wake per look, looks 10 ms apart at the least)
+  // posts it one native task.
   #changed(): void {
     Atomics.add(this.#words, CHANGES, 1);
     Atomics.notify(this.#words, CHANGES);
