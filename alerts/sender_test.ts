@@ -141,16 +141,28 @@ Deno.test("a burst between two looks reaches both Alertmanagers, one of them dow
   }
 });
 
+/**
+ * A sender whose looks by the clock, resends and holds are a minute apart:
+ * within a test, only the journal (or stop) makes it look.
+ */
+function minuteApartSender(
+  journal: EventJournal,
+  url: string,
+  more: Partial<AlertSenderOptions> = {},
+) {
+  return startAlertSender(
+    options(journal, alerting([url], 60_000, 60_000), {
+      maxLookMs: 60_000,
+      stallMs: 180_000,
+      ...more,
+    }),
+  );
+}
+
 Deno.test("at stop, what is due goes out first", async () => {
   await using am = fakeAlertmanager();
   const journal = EventJournal.create([2], 16);
-  const sender = await startAlertSender(
-    options(journal, alerting([am.url], 60_000, 60_000), {
-      maxLookMs: 60_000,
-      stallMs: 180_000,
-      drainMs: 2000,
-    }),
-  );
+  const sender = await minuteApartSender(journal, am.url, { drainMs: 2000 });
   const t = Date.now();
   journal.started(0, 0, sample(t), 0, 1, t);
   await sender.stop();
@@ -161,12 +173,7 @@ Deno.test("at stop, what is due goes out first", async () => {
 Deno.test("an event wakes the sender's thread at once, though its looks by the clock are a minute apart", async () => {
   await using am = fakeAlertmanager();
   const journal = EventJournal.create([2], 16);
-  const sender = await startAlertSender(
-    options(journal, alerting([am.url], 60_000, 60_000), {
-      maxLookMs: 60_000,
-      stallMs: 180_000,
-    }),
-  );
+  const sender = await minuteApartSender(journal, am.url);
   try {
     const t = Date.now();
     // The first push may come from the thread's look at start (it may
