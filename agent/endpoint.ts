@@ -1,6 +1,6 @@
 /**
  * The metrics endpoint, seen from the agent's (sampling) thread: it runs
- * the server in its own Worker (agent/endpoint_worker.ts), restarting it
+ * the server in its own Worker (endpoint/worker.ts), restarting it
  * if it dies or gets stuck. It serves the monitors' state as the sampling
  * thread publishes it (agent/publication.ts). Nothing the endpoint does
  * can delay a sample: the two threads share only memory the sampler
@@ -13,9 +13,9 @@ import { errorMessage } from "../base/error_message.ts";
 import type { Logger } from "../logging/logger.ts";
 import type { AgentInfo } from "../metrics/agent_metrics.ts";
 import type { MonitorShape } from "../metrics/shared_state.ts";
-import { splitListen } from "../metrics/server.ts";
-import type { WebConfig } from "../metrics/web_config.ts";
-import type { EndpointReply, EndpointStart } from "./endpoint_worker.ts";
+import { splitListen } from "../endpoint/server.ts";
+import type { WebConfig } from "../endpoint/web_config.ts";
+import type { EndpointReply, EndpointStart } from "../endpoint/worker.ts";
 import type { EventJournal } from "../events/event_journal.ts";
 import { SupervisedWorker } from "../base/supervised_worker.ts";
 
@@ -141,7 +141,7 @@ export class Endpoint {
       alerts: options.alerts,
     };
     const url = options.workerUrl ??
-      new URL("./endpoint_worker.ts", import.meta.url);
+      new URL("../endpoint/worker.ts", import.meta.url);
     const spawn = () => {
       const worker = new Worker(url, {
         type: "module",

@@ -18,7 +18,7 @@ import type { AgentConfig } from "../config/types.ts";
 import { LISTEN_OFF } from "../config/values.ts";
 import { ignoreFileSizeSignal } from "../events/file_size_signal.ts";
 import { type Logger, writeQuietly } from "../logging/logger.ts";
-import type { WebConfig } from "../metrics/web_config.ts";
+import type { WebConfig } from "../endpoint/web_config.ts";
 import { Agent } from "./agent.ts";
 import { Endpoint } from "./endpoint.ts";
 import { type Publication, publishMonitors } from "./publication.ts";

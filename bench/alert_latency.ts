@@ -259,7 +259,7 @@ try {
     for (const rule of monitor.rules as { name: string }[]) {
       const ofRule = list.filter((e) => e.rule === rule.name);
       // 1 s: a scrape shows the state published up to 100 ms before, from
-      // a render shared for 200 ms (metrics/scrape_cache.ts).
+      // a render shared for 200 ms (endpoint/scrape_cache.ts).
       if (
         ofRule.some((e) =>
           nsToMs(e.start_ns) <= upMs &&

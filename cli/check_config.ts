@@ -10,7 +10,7 @@ import { loadConfig } from "../config/load.ts";
 import { resolveTopology } from "../config/topology.ts";
 import { withAutoGpuMonitor } from "../config/normalize.ts";
 import type { Logger } from "../logging/logger.ts";
-import { loadWebConfig, type WebConfig } from "../metrics/web_config.ts";
+import { loadWebConfig, type WebConfig } from "../endpoint/web_config.ts";
 import { asUsageError, EXIT_OK } from "./usage_error.ts";
 
 /**

@@ -13,7 +13,7 @@ import type { AgentConfig } from "../config/types.ts";
 import { LISTEN_OFF } from "../config/values.ts";
 import { VERSION } from "../config/version.ts";
 import type { Logger } from "../logging/logger.ts";
-import { loadWebConfig, type WebConfig } from "../metrics/web_config.ts";
+import { loadWebConfig, type WebConfig } from "../endpoint/web_config.ts";
 import type { DemoOptions, RunOptions } from "./args.ts";
 import { applyRunOptions } from "./overrides.ts";
 import {

@@ -85,9 +85,9 @@ export const ENV_VARS: readonly string[] = [
  * at run time).
  */
 export const INCLUDES: readonly string[] = [
-  "metrics/bcrypt_worker.ts",
+  "endpoint/bcrypt_worker.ts",
   "collectors/nvml/worker.ts",
-  "agent/endpoint_worker.ts",
+  "endpoint/worker.ts",
   "alerts/sender_worker.ts",
   "deploy/demo.yaml",
 ];

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { alertmanagerLabel, AlertStats } from "./alert_stats.ts";
 import { fedMonitor } from "./metrics_test_util.ts";
-import { MetricsRenderer } from "./render.ts";
+import { MetricsRenderer } from "../endpoint/render.ts";
 
 Deno.test("each Alertmanager's counters are its own and add up", () => {
   const stats = AlertStats.create(3);

@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { AgentMetrics, type ServedMonitor } from "./agent_metrics.ts";
 import { fedMonitor, mixedConfig } from "./metrics_test_util.ts";
-import { MetricsRenderer } from "./render.ts";
+import { MetricsRenderer } from "../endpoint/render.ts";
 import {
   PublishedState,
   shapeOf,
   sharedStateBuffer,
   StatePublisher,
 } from "./shared_state.ts";
-import { buildSnapshot } from "./snapshot.ts";
+import { buildSnapshot } from "../endpoint/snapshot.ts";
 
 const NOW = 1_700_000_100_000;
 

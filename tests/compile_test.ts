@@ -75,7 +75,7 @@ Deno.test("every Worker module and file the sources locate is --include'd", asyn
   assert.deepEqual(problems, []);
   // The known ones are found (the scan works on this tree).
   for (
-    const file of ["metrics/bcrypt_worker.ts", "collectors/nvml/worker.ts"]
+    const file of ["endpoint/bcrypt_worker.ts", "collectors/nvml/worker.ts"]
   ) {
     assert.ok(
       located.some((l) => l.file === file),

@@ -29,6 +29,7 @@ const BELOW_CLI = [
   "review",
   "metrics",
   "alerts",
+  "endpoint",
   "agent",
 ];
 
@@ -49,6 +50,16 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   "review": ["base", "config", "events"],
   "metrics": ["base", "config", "rules", "events", "collectors"],
   "alerts": ["base", "config", "rules", "events", "collectors", "metrics"],
+  "endpoint": [
+    "base",
+    "logging",
+    "config",
+    "rules",
+    "events",
+    "collectors",
+    "metrics",
+    "alerts",
+  ],
   "agent": [
     "base",
     "logging",
@@ -58,6 +69,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "collectors",
     "metrics",
     "alerts",
+    "endpoint",
   ],
   "cli": BELOW_CLI,
   "main.ts": ["cli", "base", "logging"],

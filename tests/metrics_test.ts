@@ -11,7 +11,7 @@ import { errorLines, runMain, spawnMain } from "./cli_util.ts";
 import { startedAgent } from "./agent_util.ts";
 import { tempDir } from "./temp_dir.ts";
 import { loadConfig } from "../config/load.ts";
-import { formatLabels } from "../metrics/exposition.ts";
+import { formatLabels } from "../endpoint/exposition.ts";
 
 const DEMO_CONFIG = new URL("../deploy/demo.yaml", import.meta.url).pathname;
 

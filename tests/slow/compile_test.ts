@@ -12,7 +12,7 @@ import { tempDir } from "../temp_dir.ts";
 
 /**
  * The root-relative files in `deno compile`'s listing of what it embedded
- * (printed on stderr), e.g. `metrics/bcrypt_worker.ts`. Lines look like
+ * (printed on stderr), e.g. `endpoint/bcrypt_worker.ts`. Lines look like
  * `│ ├─┬ nvml (160KB)` (a folder) or `├── logging/logger.ts (11.7KB)`.
  */
 function embeddedFiles(listing: string): Set<string> {

@@ -26,8 +26,8 @@
  * on, deaf), and feeding it connections accepted elsewhere relies on
  * internals. So this module accepts with `Deno.listen`, which reports
  * EMFILE as a rejected `accept()` and keeps working, and speaks the little
- * HTTP/1.1 the endpoint needs (metrics/http1.ts); TLS is node:tls over the
- * accepted connection (metrics/transport.ts says why not `Deno.listenTls`).
+ * HTTP/1.1 the endpoint needs (endpoint/http1.ts); TLS is node:tls over the
+ * accepted connection (endpoint/transport.ts says why not `Deno.listenTls`).
  *
  * Memory is bounded by the limits: at most `maxConnections` connections,
  * each holding one head buffer (`maxHeadBytes`), TLS state when serving
@@ -308,7 +308,7 @@ class Connection {
   handshaking = false;
   readonly transport: Transport;
   readonly remoteAddr: Deno.Addr;
-  /** Its client's key (metrics/client_key.ts). */
+  /** Its client's key (endpoint/client_key.ts). */
   readonly client: string;
   /** Rejects what {@linkcode until} waits for once the connection ends. */
   readonly #waiting = new Set<(reason: Error) => void>();

@@ -10,7 +10,7 @@
  * server keeps. Here the TCP connection is ours: closing it frees the
  * descriptor at once. node:tls in Deno uses the same TLS library (rustls)
  * as `Deno.listenTls`, with the same versions and cipher suites offered
- * (checked with `openssl s_client`), so metrics/web_config.ts' guarantees
+ * (checked with `openssl s_client`), so endpoint/web_config.ts' guarantees
  * hold unchanged.
  *
  * @module

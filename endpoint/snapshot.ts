@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { AgentMetrics } from "./agent_metrics.ts";
+import type { AgentMetrics } from "../metrics/agent_metrics.ts";
 import { configuredDevice } from "../config/device.ts";
 import {
   type ColumnConfig,

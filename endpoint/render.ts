@@ -20,8 +20,8 @@ import {
   isReferenceRule,
   type RuleConfig,
 } from "../config/types.ts";
-import type { AgentMetrics, MonitorView } from "./agent_metrics.ts";
-import type { AlertCounters } from "./alert_stats.ts";
+import type { AgentMetrics, MonitorView } from "../metrics/agent_metrics.ts";
+import type { AlertCounters } from "../metrics/alert_stats.ts";
 import {
   type ExpositionFormat,
   ExpositionWriter,

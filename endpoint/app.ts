@@ -6,10 +6,10 @@
  * @module
  */
 
-import type { AlertCounters } from "./alert_stats.ts";
+import type { AlertCounters } from "../metrics/alert_stats.ts";
 import { type Context, Hono } from "hono";
 import { errorMessage } from "../base/error_message.ts";
-import type { AgentMetrics } from "./agent_metrics.ts";
+import type { AgentMetrics } from "../metrics/agent_metrics.ts";
 import type { BasicAuthVerifier } from "./basic_auth.ts";
 import { basicAuth } from "./basic_auth.ts";
 import { acceptsGzip, gzipResponses } from "./compress.ts";
@@ -96,8 +96,8 @@ const INDEX = `<!doctype html>
  * ```ts
  * import assert from "node:assert/strict";
  * import { createMetricsApp } from "./app.ts";
- * import { AgentMetrics, type ServedMonitor } from "./agent_metrics.ts";
- * import { WindowAggregator } from "./aggregate.ts";
+ * import { AgentMetrics, type ServedMonitor } from "../metrics/agent_metrics.ts";
+ * import { WindowAggregator } from "../metrics/aggregate.ts";
  * import { Monitor } from "../rules/monitor.ts";
  * import type { MonitorConfig } from "../config/types.ts";
  *

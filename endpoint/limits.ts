@@ -12,7 +12,7 @@ import { clientKey } from "./client_key.ts";
 /** What the server tells the app about the connection (Hono's `c.env`). */
 export interface ConnectionInfo {
   /**
-   * The client's address (metrics/server.ts passes it); requests in flight
+   * The client's address (endpoint/server.ts passes it); requests in flight
    * are counted per client: by IPv4 address, by /64 for IPv6 (as the
    * server counts connections). Absent for `app.request()` without a
    * server: all such requests share one count.

@@ -17,12 +17,12 @@ import { errorMessage } from "../base/error_message.ts";
 import { EventJournal } from "../events/event_journal.ts";
 import { Logger, type LogLevel } from "../logging/logger.ts";
 import { type AgentInfo, AgentMetrics } from "../metrics/agent_metrics.ts";
-import { createMetricsApp } from "../metrics/app.ts";
+import { createMetricsApp } from "./app.ts";
 import { AlertStats } from "../metrics/alert_stats.ts";
-import { BasicAuthVerifier } from "../metrics/basic_auth.ts";
-import { type MetricsServer, serveMetrics } from "../metrics/server.ts";
+import { BasicAuthVerifier } from "./basic_auth.ts";
+import { type MetricsServer, serveMetrics } from "./server.ts";
 import { type MonitorShape, PublishedState } from "../metrics/shared_state.ts";
-import type { WebConfig } from "../metrics/web_config.ts";
+import type { WebConfig } from "./web_config.ts";
 import { RateLimitedLines } from "./rate_limited_lines.ts";
 
 /** What the endpoint's thread is started with. */

@@ -4,7 +4,7 @@
  * already have for TLS and basic auth on the metrics endpoint.
  *
  * The metrics endpoint's TLS is node:tls over its own sockets
- * (metrics/transport.ts), which in Deno is rustls and cannot be tuned the
+ * (endpoint/transport.ts), which in Deno is rustls and cannot be tuned the
  * way Go's `crypto/tls` can. Each setting is therefore either
  * honoured, satisfied anyway, or refused with an error naming it: a security
  * setting is never silently ignored. What Deno 2.9.6 offers was checked with
@@ -362,7 +362,7 @@ export async function parseWebConfig(
     headers.set(canonical!, value.trim());
   }
 
-  // HTTP/2 is never offered (metrics/server.ts speaks HTTP/1.1 only), so
+  // HTTP/2 is never offered (endpoint/server.ts speaks HTTP/1.1 only), so
   // `false` is already true and `true` asks for nothing that matters.
   const http2 = config.http_server_config?.http2 ?? true;
 

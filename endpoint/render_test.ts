@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { AgentMetrics } from "./agent_metrics.ts";
+import { AgentMetrics } from "../metrics/agent_metrics.ts";
 import { createMetricsApp } from "./app.ts";
 import {
   type FedMonitor,
   fedMonitor,
   mixedConfig,
-} from "./metrics_test_util.ts";
+} from "../metrics/metrics_test_util.ts";
 import type { AgentSnapshot } from "./snapshot.ts";
 import { mergeLabels } from "../config/topology.ts";
 

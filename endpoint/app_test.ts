@@ -3,7 +3,7 @@ import bcrypt from "bcryptjs";
 import { EventJournal } from "../events/event_journal.ts";
 import { createMetricsApp } from "./app.ts";
 import { BasicAuthVerifier } from "./basic_auth.ts";
-import { fedMonitor, nicConfig } from "./metrics_test_util.ts";
+import { fedMonitor, nicConfig } from "../metrics/metrics_test_util.ts";
 import type { AgentSnapshot } from "./snapshot.ts";
 
 const T0 = 1_700_000_000_000_000_000n; // ns, on a whole second

@@ -8,13 +8,13 @@
  * @module
  */
 
-import { openEventPeak } from "./open_event_peak.ts";
+import { openEventPeak } from "../metrics/open_event_peak.ts";
 import { errorMessage } from "../base/error_message.ts";
 import { formatTimePoint, parseTimePoint } from "../base/time_point.ts";
 import { DEFAULT_SEVERITY } from "../config/types.ts";
 import type { RuleConfig } from "../config/types.ts";
 import type { EventJournal, JournalEvent } from "../events/event_journal.ts";
-import type { ServedMonitor } from "./agent_metrics.ts";
+import type { ServedMonitor } from "../metrics/agent_metrics.ts";
 import { traceCommand } from "../events/trace_command.ts";
 import { peakKindOf } from "../rules/peak_format.ts";
 

@@ -4,7 +4,7 @@
  *
  * Why a parser of our own: the endpoint needs limits that Deno.serve does
  * not offer and that node:http in Deno 2.9.6 cannot keep (its listener
- * stops accepting for good after one EMFILE; see metrics/server.ts). The
+ * stops accepting for good after one EMFILE; see endpoint/server.ts). The
  * endpoint serves GET and HEAD without bodies, so only the head needs
  * parsing: a request that announces a body gets its answer (the app refuses
  * it) and the connection is closed, so its body is never read and can never
