@@ -1,6 +1,6 @@
 /**
  * HTTP basic authentication against the bcrypt hashes of a node_exporter
- * style web config (`basic_auth_users`), as a Hono middleware.
+ * style web config (`basic_auth_users`), checked before any route.
  *
  * Design, and why:
  * - bcrypt runs in a module worker (`bcrypt_worker.ts`). bcryptjs's async
@@ -34,9 +34,8 @@
  * @module
  */
 
-import type { MiddlewareHandler } from "hono";
 import { clientKey } from "./client_key.ts";
-import type { ConnectionInfo } from "./limits.ts";
+import { type Answer, textAnswer } from "./answer.ts";
 
 /**
  * What {@linkcode BasicAuthVerifier.verify} decided: "limited" when this
@@ -442,64 +441,54 @@ export class BasicAuthVerifier implements Disposable {
 }
 
 /**
- * Hono middleware requiring basic auth: 401 with `WWW-Authenticate: Basic
- * realm="dpu-traceback", charset="UTF-8"` on missing or wrong credentials;
- * 429 with `Retry-After: 1` when this client's previous check is still
- * running; 503 with `Retry-After: 1` when the queue of checks is full. The
- * client is `c.env.remoteAddr`, what serveMetrics passes as handler info
- * (see {@linkcode ConnectionInfo}).
+ * The refusal for a request without valid credentials, or undefined when
+ * they are valid: 401 with `WWW-Authenticate: Basic realm="dpu-traceback",
+ * charset="UTF-8"` on missing or wrong credentials; 429 with
+ * `Retry-After: 1` when this client's previous check is still running; 503
+ * with `Retry-After: 1` when the queue of checks is full. `client` is the
+ * connection's remote address.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Hono } from "hono";
- * import { BasicAuthVerifier, basicAuth } from "./basic_auth.ts";
+ * import { BasicAuthVerifier, basicAuthRefusal } from "./basic_auth.ts";
  *
- * const verifier = new BasicAuthVerifier(
+ * using verifier = new BasicAuthVerifier(
  *   new Map([["ops", "$2b$04$" + "a".repeat(53)]]),
  *   { compare: (pw) => Promise.resolve(pw === "pw") },
  * );
- * const app = new Hono().use(basicAuth(verifier)).get("/", (c) => c.text("hi"));
- * const denied = await app.request("/");
- * assert.equal(denied.status, 401);
+ * const client = { transport: "tcp", hostname: "192.0.2.7", port: 50000 } as const;
+ * const denied = await basicAuthRefusal(verifier, undefined, client);
+ * assert.equal(denied?.status, 401);
  * assert.equal(
- *   denied.headers.get("www-authenticate"),
+ *   denied?.headers?.["www-authenticate"],
  *   'Basic realm="dpu-traceback", charset="UTF-8"',
  * );
- * const ok = await app.request("/", {
- *   headers: { authorization: `Basic ${btoa("ops:pw")}` },
- * }, { remoteAddr: { transport: "tcp", hostname: "192.0.2.7", port: 50000 } });
- * assert.equal(await ok.text(), "hi");
+ * assert.equal(await basicAuthRefusal(verifier, `Basic ${btoa("ops:pw")}`, client), undefined);
  * ```
  */
-export function basicAuth(
+export async function basicAuthRefusal(
   verifier: BasicAuthVerifier,
-): MiddlewareHandler<{ Bindings: ConnectionInfo }> {
-  return async function basicAuthMiddleware(c, next) {
-    const result = await verifier.verify(
-      c.req.header("authorization"),
-      c.env?.remoteAddr,
+  authorization: string | undefined,
+  client: Deno.Addr | undefined,
+): Promise<Answer | undefined> {
+  const result = await verifier.verify(authorization, client);
+  if (result === "ok") return undefined;
+  if (result === "limited") {
+    return textAnswer(
+      429,
+      "an authentication check from this client is still running, retry",
+      { "retry-after": "1" },
     );
-    if (result === "ok") {
-      await next();
-      return;
-    }
-    if (result === "limited") {
-      return c.text(
-        "an authentication check from this client is still running, retry\n",
-        429,
-        { "retry-after": "1" },
-      );
-    }
-    if (result === "busy") {
-      return c.text("too many authentication checks waiting, retry\n", 503, {
-        "retry-after": "1",
-      });
-    }
-    return c.text("unauthorized\n", 401, {
-      "www-authenticate": 'Basic realm="dpu-traceback", charset="UTF-8"',
+  }
+  if (result === "busy") {
+    return textAnswer(503, "too many authentication checks waiting, retry", {
+      "retry-after": "1",
     });
-  };
+  }
+  return textAnswer(401, "unauthorized", {
+    "www-authenticate": 'Basic realm="dpu-traceback", charset="UTF-8"',
+  });
 }
 
 /** The cost field of a hash {@linkcode isBcryptHash} accepted. */

@@ -1,13 +1,12 @@
 import assert from "node:assert/strict";
 import bcrypt from "bcryptjs";
-import { Hono } from "hono";
 import {
-  basicAuth,
+  basicAuthRefusal,
   basicAuthUserProblem,
   BasicAuthVerifier,
   isBcryptHash,
 } from "./basic_auth.ts";
-import type { ConnectionInfo } from "./limits.ts";
+import { textAnswer } from "./answer.ts";
 
 // Cost 4 (the minimum) keeps the real bcrypt checks fast.
 const ALICE_HASH = bcrypt.hashSync("alice pw", 4);
@@ -363,32 +362,27 @@ Deno.test("BasicAuthVerifier: an idle worker does not keep the process alive", a
   assert.ok(performance.now() - started < 15_000);
 });
 
-Deno.test("basicAuth middleware: 401, 429, 503 and pass-through, by client address", async () => {
+Deno.test("basicAuthRefusal: 401, 429, 503 and pass-through, by client address", async () => {
   const gate: { blocked?: Promise<boolean> } = {};
   const verifier = new BasicAuthVerifier(USERS, {
     maxQueued: 0,
     compare: (pw) => gate.blocked ?? Promise.resolve(pw === "alice pw"),
   });
-  const middleware = basicAuth(verifier);
-  assert.equal(middleware.name, "basicAuthMiddleware");
   let reached = 0;
-  const app = new Hono<{ Bindings: ConnectionInfo }>().use(middleware).get(
-    "/metrics",
-    (c) => {
-      reached++;
-      return c.text("metrics\n");
-    },
-  );
-  // As Deno.serve passes it: the address comes in the handler info.
-  const request = (host: string, authorization?: string) =>
-    app.request(
-      "/metrics",
-      { headers: authorization === undefined ? {} : { authorization } },
-      { remoteAddr: from(host) },
-    );
+  // As the routes use it: the refusal, or on to the path's answer.
+  const request = async (host: string, authorization?: string) => {
+    const answer =
+      await basicAuthRefusal(verifier, authorization, from(host)) ??
+        (reached++, textAnswer(200, "metrics"));
+    return new Response(answer.body.bytes.slice(), {
+      status: answer.status,
+      headers: { ...answer.headers, "content-type": answer.body.type },
+    });
+  };
 
   const none = await request("10.0.0.1");
   assert.equal(none.status, 401);
+  assert.equal(await none.clone().text(), "unauthorized\n");
   assert.equal(
     none.headers.get("www-authenticate"),
     'Basic realm="dpu-traceback", charset="UTF-8"',

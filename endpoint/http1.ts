@@ -1,51 +1,63 @@
 /**
  * The HTTP/1.1 the metrics endpoint speaks (RFC 9112), and no more: a
- * strict parser for request heads and a writer for response heads.
+ * strict parser for request heads and a writer for responses.
  *
  * Why a parser of our own: the endpoint needs limits that Deno.serve does
  * not offer and that node:http in Deno 2.9.6 cannot keep (its listener
  * stops accepting for good after one EMFILE; see endpoint/server.ts). The
- * endpoint serves GET and HEAD without bodies, so only the head needs
- * parsing: a request that announces a body gets its answer (the app refuses
- * it) and the connection is closed, so its body is never read and can never
- * be taken for the next request (no request smuggling). Anything unusual is
- * refused rather than guessed at: bare LF or CR, obs-fold, whitespace
- * before a colon, control characters, duplicate or malformed
+ * endpoint is read-only: GET and HEAD without bodies, so only the head
+ * needs parsing, and every request limit is checked here, once, before any
+ * handler runs: another method is 405, an announced body 413 (and the
+ * connection closes, so the body is never read and can never be taken for
+ * the next request: no request smuggling), a long target 414, too many
+ * fields 431 (a head larger than the server's buffer is its 431). Anything
+ * unusual is refused rather than guessed at: bare LF or CR, obs-fold,
+ * whitespace before a colon, control characters, duplicate or malformed
  * Content-Length, a missing or repeated Host.
  *
  * @module
  */
 
-/** A request head that parsed. */
+/** A request head that parsed: a GET or HEAD without a body. */
 export interface RequestHead {
-  /** The method token, as sent (methods are case-sensitive). */
-  readonly method: string;
+  /** The method (methods are case-sensitive: `get` is refused). */
+  readonly method: "GET" | "HEAD";
   /** The path and query (origin-form), e.g. `/metrics?x=1`. */
   readonly target: string;
+  /** The target's path, e.g. `/metrics`, as sent (not decoded). */
+  readonly path: string;
+  /** The target's query, without its `?`; empty when there is none. */
+  readonly query: string;
   /** The HTTP version: `1.0` or `1.1`. */
   readonly version: "1.0" | "1.1";
   /** Header fields in order; names lower-cased, values trimmed. */
   readonly headers: readonly (readonly [string, string])[];
   /**
    * The connection must close after the response: the client asked
-   * (`Connection: close`), spoke HTTP/1.0, or announced a body that will
-   * not be read.
+   * (`Connection: close`) or spoke HTTP/1.0.
    */
   readonly close: boolean;
 }
 
-/** A head that did not parse: the status to answer with, and why. */
+/**
+ * A head that is refused: the status to answer with, and why. The
+ * connection closes after the answer.
+ */
 export interface HeadProblem {
-  /** 400, 405, 431 or 505. */
+  /** 400, 405, 413, 414, 431 or 505. */
   readonly status: number;
   /** One line for the response body. */
   readonly message: string;
+  /** Headers the refusal carries (405's `allow`). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** Bounds the parser enforces (the byte size is the caller's buffer). */
+/** Bounds the parser enforces (the head's byte size is the caller's buffer). */
 export interface HeadLimits {
   /** Header fields at most; more is 431. */
   readonly maxHeaders: number;
+  /** Bytes of the request target at most; more is 414. */
+  readonly maxTargetBytes: number;
 }
 
 /** What {@linkcode parseRequestHead} makes of a head. */
@@ -110,12 +122,13 @@ export function leadingEmptyLines(buf: Uint8Array, length: number): number {
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const REQUEST_LINE =
   /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) ([\x21-\x7e]+) HTTP\/(\d)\.(\d)$/;
-/** Methods `new Request` refuses (CONNECT, TRACE, TRACK) or rewrites. */
-const NORMALISED = new Set(["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"]);
-const FORBIDDEN = new Set(["CONNECT", "TRACE", "TRACK"]);
 
-function problem(status: number, message: string): ParsedHead {
-  return { ok: false, problem: { status, message } };
+function problem(
+  status: number,
+  message: string,
+  headers?: Record<string, string>,
+): ParsedHead {
+  return { ok: false, problem: { status, message, headers } };
 }
 
 /**
@@ -125,22 +138,24 @@ function problem(status: number, message: string): ParsedHead {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseRequestHead } from "./http1.ts";
+ * import { headerField, parseRequestHead } from "./http1.ts";
  *
  * const bytes = (text: string) => new TextEncoder().encode(text);
  * const parsed = parseRequestHead(
- *   bytes("GET /metrics HTTP/1.1\r\nHost: dpu:9477\r\nAccept: text/plain\r\n\r\n"),
- *   { maxHeaders: 100 },
+ *   bytes("GET /metrics?a=1 HTTP/1.1\r\nHost: dpu:9477\r\nAccept: text/plain\r\n\r\n"),
+ *   { maxHeaders: 100, maxTargetBytes: 2048 },
  * );
  * assert.ok(parsed.ok);
- * assert.equal(parsed.head.target, "/metrics");
+ * assert.equal(parsed.head.path, "/metrics");
+ * assert.equal(parsed.head.query, "a=1");
  * assert.deepEqual(parsed.head.headers[1], ["accept", "text/plain"]);
+ * assert.equal(headerField(parsed.head, "Accept"), "text/plain");
  * assert.equal(parsed.head.close, false);
  *
  * // A folded header line is refused, never unfolded.
  * const folded = parseRequestHead(
  *   bytes("GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n 2\r\n\r\n"),
- *   { maxHeaders: 100 },
+ *   { maxHeaders: 100, maxTargetBytes: 2048 },
  * );
  * assert.equal(folded.ok ? 0 : folded.problem.status, 400);
  * ```
@@ -181,16 +196,16 @@ export function parseRequestHead(
     return problem(505, "HTTP version not supported (HTTP/1.1 only)");
   }
   const version = minor === "1" ? "1.1" : "1.0";
-  // `new Request` would refuse these methods or quietly upper-case them
-  // (`get` is not GET); the endpoint is read-only, so they get its 405.
-  if (
-    FORBIDDEN.has(method.toUpperCase()) ||
-    (NORMALISED.has(method.toUpperCase()) && !NORMALISED.has(method))
-  ) {
-    return problem(405, "method not allowed: this endpoint is read-only");
+  if (method !== "GET" && method !== "HEAD") {
+    return problem(405, "method not allowed: this endpoint is read-only", {
+      allow: "GET, HEAD",
+    });
   }
   const target = originForm(rawTarget);
   if (target === undefined) return problem(400, "malformed request target");
+  if (target.length > limits.maxTargetBytes) {
+    return problem(414, "request target too long");
+  }
 
   if (lines.length - 1 > limits.maxHeaders) {
     return problem(431, "too many header fields");
@@ -229,10 +244,34 @@ export function parseRequestHead(
   if (lengths > 1 || (lengths === 1 && !/^\d{1,15}$/.test(length))) {
     return problem(400, "malformed Content-Length");
   }
-  // The body is never read, so nothing after it can be trusted to be the
-  // next request: close once answered.
-  if (chunked || (lengths === 1 && Number(length) !== 0)) close = true;
-  return { ok: true, head: { method, target, version, headers, close } };
+  if (chunked || (lengths === 1 && Number(length) !== 0)) {
+    return problem(413, "request bodies are not accepted");
+  }
+  const question = target.indexOf("?");
+  const path = question < 0 ? target : target.slice(0, question);
+  const query = question < 0 ? "" : target.slice(question + 1);
+  return {
+    ok: true,
+    head: { method, target, path, query, version, headers, close },
+  };
+}
+
+/**
+ * The value of the header field `name` in `head`, its lines joined with
+ * `, ` when it came more than once (RFC 9110 5.3); undefined when absent.
+ */
+export function headerField(
+  head: Pick<RequestHead, "headers">,
+  name: string,
+): string | undefined {
+  const lower = name.toLowerCase();
+  let value: string | undefined;
+  for (const [field, text] of head.headers) {
+    if (field === lower) {
+      value = value === undefined ? text : `${value}, ${text}`;
+    }
+  }
+  return value;
 }
 
 /** The path and query of an origin-form or absolute-form target. */
@@ -267,7 +306,7 @@ const REASONS: Readonly<Record<number, string>> = {
   505: "HTTP Version Not Supported",
 };
 
-/** Headers the connection layer sets itself; the app's are dropped. */
+/** Headers the connection layer sets itself; others' are dropped. */
 const HOP_BY_HOP = new Set([
   "connection",
   "content-length",
@@ -279,9 +318,9 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /**
- * The bytes of a response head: status line, the app's headers (less the
- * framing ones, which this layer owns), `content-length` when `bodyLength`
- * is given, `date`, and `connection: close` when `close`.
+ * The bytes of a response head: status line, `headers` (lower-case names;
+ * less the framing ones, which this layer owns), `content-length` when
+ * `bodyLength` is given, `date`, and `connection: close` when `close`.
  *
  * @example
  * ```ts
@@ -290,7 +329,7 @@ const HOP_BY_HOP = new Set([
  *
  * const head = responseHead(
  *   404,
- *   new Headers({ "content-type": "text/plain", connection: "upgrade" }),
+ *   [["content-type", "text/plain"], ["connection", "upgrade"]],
  *   { bodyLength: 10, close: true, date: "Thu, 01 Jan 1970 00:00:00 GMT" },
  * );
  * assert.equal(
@@ -303,7 +342,7 @@ const HOP_BY_HOP = new Set([
  */
 export function responseHead(
   status: number,
-  headers: Headers,
+  headers: Iterable<readonly [string, string]>,
   options: {
     readonly bodyLength?: number;
     readonly close: boolean;
@@ -311,8 +350,8 @@ export function responseHead(
   },
 ): Uint8Array {
   let text = `HTTP/1.1 ${status} ${REASONS[status] ?? ""}\r\n`;
-  // Headers values are ByteStrings with no CR or LF (the Headers class
-  // refuses them), so they are written as they are.
+  // Values are ours or the web config's, which refuses control and
+  // non-Latin-1 characters, so they are written as they are.
   for (const [name, value] of headers) {
     if (!HOP_BY_HOP.has(name)) text += `${name}: ${value}\r\n`;
   }
@@ -324,39 +363,5 @@ export function responseHead(
   text += "\r\n";
   const bytes = new Uint8Array(text.length);
   for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  return bytes;
-}
-
-/**
- * A whole canned response (one line of text), for refusals the connection
- * layer makes before or without the app.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { cannedResponse } from "./http1.ts";
- *
- * const text = new TextDecoder().decode(
- *   cannedResponse(503, "too many connections", { "retry-after": "1" }),
- * );
- * assert.match(text, /^HTTP\/1\.1 503 Service Unavailable\r\n/);
- * assert.match(text, /\r\nretry-after: 1\r\n/);
- * assert.ok(text.endsWith("\r\n\r\ntoo many connections\n"));
- * ```
- */
-export function cannedResponse(
-  status: number,
-  message: string,
-  headers: Record<string, string> = {},
-): Uint8Array {
-  const body = new TextEncoder().encode(`${message}\n`);
-  const head = responseHead(
-    status,
-    new Headers({ "content-type": "text/plain; charset=utf-8", ...headers }),
-    { bodyLength: body.length, close: true, date: new Date().toUTCString() },
-  );
-  const bytes = new Uint8Array(head.length + body.length);
-  bytes.set(head);
-  bytes.set(body, head.length);
   return bytes;
 }

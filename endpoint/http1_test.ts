@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   findHeadEnd,
+  headerField,
   leadingEmptyLines,
   parseRequestHead,
   responseHead,
@@ -8,7 +9,7 @@ import {
 
 const bytes = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0));
 const parse = (text: string) =>
-  parseRequestHead(bytes(text), { maxHeaders: 4 });
+  parseRequestHead(bytes(text), { maxHeaders: 4, maxTargetBytes: 64 });
 
 Deno.test("request heads that parse", () => {
   const cases: [string, Partial<ReturnType<typeof head>>][] = [
@@ -18,7 +19,10 @@ Deno.test("request heads that parse", () => {
       close: false,
     }],
     ["HEAD /?a=1 HTTP/1.1\r\nhost:a\r\nConnection: keep-alive, Close\r\n\r\n", {
+      method: "HEAD",
       target: "/?a=1",
+      path: "/",
+      query: "a=1",
       close: true,
     }],
     // HTTP/1.0: no Host needed; closes after one response.
@@ -32,19 +36,15 @@ Deno.test("request heads that parse", () => {
     ["GET //evil.example/x HTTP/1.1\r\nHost: a\r\n\r\n", {
       target: "//evil.example/x",
     }],
-    // A body is announced: answered, then the connection closes unread.
-    ["POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n", {
-      method: "POST",
-      close: true,
-    }],
-    ["GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", {
-      close: true,
-    }],
+    // An empty body is no body.
     ["GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n", {
       close: false,
     }],
-    // Unknown methods reach the app (which answers 405).
-    ["PURGE / HTTP/1.1\r\nHost: a\r\n\r\n", { method: "PURGE" }],
+    // The target's longest allowed length.
+    [`GET /${"a".repeat(63)} HTTP/1.1\r\nHost: a\r\n\r\n`, {
+      path: `/${"a".repeat(63)}`,
+      query: "",
+    }],
   ];
   for (const [text, want] of cases) {
     const got = head(text);
@@ -61,6 +61,12 @@ Deno.test("request heads that parse", () => {
     head("GET / HTTP/1.1\r\nHost: a\r\nX-A: \t v\xe9 \t\r\n\r\n").headers,
     [["host", "a"], ["x-a", "v\xe9"]],
   );
+  // A field sent twice reads as one list; names match in any case.
+  const twice = head(
+    "GET / HTTP/1.1\r\nHost: a\r\nAccept: a\r\naccept: b\r\n\r\n",
+  );
+  assert.equal(headerField(twice, "ACCEPT"), "a, b");
+  assert.equal(headerField(twice, "authorization"), undefined);
 });
 
 function head(text: string) {
@@ -98,6 +104,13 @@ Deno.test("request heads that are refused, and with what", () => {
     ["get / HTTP/1.1\r\nHost: a\r\n\r\n", 405], // not GET: methods are case-sensitive
     ["TRACE / HTTP/1.1\r\nHost: a\r\n\r\n", 405],
     ["CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n", 405],
+    // Read-only: every other method, known or not, is 405.
+    ["POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n", 405],
+    ["PURGE / HTTP/1.1\r\nHost: a\r\n\r\n", 405],
+    // A body is announced: refused, and the connection closes unread.
+    ["GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", 413],
+    ["GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n", 413],
+    [`GET /${"a".repeat(64)} HTTP/1.1\r\nHost: a\r\n\r\n`, 414],
     ["GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n", 431],
   ];
   for (const [text, status] of cases) {
@@ -129,13 +142,13 @@ Deno.test("response heads: framing headers are the connection layer's", () => {
   const text = new TextDecoder().decode(
     responseHead(
       200,
-      new Headers({
-        "content-type": "text/plain",
-        "content-length": "999",
-        "transfer-encoding": "chunked",
-        "keep-alive": "timeout=1",
-        "set-cookie": "a=1",
-      }),
+      [
+        ["content-type", "text/plain"],
+        ["content-length", "999"],
+        ["transfer-encoding", "chunked"],
+        ["keep-alive", "timeout=1"],
+        ["set-cookie", "a=1"],
+      ],
       { bodyLength: 3, close: false, date: "D" },
     ),
   );
@@ -147,7 +160,7 @@ Deno.test("response heads: framing headers are the connection layer's", () => {
   // An unknown status still makes a valid status line.
   assert.match(
     new TextDecoder().decode(
-      responseHead(299, new Headers(), { close: true, date: "D" }),
+      responseHead(299, [], { close: true, date: "D" }),
     ),
     /^HTTP\/1\.1 299 \r\n/,
   );

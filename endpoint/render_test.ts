@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { AgentMetrics } from "../metrics/agent_metrics.ts";
-import { createMetricsApp } from "./app.ts";
+import { testEndpoint } from "./endpoint_test_util.ts";
+import { endpointRoutes } from "./routes.ts";
 import {
   type FedMonitor,
   fedMonitor,
@@ -30,7 +31,8 @@ function withTopology(
 }
 
 async function scrape(metrics: AgentMetrics, accept?: string): Promise<string> {
-  const res = await createMetricsApp(metrics).request("/metrics", {
+  await using app = testEndpoint(endpointRoutes(metrics));
+  const res = await app.request("/metrics", {
     headers: accept === undefined ? {} : { accept },
   });
   assert.equal(res.status, 200);
@@ -160,9 +162,10 @@ Deno.test("with 10 topology labels every series stays under 20 labels once Prome
 Deno.test("the snapshot carries the topology", async () => {
   const fed = await fedMonitor(1e9);
   try {
-    const get = async (metrics: AgentMetrics): Promise<AgentSnapshot> =>
-      await (await createMetricsApp(metrics).request("/api/v1/snapshot"))
-        .json();
+    const get = async (metrics: AgentMetrics): Promise<AgentSnapshot> => {
+      await using app = testEndpoint(endpointRoutes(metrics));
+      return await (await app.request("/api/v1/snapshot")).json();
+    };
     assert.deepEqual((await get(withTopology(fed))).topology, {});
     const snap = await get(withTopology(fed, { rail: "3", rack: "r12" }));
     assert.deepEqual(Object.entries(snap.topology), [

@@ -7,40 +7,37 @@
  * @module
  */
 
-import { gzipSync } from "node:zlib";
+import type { Body } from "./answer.ts";
 
 /** How long a rendering is served again, ms: far below any scrape interval. */
 export const SCRAPE_CACHE_MS = 200;
 
-interface Entry {
-  at: number;
-  text?: string;
-  gzip?: Uint8Array<ArrayBuffer>;
-}
-
 /**
  * Renders on demand, at most once per key (an exposition format, or
- * `json` for the snapshot) per `maxAgeMs`.
+ * `json` for the snapshot) per `maxAgeMs`. What it keeps is a
+ * {@linkcode Body}, so its gzipped form is made once too.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
+ * import { Body } from "./answer.ts";
  * import { ScrapeCache } from "./scrape_cache.ts";
  *
  * let renders = 0;
- * const cache = new ScrapeCache(() => `up ${++renders}\n`, 200);
- * assert.equal(cache.text("prometheus", 1000), "up 1\n");
- * assert.equal(cache.text("prometheus", 1150), "up 1\n"); // shared
- * assert.equal(cache.text("prometheus", 1200), "up 2\n"); // 200 ms later
+ * const cache = new ScrapeCache(() => new Body(`up ${++renders}\n`, "text/plain"), 200);
+ * const text = (body: Body) => new TextDecoder().decode(body.bytes);
+ * assert.equal(text(cache.body("prometheus", 1000)), "up 1\n");
+ * assert.equal(cache.body("prometheus", 1150), cache.body("prometheus", 1000)); // shared
+ * assert.equal(text(cache.body("prometheus", 1200)), "up 2\n"); // 200 ms later
  * ```
  */
 export class ScrapeCache<K extends string = string> {
-  readonly #render: (key: K, nowMs: number) => string;
+  readonly #render: (key: K, nowMs: number) => Body;
   readonly #maxAgeMs: number;
-  readonly #entries = new Map<K, Entry>();
+  readonly #entries = new Map<K, { at: number; body: Body }>();
 
   constructor(
-    render: (key: K, nowMs: number) => string,
+    render: (key: K, nowMs: number) => Body,
     maxAgeMs: number = SCRAPE_CACHE_MS,
   ) {
     this.#render = render;
@@ -48,28 +45,17 @@ export class ScrapeCache<K extends string = string> {
   }
 
   /** The rendering of `key` as of at most `maxAgeMs` before `nowMs`. */
-  text(key: K, nowMs: number): string {
-    const entry = this.#fresh(key, nowMs);
-    return entry.text ??= this.#render(key, entry.at);
-  }
-
-  /** The same, gzipped. */
-  gzip(key: K, nowMs: number): Uint8Array<ArrayBuffer> {
-    const entry = this.#fresh(key, nowMs);
-    entry.text ??= this.#render(key, entry.at);
-    return entry.gzip ??= new Uint8Array(gzipSync(entry.text));
-  }
-
-  #fresh(key: K, nowMs: number): Entry {
-    let entry = this.#entries.get(key);
+  body(key: K, nowMs: number): Body {
+    const entry = this.#entries.get(key);
     // A clock that steps back also renders afresh.
     if (
-      entry === undefined || nowMs - entry.at >= this.#maxAgeMs ||
-      nowMs < entry.at
+      entry !== undefined && nowMs - entry.at < this.#maxAgeMs &&
+      nowMs >= entry.at
     ) {
-      entry = { at: nowMs };
-      this.#entries.set(key, entry);
+      return entry.body;
     }
-    return entry;
+    const body = this.#render(key, nowMs);
+    this.#entries.set(key, { at: nowMs, body });
+    return body;
   }
 }

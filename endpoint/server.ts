@@ -1,5 +1,5 @@
 /**
- * Serves the metrics app over HTTP/1.1, plain or TLS, on a `HOST:PORT`
+ * Serves the endpoint's handler over HTTP/1.1, plain or TLS, on a `HOST:PORT`
  * listen address, within fixed bounds: connections open (in all and per
  * client), TLS handshakes in progress (in all and per client), time to
  * send a request head, idle time between requests, time to answer, and
@@ -25,8 +25,9 @@
  * Deno 2.9.6 stops accepting for good after one EMFILE (the process lives
  * on, deaf), and feeding it connections accepted elsewhere relies on
  * internals. So this module accepts with `Deno.listen`, which reports
- * EMFILE as a rejected `accept()` and keeps working, and speaks the little
- * HTTP/1.1 the endpoint needs (endpoint/http1.ts); TLS is node:tls over the
+ * EMFILE as a rejected `accept()` and keeps working, and hands each
+ * complete request head to endpoint/exchange.ts, which parses it, checks
+ * the request's limits and asks the one handler; TLS is node:tls over the
  * accepted connection (endpoint/transport.ts says why not `Deno.listenTls`).
  *
  * Memory is bounded by the limits: at most `maxConnections` connections,
@@ -41,16 +42,15 @@
  */
 
 import { errorMessage } from "../base/error_message.ts";
-import type { MetricsApp } from "./app.ts";
+import { textAnswer } from "./answer.ts";
 import { clientKey } from "./client_key.ts";
 import {
-  cannedResponse,
-  findHeadEnd,
-  leadingEmptyLines,
-  parseRequestHead,
-  type RequestHead,
-  responseHead,
-} from "./http1.ts";
+  exchange,
+  type ExchangeOptions,
+  frame,
+  type Handler,
+} from "./exchange.ts";
+import { findHeadEnd, leadingEmptyLines } from "./http1.ts";
 import {
   plainTransport,
   type TlsContext,
@@ -103,6 +103,16 @@ export interface ServerLimitOptions {
   readonly maxHeadBytes?: number;
   /** Header fields in a request head; over it, 431. Default 100. */
   readonly maxHeaders?: number;
+  /** Bytes of a request target (path and query); over it, 414. Default 2048. */
+  readonly maxTargetBytes?: number;
+  /**
+   * Requests being answered at once for one client (IPv4 address, IPv6
+   * /64), one per connection at most; over it, 429 and close. Default 8:
+   * what a client can make the endpoint hold (responses being written,
+   * authentication checks) stays a few responses, whatever its
+   * connections.
+   */
+  readonly maxRequestsPerClient?: number;
   /** At most one line per kind of trouble (EMFILE, cap reached ...) this often, ms. Default 10000. */
   readonly reportIntervalMs?: number;
 }
@@ -113,10 +123,12 @@ export interface ServeOptions {
   readonly listen: string;
   /** PEM certificate chain and key: serve HTTPS. */
   readonly tls?: { readonly cert: string; readonly key: string };
-  /** Told of connection-level trouble, one line each, rate-limited. */
+  /** Told of trouble (connections, a handler that threw), one line each, rate-limited. */
   readonly onError?: (message: string) => void;
   /** Bounds on connections and request heads. */
   readonly limits?: ServerLimitOptions;
+  /** Extra headers on every response (web config `http_server_config.headers`). */
+  readonly headers?: ReadonlyMap<string, string>;
 }
 
 /** A running endpoint. */
@@ -156,6 +168,8 @@ const DEFAULTS: Required<ServerLimitOptions> = {
   requestTimeoutMs: 10_000,
   maxHeadBytes: 16 * 1024,
   maxHeaders: 100,
+  maxTargetBytes: 2048,
+  maxRequestsPerClient: 8,
   reportIntervalMs: 10_000,
 };
 
@@ -191,7 +205,7 @@ export function serverLimits(
 }
 
 /**
- * Starts serving `app`. Throws a one-line Error naming the address when it
+ * Starts serving `handler`. Throws a one-line Error naming the address when it
  * cannot listen (in use, not an address of this host, no permission) or
  * the TLS certificate and key are unusable.
  *
@@ -200,8 +214,10 @@ export function serverLimits(
  * import assert from "node:assert/strict";
  * import { serveMetrics } from "./server.ts";
  *
+ * import { textAnswer } from "./answer.ts";
+ *
  * const server = serveMetrics(
- *   { fetch: (req) => new Response(`you asked for ${new URL(req.url).pathname}\n`) },
+ *   (request) => textAnswer(200, `you asked for ${request.path}`),
  *   { listen: "127.0.0.1:0", limits: { maxConnections: 64 } },
  * );
  * const res = await fetch(`${server.url}metrics`);
@@ -210,7 +226,7 @@ export function serverLimits(
  * ```
  */
 export function serveMetrics(
-  app: Pick<MetricsApp, "fetch">,
+  handler: Handler,
   options: ServeOptions,
 ): MetricsServer {
   const limits = serverLimits(options.limits);
@@ -242,10 +258,10 @@ export function serveMetrics(
     ? `[${addr.hostname}]`
     : addr.hostname;
   const origin = `${context ? "https" : "http"}://${host}:${addr.port}`;
-  const server = new Server(app, listener, {
+  const server = new Server(handler, listener, {
     limits,
     context,
-    origin,
+    headers: options.headers,
     onError: options.onError,
   });
   return {
@@ -467,17 +483,18 @@ interface Eviction {
 interface ServerOptions {
   readonly limits: Required<ServerLimitOptions>;
   readonly context?: TlsContext;
-  readonly origin: string;
+  readonly headers?: ReadonlyMap<string, string>;
   readonly onError?: (message: string) => void;
 }
 
 /** The accept loop, the bounds, and the HTTP/1.1 exchange on each connection. */
 class Server {
-  readonly #app: Pick<MetricsApp, "fetch">;
+  readonly #handler: Handler;
   readonly #listener: Deno.Listener;
   readonly #limits: Required<ServerLimitOptions>;
   readonly #context: TlsContext | undefined;
-  readonly #origin: string;
+  readonly #headers: ReadonlyMap<string, string> | undefined;
+  readonly #exchange: ExchangeOptions;
   readonly #onError: ((message: string) => void) | undefined;
   readonly #open = new Set<Connection>();
   readonly #clients = new Map<string, ClientEntry>();
@@ -492,15 +509,21 @@ class Server {
   #drained: (() => void) | undefined;
 
   constructor(
-    app: Pick<MetricsApp, "fetch">,
+    handler: Handler,
     listener: Deno.Listener,
     options: ServerOptions,
   ) {
-    this.#app = app;
+    this.#handler = handler;
     this.#listener = listener;
     this.#limits = options.limits;
     this.#context = options.context;
-    this.#origin = options.origin;
+    this.#headers = options.headers;
+    this.#exchange = {
+      limits: options.limits,
+      headers: options.headers,
+      onError: (line) => this.#report("handler", line),
+      stopping: () => this.#stopping,
+    };
     this.#onError = options.onError;
     this.#accepting = this.#acceptLoop();
   }
@@ -774,7 +797,7 @@ class Server {
       client,
       "request",
     );
-    c.lastWord(cannedResponse(status, message, { "retry-after": "1" }))
+    c.lastWord(this.#refusal(status, message, { "retry-after": "1" }))
       .finally(() => {
         this.#refusing--;
         this.#maybeDrained();
@@ -810,9 +833,7 @@ class Server {
       let end = findHeadEnd(buf, 0, length);
       while (end < 0) {
         if (length === buf.length) {
-          await c.lastWord(
-            cannedResponse(431, "request head too large"),
-          );
+          await c.lastWord(this.#refusal(431, "request head too large"));
           return;
         }
         const n = await c.until(c.transport.read(buf.subarray(length)));
@@ -833,25 +854,34 @@ class Server {
         end = findHeadEnd(buf, Math.max(0, from - blank), length);
       }
 
-      c.enter("request");
-      c.deadline(limits.requestTimeoutMs, () => c.close());
-      const parsed = parseRequestHead(buf.subarray(0, end), limits);
+      const head = buf.slice(0, end);
       // What follows the head is the next (pipelined) request's start.
       buf.copyWithin(0, end, length);
       length -= end;
-      if (!parsed.ok) {
-        const { status, message } = parsed.problem;
-        await c.lastWord(
-          cannedResponse(
-            status,
-            message,
-            status === 405 ? { allow: "GET, HEAD" } : {},
-          ),
+      const entry = this.#clients.get(c.client);
+      let answering = 0;
+      for (const other of entry?.connections ?? []) {
+        if (other.phase === "request") answering++;
+      }
+      if (answering >= limits.maxRequestsPerClient) {
+        this.#report(
+          "client requests",
+          `metrics endpoint: ${answering} requests from ${c.client} being answered (the limit); refusing more from it`,
         );
+        await c.lastWord(this.#refusal(
+          429,
+          "too many requests in flight from this client",
+          { "retry-after": "1" },
+        ));
         return;
       }
-      const close = await this.#exchange(c, parsed.head);
-      if (close || this.#stopping) return;
+      c.enter("request");
+      c.deadline(limits.requestTimeoutMs, () => c.close());
+      const reply = await c.until(
+        exchange(head, this.#handler, this.#exchange, c.remoteAddr),
+      );
+      await this.#write(c, reply.bytes);
+      if (reply.close || this.#stopping) return;
 
       // Pipelined bytes already in: the next head's time starts now.
       // Otherwise the connection idles until the next request begins.
@@ -870,72 +900,33 @@ class Server {
   /** A head that took too long: 408 if the client sent part of it, else just close. */
   #headTimedOut(c: Connection): void {
     if (c.started) {
-      c.lastWord(cannedResponse(408, "request head timeout")).catch(() => {});
+      c.lastWord(this.#refusal(408, "request head timeout")).catch(() => {});
     } else {
       c.close();
     }
   }
 
-  /**
-   * Asks the app for a response to `head` and writes it. Resolves whether
-   * the connection must close afterwards.
-   */
-  async #exchange(c: Connection, head: RequestHead): Promise<boolean> {
-    let request: Request;
-    try {
-      request = new Request(this.#origin + head.target, {
-        method: head.method,
-        headers: head.headers as [string, string][],
-      });
-    } catch {
-      await c.lastWord(cannedResponse(400, "malformed request"));
-      return true;
-    }
-    let response: Response;
-    try {
-      response = await c.until(
-        Promise.resolve().then(() =>
-          this.#app.fetch(request, { remoteAddr: c.remoteAddr })
-        ),
-      );
-    } catch (error) {
-      if (c.isEnded) throw error; // cut off meanwhile: nobody to answer
-      this.#report("handler", `metrics endpoint: ${oneLine(error)}`);
-      response = new Response("internal error\n", { status: 500 });
-    }
-    const close = head.close || this.#stopping;
-    const status = response.status;
-    const bodiless = status < 200 || status === 204 || status === 304;
-    let body: Uint8Array | undefined;
-    let bodyLength: number | undefined;
-    if (head.method === "HEAD" || bodiless) {
-      await response.body?.cancel();
-      // HEAD: the length a GET would have, when the app said it.
-      const declared = response.headers.get("content-length");
-      if (!bodiless && declared !== null && /^\d{1,15}$/.test(declared)) {
-        bodyLength = Number(declared);
-      }
-    } else {
-      body = new Uint8Array(await c.until(response.arrayBuffer()));
-      bodyLength = body.length;
-    }
-    const headBytes = responseHead(status, response.headers, {
-      bodyLength,
-      close,
-      date: new Date().toUTCString(),
+  /** A one-line refusal, framed like every response, ending the connection. */
+  #refusal(
+    status: number,
+    message: string,
+    headers?: Record<string, string>,
+  ): Uint8Array {
+    const reply = frame(textAnswer(status, message, headers), undefined, {
+      close: true,
+      headers: this.#headers,
     });
-    if (body === undefined || body.length === 0) {
-      await c.until(c.transport.write(headBytes));
-    } else if (headBytes.length + body.length <= ONE_WRITE_BYTES) {
-      const all = new Uint8Array(headBytes.length + body.length);
-      all.set(headBytes);
-      all.set(body, headBytes.length);
-      await c.until(c.transport.write(all));
-    } else {
-      await c.until(c.transport.write(headBytes));
-      await c.until(c.transport.write(body));
+    return concat(reply.bytes);
+  }
+
+  /** Writes a response: in one write when it is small, else head then body. */
+  async #write(c: Connection, parts: readonly Uint8Array[]): Promise<void> {
+    const size = parts.reduce((sum, part) => sum + part.length, 0);
+    if (size <= ONE_WRITE_BYTES) {
+      await c.until(c.transport.write(concat(parts)));
+      return;
     }
-    return close;
+    for (const part of parts) await c.until(c.transport.write(part));
   }
 
   /** Tells the operator of `kind` of trouble at most once per interval. */
@@ -964,4 +955,16 @@ function close(conn: Deno.Conn): void {
   } catch {
     // Already closed.
   }
+}
+
+/** `parts` in one buffer (no copy when there is one part). */
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const all = new Uint8Array(parts.reduce((sum, p) => sum + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    all.set(part, at);
+    at += part.length;
+  }
+  return all;
 }

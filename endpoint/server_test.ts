@@ -9,8 +9,8 @@
 
 import assert from "node:assert/strict";
 import net from "node:net";
-import { type ConnectionInfo, requestLimits } from "./limits.ts";
-import { Hono } from "hono";
+import { Body, textAnswer } from "./answer.ts";
+import type { Handler } from "./exchange.ts";
 import {
   type MetricsServer,
   serveMetrics,
@@ -22,20 +22,15 @@ import { selfSignedCert } from "../tests/tls_cert.ts";
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-type Handler = (
-  request: Request,
-  env?: ConnectionInfo,
-) => Response | Promise<Response>;
-
 /**
  * A server for one test, shut down by `await using`; a shutdown that takes
  * over 5 s fails the test instead of hanging it.
  */
 function serve(
-  fetch: Handler,
+  handler: Handler,
   options: Partial<ServeOptions> = {},
 ): MetricsServer & AsyncDisposable {
-  const server = serveMetrics({ fetch }, { listen: "127.0.0.1:0", ...options });
+  const server = serveMetrics(handler, { listen: "127.0.0.1:0", ...options });
   return {
     ...server,
     async [Symbol.asyncDispose]() {
@@ -189,10 +184,10 @@ function loopbacks(from: number, to: number): string[] {
 
 Deno.test("serves the app over HTTP/1.1 with keep-alive, HEAD and the client's address", async () => {
   const seen: string[] = [];
-  await using server = serve((req, env) => {
-    const addr = env?.remoteAddr as Deno.NetAddr;
-    seen.push(`${req.method} ${new URL(req.url).pathname} ${addr.hostname}`);
-    return new Response("hello\n", { headers: { "x-test": "1" } });
+  await using server = serve((request, client) => {
+    const addr = client as Deno.NetAddr;
+    seen.push(`${request.method} ${request.path} ${addr.hostname}`);
+    return textAnswer(200, "hello", { "x-test": "1" });
   });
   using conn = await connect(server.port);
   // Two requests on one connection, the second pipelined behind the first.
@@ -217,7 +212,7 @@ Deno.test("serves the app over HTTP/1.1 with keep-alive, HEAD and the client's a
 });
 
 Deno.test("connections over the cap are answered 503 at once, and a scraper is served once they go", async () => {
-  await using server = serve(() => new Response("ok\n"), {
+  await using server = serve(() => textAnswer(200, "ok"), {
     limits: { maxConnections: 4 },
   });
   // Four connections that never send a request hold every place.
@@ -248,7 +243,7 @@ Deno.test("connections over the cap are answered 503 at once, and a scraper is s
 });
 
 Deno.test("one client cannot hold more than maxConnectionsPerClient connections: 429", async () => {
-  await using server = serve(() => new Response("ok\n"), {
+  await using server = serve(() => textAnswer(200, "ok"), {
     limits: { maxConnectionsPerClient: 2 },
   });
   using a = await connect(server.port);
@@ -268,11 +263,11 @@ Deno.test("one client cannot hold more than maxConnectionsPerClient connections:
 
 Deno.test("a full endpoint lets a new client in by closing a waiting connection of a busier one, never one being answered", async () => {
   const waiting: (() => void)[] = [];
-  await using server = serve(async (req) => {
-    if (new URL(req.url).pathname === "/slow") {
+  await using server = serve(async (request) => {
+    if (request.path === "/slow") {
       await new Promise<void>((resolve) => waiting.push(resolve));
     }
-    return new Response("ok\n");
+    return textAnswer(200, "ok");
   }, { limits: { maxConnections: 32 } });
   const port = server.port;
   const ok = /^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nok\n$/;
@@ -368,7 +363,7 @@ Deno.test("a full endpoint lets a new client in by closing a waiting connection 
 });
 
 Deno.test("slowloris: a head sent one byte a second is cut off at the header timeout, and so is a silent client", async () => {
-  await using server = serve(() => new Response("ok\n"), {
+  await using server = serve(() => textAnswer(200, "ok"), {
     limits: { headerTimeoutMs: 2000 },
   });
   using slow = await connect(server.port);
@@ -402,7 +397,7 @@ Deno.test("slowloris: a head sent one byte a second is cut off at the header tim
 });
 
 Deno.test("a kept-alive connection is closed after idleTimeoutMs without a request", async () => {
-  await using server = serve(() => new Response("ok\n"), {
+  await using server = serve(() => textAnswer(200, "ok"), {
     limits: { idleTimeoutMs: 1000 },
   });
   using conn = await connect(server.port);
@@ -418,9 +413,12 @@ Deno.test("a kept-alive connection is closed after idleTimeoutMs without a reque
 Deno.test("a client that does not read its response is cut off at the request timeout", async () => {
   // More than the kernel's socket buffers hold, so the write must wait.
   const body = new Uint8Array(64 * 1024 * 1024);
-  await using server = serve(() => new Response(body), {
-    limits: { requestTimeoutMs: 1000 },
-  });
+  await using server = serve(
+    () => ({ status: 200, body: new Body(body, "application/octet-stream") }),
+    {
+      limits: { requestTimeoutMs: 1000 },
+    },
+  );
   using conn = await connect(server.port);
   await conn.write(encoder.encode("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
   await sleep(2000); // not reading
@@ -429,46 +427,62 @@ Deno.test("a client that does not read its response is cut off at the request ti
   assert.ok(bytes < body.length, `all ${bytes} bytes were sent`);
 });
 
-Deno.test("in-flight overload through the server: 429 for one client over its share, 503 over the total", async () => {
+Deno.test("requests in flight: 429 for one client over maxRequestsPerClient, another client unaffected, places given back", async () => {
   const waiting: (() => void)[] = [];
-  const app = new Hono<{ Bindings: ConnectionInfo }>();
-  app.use(requestLimits({ maxPerClient: 2, maxInFlight: 3 }));
-  app.get("/", async (c) => {
+  await using server = serve(async () => {
     await new Promise<void>((resolve) => waiting.push(resolve));
-    return c.text("ok\n");
-  });
-  await using server = serve((req, env) => app.fetch(req, env));
+    return textAnswer(200, "ok");
+  }, { limits: { maxRequestsPerClient: 2 } });
   const head = "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-  const held = [request(server.port, head), request(server.port, head)];
-  while (waiting.length < 2) await sleep(10);
-  assert.match(await request(server.port, head), /^HTTP\/1\.1 429 /);
+  const from = async (address: string) => {
+    const peer = await Peer.open(server.port, address);
+    peer.send(head);
+    return peer;
+  };
+  const held = [await from("127.0.0.1"), await from("127.0.0.1")];
+  await eventually(() => waiting.length === 2, 3000, "two requests held");
+  using third = await from("127.0.0.1");
+  assert.ok(await third.until(() => third.closed, 3000), "not closed");
+  assert.match(third.text, /^HTTP\/1\.1 429 /);
+  assert.match(third.text, /\r\nretry-after: 1\r\n/);
+  // Another client is not affected.
+  using other = await from("127.0.0.2");
+  await eventually(() => waiting.length === 3, 3000, "the other client held");
   waiting.splice(0).forEach((release) => release());
-  for (const text of await Promise.all(held)) {
+  for (const peer of [...held, other]) {
+    assert.ok(await peer.until(() => peer.closed, 3000), "not answered");
+    assert.match(peer.text, /^HTTP\/1\.1 200 /);
+    peer[Symbol.dispose]();
+  }
+  // Places are given back once requests finish.
+  using again = await from("127.0.0.1");
+  await eventually(() => waiting.length === 1, 3000, "held again");
+  waiting.splice(0).forEach((release) => release());
+  assert.ok(await again.until(() => again.closed, 3000), "not answered");
+  assert.match(again.text, /^HTTP\/1\.1 200 /);
+});
+
+Deno.test("requests in flight in all are bounded by connections: one request each, maxConnections in all, then 503", async () => {
+  const waiting: (() => void)[] = [];
+  await using server = serve(async () => {
+    await new Promise<void>((resolve) => waiting.push(resolve));
+    return textAnswer(200, "ok");
+  }, { limits: { maxConnections: 2, maxRequestsPerClient: 5 } });
+  const head = "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  const first = [request(server.port, head), request(server.port, head)];
+  await eventually(() => waiting.length === 2, 3000, "two requests held");
+  assert.match(await request(server.port, head), /^HTTP\/1\.1 503 /);
+  waiting.splice(0).forEach((release) => release());
+  for (const text of await Promise.all(first)) {
     assert.match(text, /^HTTP\/1\.1 200 /);
   }
-
-  // Total: a server-wide bound of 1 with a per-client bound above it.
-  const total = new Hono<{ Bindings: ConnectionInfo }>();
-  total.use(requestLimits({ maxPerClient: 5, maxInFlight: 1 }));
-  total.get("/", async (c) => {
-    await new Promise<void>((resolve) => waiting.push(resolve));
-    return c.text("ok\n");
-  });
-  await using second = serve((req, env) => total.fetch(req, env));
-  const one = request(second.port, head);
-  while (waiting.length < 1) await sleep(10);
-  assert.match(await request(second.port, head), /^HTTP\/1\.1 503 /);
-  waiting.splice(0).forEach((release) => release());
-  assert.match(await one, /^HTTP\/1\.1 200 /);
 });
 
 Deno.test("shutdown lets a request in flight finish, closes idle connections, then resolves", async () => {
   let release = () => {};
-  const server = serveMetrics({
-    fetch: async () => {
-      await new Promise<void>((resolve) => release = resolve);
-      return new Response("late\n");
-    },
+  const server = serveMetrics(async () => {
+    await new Promise<void>((resolve) => release = resolve);
+    return textAnswer(200, "late");
   }, { listen: "127.0.0.1:0" });
   using idle = await connect(server.port);
   using busy = await connect(server.port);
@@ -495,14 +509,16 @@ async function childWithFewDescriptors(
 ) {
   const script = `${dir}/serve.ts`;
   const server = new URL("./server.ts", import.meta.url).href;
+  const answer = new URL("./answer.ts", import.meta.url).href;
   await Deno.writeTextFile(
     script,
     // The signal listener first: Deno 2.9.6 sets up its signal handling
     // on first use, and panics if no descriptor is free then (a flood
     // right after start-up hit it).
     `import { serveMetrics } from ${JSON.stringify(server)};
+import { textAnswer } from ${JSON.stringify(answer)};
 Deno.addSignalListener("SIGTERM", () => Deno.exit(143));
-const s = serveMetrics({ fetch: () => new Response("alive\\n") }, {
+const s = serveMetrics(() => textAnswer(200, "alive"), {
   listen: "127.0.0.1:0",
   onError: (m) => console.error(m),
   limits: ${JSON.stringify(limits)},
@@ -672,7 +688,7 @@ async function makeCert(): Promise<{ cert: string; key: string }> {
 const tls = await makeCert();
 
 Deno.test("TLS: handshakes in progress are bounded, a silent client is cut at the handshake timeout, scrapers are served", async () => {
-  await using server = serve(() => new Response("secure\n"), {
+  await using server = serve(() => textAnswer(200, "secure"), {
     tls,
     limits: { maxHandshakes: 2, handshakeTimeoutMs: 1000 },
   });
@@ -705,7 +721,7 @@ Deno.test("TLS: handshakes in progress are bounded, a silent client is cut at th
 });
 
 Deno.test("TLS: one client has at most 4 handshakes in progress, and a full handshake table makes room for another client", async () => {
-  await using server = serve(() => new Response("secure\n"), {
+  await using server = serve(() => textAnswer(200, "secure"), {
     tls,
     limits: { maxHandshakes: 6, handshakeTimeoutMs: 10_000 },
   });
@@ -757,11 +773,13 @@ Deno.test("TLS: one client has at most 4 handshakes in progress, and a full hand
 
 Deno.test("serves from a Worker with the endpoint's permissions (no env), TLS included, after giving up net", async () => {
   const server = new URL("./server.ts", import.meta.url).href;
+  const answer = new URL("./answer.ts", import.meta.url).href;
   const source = `import { serveMetrics } from ${JSON.stringify(server)};
+import { textAnswer } from ${JSON.stringify(answer)};
 let s;
 self.onmessage = async (e) => {
   if (e.data === "stop") { await s.shutdown(); self.postMessage("stopped"); return; }
-  s = serveMetrics({ fetch: () => new Response("from a worker\\n") }, { listen: "127.0.0.1:0", tls: e.data });
+  s = serveMetrics(() => textAnswer(200, "from a worker"), { listen: "127.0.0.1:0", tls: e.data });
   await Deno.permissions.revoke({ name: "net" });
   self.postMessage(s.port);
 };`;
@@ -809,7 +827,7 @@ self.onmessage = async (e) => {
 
 Deno.test("pipelined requests with empty lines between them are all answered, in order", async () => {
   let n = 0;
-  await using server = serve(() => new Response(`${++n}\n`));
+  await using server = serve(() => textAnswer(200, `${++n}`));
   const text = await request(
     server.port,
     "\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n\r\n" +

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import bcrypt from "bcryptjs";
-import { Hono } from "hono";
-import { basicAuth, BasicAuthVerifier } from "./basic_auth.ts";
+import { textAnswer } from "./answer.ts";
+import { basicAuthRefusal, BasicAuthVerifier } from "./basic_auth.ts";
+import { headerField } from "./http1.ts";
+import { serveMetrics } from "./server.ts";
 import { loadWebConfig, parseWebConfig, type WebConfig } from "./web_config.ts";
 import { tempDir } from "../tests/temp_dir.ts";
 import { selfSignedCert } from "../tests/tls_cert.ts";
@@ -526,22 +528,23 @@ Deno.test("loadWebConfig: TLS and basic auth end to end over HTTPS", async () =>
   assert.ok(web.tls !== undefined);
 
   using verifier = new BasicAuthVerifier(web.basicAuthUsers);
-  const app = new Hono()
-    .use(async function webHeaders(c, next) {
-      await next();
-      for (const [name, value] of web.headers) c.header(name, value);
-    })
-    .use(basicAuth(verifier))
-    .get("/metrics", (c) => c.text("up 1\n"));
-  await using server = Deno.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    cert: web.tls.cert,
-    key: web.tls.key,
-    onListen: () => {},
-  }, app.fetch);
+  // The endpoint's server as the worker starts it from a web config.
+  const server = serveMetrics(
+    async (request, client) =>
+      await basicAuthRefusal(
+        verifier,
+        headerField(request, "authorization"),
+        client,
+      ) ?? textAnswer(200, "up 1"),
+    {
+      listen: "127.0.0.1:0",
+      tls: web.tls,
+      headers: web.headers,
+    },
+  );
+  await using _stop = { [Symbol.asyncDispose]: () => server.shutdown() };
   using client = Deno.createHttpClient({ caCerts: [web.tls.cert] });
-  const url = `https://localhost:${server.addr.port}/metrics`;
+  const url = `https://localhost:${server.port}/metrics`;
 
   const denied = await fetch(url, { client });
   assert.equal(denied.status, 401);

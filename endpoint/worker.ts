@@ -17,9 +17,9 @@ import { errorMessage } from "../base/error_message.ts";
 import { EventJournal } from "../events/event_journal.ts";
 import { Logger, type LogLevel } from "../logging/logger.ts";
 import { type AgentInfo, AgentMetrics } from "../metrics/agent_metrics.ts";
-import { createMetricsApp } from "./app.ts";
 import { AlertStats } from "../metrics/alert_stats.ts";
 import { BasicAuthVerifier } from "./basic_auth.ts";
+import { endpointRoutes } from "./routes.ts";
 import { type MetricsServer, serveMetrics } from "./server.ts";
 import { type MonitorShape, PublishedState } from "../metrics/shared_state.ts";
 import type { WebConfig } from "./web_config.ts";
@@ -92,10 +92,8 @@ export async function serveEndpoint(
   const auth = web !== undefined && web.basicAuthUsers.size > 0
     ? new BasicAuthVerifier(web.basicAuthUsers)
     : undefined;
-  const app = createMetricsApp(metrics, {
+  const routes = endpointRoutes(metrics, {
     auth,
-    headers: web?.headers,
-    onError: (m) => lines.write(m),
     journal: start.journal === undefined
       ? undefined
       : new EventJournal(start.journal),
@@ -107,18 +105,17 @@ export async function serveEndpoint(
   let refreshedAt = -Infinity;
   let server: MetricsServer;
   try {
-    server = serveMetrics({
-      fetch(request, env) {
-        const now = performance.now();
-        if (now - refreshedAt >= REFRESH_MS) {
-          state.refresh();
-          refreshedAt = now;
-        }
-        return app.fetch(request, env);
-      },
+    server = serveMetrics((request, client) => {
+      const now = performance.now();
+      if (now - refreshedAt >= REFRESH_MS) {
+        state.refresh();
+        refreshedAt = now;
+      }
+      return routes(request, client);
     }, {
       listen: start.listen,
       tls: web?.tls,
+      headers: web?.headers,
       onError: (m) => lines.write(m),
     });
   } catch (error) {

@@ -1,25 +1,24 @@
 import assert from "node:assert/strict";
 import { gunzipSync } from "node:zlib";
-import { Hono } from "hono";
-import { acceptsGzip, gzipResponses } from "./compress.ts";
+import { acceptsGzip, Body, textAnswer } from "./answer.ts";
+import { testEndpoint } from "./endpoint_test_util.ts";
 
 const OPENMETRICS =
   "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-function app(): Hono {
-  const app = new Hono();
-  app.use(gzipResponses());
-  app.get(
-    "/om",
-    (c) =>
-      c.body("a_total 1\n".repeat(500), 200, { "content-type": OPENMETRICS }),
-  );
-  app.get("/small", (c) => c.text("ok\n"));
-  app.get(
-    "/png",
-    (c) => c.body(new Uint8Array(5000), 200, { "content-type": "image/png" }),
-  );
-  return app;
+/** A server with an OpenMetrics body, a small text one and a binary one. */
+function app() {
+  const bodies: Record<string, Body> = {
+    "/om": new Body("a_total 1\n".repeat(500), OPENMETRICS),
+    "/small": new Body("ok\n", "text/plain; charset=utf-8"),
+    "/png": new Body(new Uint8Array(5000), "image/png"),
+  };
+  return testEndpoint((request) => {
+    const body = bodies[request.path];
+    return body === undefined
+      ? textAnswer(404, "not found")
+      : { status: 200, body };
+  });
 }
 
 Deno.test("acceptsGzip() reads Accept-Encoding with q values", () => {
@@ -39,7 +38,8 @@ Deno.test("acceptsGzip() reads Accept-Encoding with q values", () => {
 });
 
 Deno.test("OpenMetrics bodies are gzipped for Prometheus and come back intact", async () => {
-  const res = await app().request("/om", {
+  await using server = app();
+  const res = await server.request("/om", {
     headers: { "accept-encoding": "gzip" },
   });
   assert.equal(res.headers.get("content-encoding"), "gzip");
@@ -55,13 +55,23 @@ Deno.test("OpenMetrics bodies are gzipped for Prometheus and come back intact", 
 
 Deno.test("small, binary, HEAD and not-accepted responses stay as they are", async () => {
   const gzip = { "accept-encoding": "gzip" };
-  const small = await app().request("/small", { headers: gzip });
+  await using server = app();
+  const small = await server.request("/small", { headers: gzip });
   assert.equal(small.headers.get("content-encoding"), null);
   assert.equal(await small.text(), "ok\n");
-  const png = await app().request("/png", { headers: gzip });
+  const png = await server.request("/png", { headers: gzip });
   assert.equal(png.headers.get("content-encoding"), null);
   assert.equal((await png.arrayBuffer()).byteLength, 5000);
-  const plain = await app().request("/om");
+  const plain = await server.request("/om");
   assert.equal(plain.headers.get("content-encoding"), null);
   assert.equal((await plain.text()).length, 5000);
+  // HEAD: the length a GET would get, in its coding, and no bytes.
+  const head = await server.request("/om", { method: "HEAD", headers: gzip });
+  assert.equal(head.headers.get("content-encoding"), "gzip");
+  assert.equal(head.headers.get("content-length"), String(zippedLength()));
+  assert.equal((await head.arrayBuffer()).byteLength, 0);
 });
+
+function zippedLength(): number {
+  return new Body("a_total 1\n".repeat(500), OPENMETRICS).gzipped()!.length;
+}

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import bcrypt from "bcryptjs";
 import { EventJournal } from "../events/event_journal.ts";
-import { createMetricsApp } from "./app.ts";
 import { BasicAuthVerifier } from "./basic_auth.ts";
+import { testEndpoint } from "./endpoint_test_util.ts";
+import { endpointRoutes, type RoutesOptions } from "./routes.ts";
+import type { AgentMetrics } from "../metrics/agent_metrics.ts";
 import { fedMonitor, nicConfig } from "../metrics/metrics_test_util.ts";
 import type { AgentSnapshot } from "./snapshot.ts";
 
@@ -28,6 +30,16 @@ async function scenario() {
   return fed;
 }
 
+/** The routes behind a real server, as the endpoint's thread serves them. */
+function serveRoutes(
+  metrics: AgentMetrics,
+  options: RoutesOptions & { headers?: ReadonlyMap<string, string> } = {},
+) {
+  return testEndpoint(endpointRoutes(metrics, options), {
+    headers: options.headers,
+  });
+}
+
 function lineOf(body: string, prefix: string): string {
   const line = body.split("\n").find((l) => l.startsWith(`${prefix} `));
   assert.ok(line !== undefined, `no line for ${prefix}`);
@@ -37,7 +49,7 @@ function lineOf(body: string, prefix: string): string {
 Deno.test("GET /metrics renders the last completed window exactly", async () => {
   const fed = await scenario();
   try {
-    const app = createMetricsApp(fed.metrics);
+    await using app = serveRoutes(fed.metrics);
     const res = await app.request("/metrics");
     assert.equal(res.status, 200);
     assert.equal(
@@ -95,7 +107,7 @@ Deno.test("GET /metrics renders the last completed window exactly", async () => 
 Deno.test("GET /metrics speaks OpenMetrics when Prometheus asks for it", async () => {
   const fed = await scenario();
   try {
-    const app = createMetricsApp(fed.metrics);
+    await using app = serveRoutes(fed.metrics);
     const res = await app.request("/metrics", {
       headers: { accept: PROMETHEUS_ACCEPT },
     });
@@ -119,12 +131,13 @@ Deno.test("no column series before the first window completes", async () => {
   const fed = await fedMonitor(1e9);
   try {
     fed.feed(T0, 5n, 7n);
-    const body = await (await createMetricsApp(fed.metrics).request("/metrics"))
+    await using app = serveRoutes(fed.metrics);
+    const body = await (await app.request("/metrics"))
       .text();
     assert.ok(body.includes('dpu_traceback_samples_total{monitor="nic"} 1\n'));
     assert.ok(!body.includes("dpu_traceback_column_rate{"));
     assert.ok(!body.includes("dpu_traceback_window_samples{"));
-    const snap: AgentSnapshot = await (await createMetricsApp(fed.metrics)
+    const snap: AgentSnapshot = await (await app
       .request("/api/v1/snapshot")).json();
     assert.equal(snap.monitors[0].window, null);
   } finally {
@@ -135,7 +148,8 @@ Deno.test("no column series before the first window completes", async () => {
 Deno.test("GET /api/v1/snapshot carries the same aggregates as JSON", async () => {
   const fed = await scenario();
   try {
-    const res = await createMetricsApp(fed.metrics).request("/api/v1/snapshot");
+    await using app = serveRoutes(fed.metrics);
+    const res = await app.request("/api/v1/snapshot");
     assert.equal(res.status, 200);
     const snap: AgentSnapshot = await res.json();
     const nic = snap.monitors[0];
@@ -182,7 +196,7 @@ Deno.test("GET /readyz follows the data, not just the process", async () => {
   const fed = await fedMonitor(1e9);
   try {
     let now = 1_700_000_000_000;
-    const app = createMetricsApp(fed.metrics, { now: () => now });
+    await using app = serveRoutes(fed.metrics, { now: () => now });
     const ready = async () => {
       const res = await app.request("/readyz");
       return [res.status, await res.text()];
@@ -221,7 +235,7 @@ Deno.test("GET /readyz follows the data, not just the process", async () => {
 Deno.test("the endpoint is read-only and bounded", async () => {
   const fed = await fedMonitor(1e9);
   try {
-    const app = createMetricsApp(fed.metrics);
+    await using app = serveRoutes(fed.metrics);
     const post = await app.request("/metrics", { method: "POST", body: "x" });
     assert.equal(post.status, 405);
     assert.equal(post.headers.get("allow"), "GET, HEAD");
@@ -230,7 +244,7 @@ Deno.test("the endpoint is read-only and bounded", async () => {
     });
     assert.equal(withBody.status, 413);
     const big = await app.request("/metrics", {
-      headers: { "x-filler": "a".repeat(9000) },
+      headers: { "x-filler": "a".repeat(17_000) },
     });
     assert.equal(big.status, 431);
     const long = await app.request(`/metrics?${"a".repeat(3000)}`);
@@ -253,7 +267,7 @@ Deno.test("the endpoint is read-only and bounded", async () => {
 Deno.test("web config headers are added to every response", async () => {
   const fed = await fedMonitor(1e9);
   try {
-    const app = createMetricsApp(fed.metrics, {
+    await using app = serveRoutes(fed.metrics, {
       headers: new Map([["strict-transport-security", "max-age=31536000"]]),
     });
     const requests: [string, RequestInit][] = [
@@ -318,7 +332,7 @@ Deno.test("a signal rule shows pending, then active with its peak, in /metrics a
   };
   // Each scrape a second after the last: past the scrape cache.
   let nowMs = 1_700_000_000_000;
-  const app = createMetricsApp(fed.metrics, { now: () => nowMs += 1000 });
+  await using app = serveRoutes(fed.metrics, { now: () => nowMs += 1000 });
   const scrape = async () => {
     const body = await (await app.request("/metrics")).text();
     const snap: AgentSnapshot = await (await app.request("/api/v1/snapshot"))
@@ -406,7 +420,7 @@ Deno.test("GET /api/v1/events serves the journal behind the same auth and limits
     new Map([["prom", bcrypt.hashSync("secret", 4)]]),
   );
   try {
-    const app = createMetricsApp(fed.metrics, {
+    await using app = serveRoutes(fed.metrics, {
       auth,
       journal,
       now: () => 1_700_000_002_000,
@@ -482,7 +496,7 @@ Deno.test("GET /api/v1/events serves the journal behind the same auth and limits
 Deno.test("without a journal, /api/v1/events is not there", async () => {
   const fed = await fedMonitor(1e9);
   try {
-    const app = createMetricsApp(fed.metrics);
+    await using app = serveRoutes(fed.metrics);
     assert.equal((await app.request("/api/v1/events")).status, 404);
     assert.equal((await app.request("/api/v1/events/1")).status, 404);
   } finally {
