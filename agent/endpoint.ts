@@ -1,9 +1,10 @@
 /**
  * The metrics endpoint, seen from the agent's (sampling) thread: it runs
- * the server in its own Worker (endpoint/worker.ts), restarting it
- * if it dies or gets stuck. It serves the monitors' state as the sampling
- * thread publishes it (agent/publication.ts). Nothing the endpoint does
- * can delay a sample: the two threads share only memory the sampler
+ * the server in its own Worker (endpoint/worker.ts), and the Alertmanager
+ * sender beside it when alerting is on, restarting the thread if it dies
+ * or gets stuck. It serves the monitors' state as the sampling thread
+ * publishes it (agent/publication.ts). Nothing the endpoint or the sender
+ * does can delay a sample: the threads share only memory the sampler
  * writes without waiting.
  *
  * @module
@@ -18,6 +19,11 @@ import type { WebConfig } from "../endpoint/web_config.ts";
 import type { EndpointReply, EndpointStart } from "../endpoint/worker.ts";
 import type { EventJournal } from "../events/event_journal.ts";
 import { SupervisedWorker } from "../base/supervised_worker.ts";
+import {
+  type AlertSenderOptions,
+  type PreparedSender,
+  prepareSender,
+} from "../alerts/sender.ts";
 
 /** How the endpoint runs. */
 export interface EndpointOptions {
@@ -44,33 +50,46 @@ export interface EndpointOptions {
    * its shared buffer. Without it those paths are 404s.
    */
   readonly journal?: EventJournal;
-  /** The Alertmanager sender's counters (labels and shared buffer), to render. */
-  readonly alerts?: {
-    readonly alertmanagers: readonly string[];
-    readonly stats: SharedArrayBuffer;
-  };
+  /**
+   * The Alertmanager sender, to run on the endpoint's thread; its counters
+   * are rendered. Its credential files are read before the thread starts
+   * (a file that cannot be read fails the start); its `stallMs` is the
+   * endpoint's.
+   */
+  readonly sender?: Omit<
+    AlertSenderOptions,
+    "onError" | "restartMs" | "workerUrl" | "stallMs"
+  >;
 }
 
 /**
- * What the endpoint's thread may do: listen (until it does) and read (its
- * modules and the bcrypt worker's, when run from source; the compiled
- * binary grants no read beyond /etc/dpu-traceback, the log directory and
- * the device libraries); nothing else. The `process_*` metrics need no
- * permission.
+ * What the endpoint's thread may do: listen on `listen` (until it does),
+ * reach the Alertmanagers' `hosts` (when it runs the sender), and read
+ * (its modules and the bcrypt worker's, when run from source; the
+ * compiled binary grants no read beyond /etc/dpu-traceback, the log
+ * directory and the device libraries); nothing else. The `process_*`
+ * metrics need no permission.
  */
-const ENDPOINT_PERMISSIONS = {
-  net: "inherit",
-  read: "inherit",
-  sys: false,
-  env: false,
-  write: false,
-  ffi: false,
-  run: false,
-  import: false,
-} as const;
+function endpointPermissions(
+  listen: string,
+  hosts: readonly string[],
+): Deno.PermissionOptionsObject {
+  return {
+    net: [listen, ...hosts],
+    read: "inherit",
+    sys: false,
+    env: false,
+    write: false,
+    ffi: false,
+    run: false,
+    import: false,
+  };
+}
 
 /** Longest wait for the endpoint to finish in-flight requests at shutdown. */
 const SHUTDOWN_GRACE_MS = 2000;
+/** Beyond the sender's drain, the longest wait for the thread at shutdown. */
+const STOP_GRACE_MS = 1000;
 
 /**
  * A running endpoint on its own thread.
@@ -95,21 +114,33 @@ export class Endpoint {
   }
 
   readonly #thread: SupervisedWorker;
+  readonly #graceMs: number;
 
   private constructor(
     first: { worker: Worker; url: string; port: number },
     spawn: () => Worker,
     options: EndpointOptions,
     heartbeat: Int32Array,
+    sender: PreparedSender | undefined,
   ) {
     this.url = first.url;
     this.port = first.port;
+    this.#graceMs = Math.max(
+      SHUTDOWN_GRACE_MS,
+      (sender?.start.drainMs ?? 0) + STOP_GRACE_MS,
+    );
     const thread = new SupervisedWorker(first.worker, {
-      name: "metrics endpoint",
+      name: sender === undefined
+        ? "metrics endpoint"
+        : "metrics endpoint and Alertmanager sender",
       spawn,
       restartMs: options.restartMs ?? 1000,
       onError: (line) => options.log.error(line),
       heartbeat: { beats: heartbeat, stallMs: options.stallMs },
+      onReply: (reply) => {
+        const r = reply as EndpointReply;
+        if (r.type === "error") options.log.error(r.line);
+      },
     });
     this.#thread = thread;
   }
@@ -128,6 +159,14 @@ export class Endpoint {
   ): Promise<Endpoint> {
     const { buffer, shapes } = published;
     const heartbeat = new SharedArrayBuffer(4);
+    // Read and checked here, before any thread: a credential file that
+    // cannot be read fails the start with one line.
+    const sender = options.sender === undefined
+      ? undefined
+      : await prepareSender(
+        { ...options.sender, stallMs: options.stallMs },
+        heartbeat,
+      );
     let start: EndpointStart = {
       type: "start",
       buffer,
@@ -138,7 +177,11 @@ export class Endpoint {
       web: options.web,
       log: { level: options.log.level, journald: options.log.journald },
       journal: options.journal?.buffer,
-      alerts: options.alerts,
+      alerts: sender === undefined ? undefined : {
+        alertmanagers: sender.alertmanagers,
+        stats: sender.stats,
+      },
+      sender: sender?.start,
     };
     const url = options.workerUrl ??
       new URL("../endpoint/worker.ts", import.meta.url);
@@ -149,7 +192,9 @@ export class Endpoint {
         // listening) it gives up alone: the agent keeps net to restart it.
         // The thread that parses remote input can never write a file, load
         // a library, run a program or read the environment.
-        deno: { permissions: ENDPOINT_PERMISSIONS },
+        deno: {
+          permissions: endpointPermissions(start.listen, sender?.hosts ?? []),
+        },
       });
       worker.postMessage(start);
       return worker;
@@ -167,6 +212,7 @@ export class Endpoint {
         spawn,
         options,
         new Int32Array(heartbeat),
+        sender,
       );
     } catch (error) {
       worker.terminate();
@@ -175,11 +221,12 @@ export class Endpoint {
   }
 
   /**
-   * Lets in-flight requests finish (at most 2 s) and stops the endpoint's
-   * thread. Never throws.
+   * Lets in-flight requests finish (at most 2 s) and the sender's queues
+   * drain (at most its drainMs, when it runs here), and stops the
+   * endpoint's thread. Never throws.
    */
   async shutdown(): Promise<void> {
-    await this.#thread.stop({ type: "shutdown" }, SHUTDOWN_GRACE_MS);
+    await this.#thread.stop({ type: "shutdown" }, this.#graceMs);
   }
 }
 

@@ -4,7 +4,13 @@ import { Logger } from "../logging/logger.ts";
 import { tempDir } from "../tests/temp_dir.ts";
 import { Agent } from "./agent.ts";
 import { Endpoint, type EndpointOptions } from "./endpoint.ts";
-import { publishMonitors } from "./publication.ts";
+import { type Publication, publishMonitors } from "./publication.ts";
+import { alertMonitors } from "../alerts/sender.ts";
+import {
+  type FakeAlertmanager,
+  fakeAlertmanager,
+} from "../alerts/fake_alertmanager_test_util.ts";
+import { until } from "../tests/until.ts";
 
 /** An agent on the simulator: 1 kHz, one rule that fires on every sample. */
 async function simAgent(dir: string): Promise<Agent> {
@@ -55,6 +61,7 @@ async function sampling(
   dir: string,
   lines: string[],
   options: Partial<EndpointOptions> = {},
+  sender?: (agent: Agent, published: Publication) => EndpointOptions["sender"],
 ) {
   const agent = await simAgent(dir);
   const log = quietLog(lines);
@@ -67,6 +74,7 @@ async function sampling(
     info,
     log,
     journal: agent.journal,
+    sender: sender?.(agent, publication),
     ...options,
   });
   const stop = new AbortController();
@@ -296,5 +304,165 @@ Deno.test("the endpoint's thread serves the agent's events from the shared journ
     assert.equal((await get("/api/v1/events/abc")).status, 400);
   } finally {
     await run.close();
+  }
+});
+
+/** The sender's part for `am`: alerts on the agent's journal, pushed to `am`. */
+function alertsTo(am: FakeAlertmanager) {
+  return (agent: Agent, published: Publication): EndpointOptions["sender"] => ({
+    config: {
+      alertmanagers: [{ url: am.url, timeoutMs: 500 }],
+      resendIntervalMs: 200,
+      holdMs: 300,
+    },
+    instance: "dpu-3",
+    labels: {},
+    monitors: alertMonitors(agent.monitors.map((m) => m.config)),
+    journalBuffer: agent.journal.buffer,
+    state: published,
+    version: "0.1.0",
+    drainMs: 100,
+  });
+}
+
+Deno.test("with alerting on, the endpoint's thread also pushes the alerts, linked to itself, and serves their counters", async () => {
+  await using dir = await tempDir("endpoint");
+  await using am = fakeAlertmanager();
+  const lines: string[] = [];
+  const run = await sampling(dir.path, lines, {}, alertsTo(am));
+  const { endpoint } = run;
+  try {
+    await until("the alert", () => am.alerts.size === 1);
+    const [alert] = am.alerts.values();
+    assert.equal(alert.labels.alertname, "rx_moving");
+    assert.equal(alert.labels.instance, "dpu-3");
+    assert.equal(alert.generatorURL, `${endpoint.url}api/v1/events/1`);
+    // Rendered from the counters the sender writes on the same thread.
+    let sent = 0;
+    for (let tries = 0; sent < 1 && tries < 300; tries++) {
+      sent = await metricValue(
+        endpoint.url,
+        `dpu_traceback_alerts_sent_total{alertmanager="${am.url}"}`,
+      );
+      if (sent < 1) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(sent >= 1, `alerts sent: ${sent}`);
+  } finally {
+    await run.close();
+  }
+  assert.deepEqual(lines, []);
+});
+
+Deno.test("the endpoint's thread may reach its Alertmanagers and nothing else, nor listen again", async () => {
+  await using dir = await tempDir("endpoint");
+  await using am = fakeAlertmanager();
+  await using other = fakeAlertmanager();
+  const worker = new URL("../endpoint/worker.ts", import.meta.url).href;
+  // The real endpoint and sender, then a probe of what the thread may do.
+  const source = `
+    import { serveEndpoint } from ${JSON.stringify(worker)};
+    self.onmessage = async (e) => {
+      if (e.data.type !== "start") return;
+      await serveEndpoint(e.data, (reply) => self.postMessage(reply));
+      const tries = {};
+      const attempt = async (name, f) => {
+        try { await f(); tries[name] = "ok"; } catch (e) { tries[name] = e.name; }
+      };
+      await attempt("am", () => fetch(${
+    JSON.stringify(am.url)
+  }).then((r) => r.body?.cancel()));
+      await attempt("other", () => fetch(${
+    JSON.stringify(other.url)
+  }).then((r) => r.body?.cancel()));
+      await attempt("listen", () => Deno.listen({ hostname: "127.0.0.1", port: 0 }).close());
+      await attempt("write", () => Deno.writeTextFile("/tmp/endpoint-probe", "x"));
+      await attempt("env", async () => Deno.env.get("HOME"));
+      await attempt("run", () => new Deno.Command("true").output());
+      self.postMessage({ type: "error", line: "probe " + JSON.stringify(tries) });
+    };`;
+  const lines: string[] = [];
+  const run = await sampling(dir.path, lines, {
+    workerUrl: new URL(
+      `data:application/javascript,${encodeURIComponent(source)}`,
+    ),
+  }, alertsTo(am));
+  try {
+    await until("the probe", () => lines.some((l) => l.includes("probe ")));
+  } finally {
+    await run.close();
+  }
+  const probe = lines.find((l) => l.includes("probe "))!;
+  assert.deepEqual(JSON.parse(probe.slice(probe.indexOf("probe ") + 6)), {
+    am: "ok",
+    other: "NotCapable",
+    listen: "NotCapable",
+    write: "NotCapable",
+    env: "NotCapable",
+    run: "NotCapable",
+  });
+});
+
+Deno.test("an endpoint-and-sender thread that dies is restarted, and the active alert goes out again from the new one", async () => {
+  await using dir = await tempDir("endpoint");
+  await using am = fakeAlertmanager();
+  const lines: string[] = [];
+  const marker = `${dir.path}/crashed`;
+  const run = await sampling(dir.path, lines, {
+    restartMs: 50,
+    workerUrl: misbehaving(`mode=crash&marker=${encodeURIComponent(marker)}`),
+  }, alertsTo(am));
+  try {
+    await until("the first push", () => am.pushes.length >= 1);
+    await Deno.writeTextFile(marker, "crash now");
+    await restarted(run.endpoint);
+    const before = am.pushes.length;
+    // The new thread's first look sends what is active at once.
+    await until("a push from the new thread", () => am.pushes.length > before);
+    assert.equal(am.alerts.size, 1);
+  } finally {
+    await run.close();
+  }
+  assert.equal(run.agent.monitors[0].monitor.droppedSamples, 0);
+  assert.match(
+    lines[0],
+    /metrics endpoint and Alertmanager sender failed: .*crashing as asked; restarting it in 0\.05 s \(sampling goes on\)/,
+  );
+});
+
+Deno.test("an Alertmanager credential that cannot be read fails the endpoint's start with one line, nothing running", async () => {
+  await using dir = await tempDir("endpoint");
+  const agent = await simAgent(dir.path);
+  const publication = publishMonitors(agent.monitors, {
+    startMs: info.startMs,
+    log: quietLog([]),
+  });
+  try {
+    await assert.rejects(
+      Endpoint.start(publication, {
+        listen: "127.0.0.1:0",
+        info,
+        log: quietLog([]),
+        sender: {
+          config: {
+            alertmanagers: [{
+              url: "http://127.0.0.1:9",
+              timeoutMs: 100,
+              basicAuth: { username: "u", passwordFile: "/nonexistent/pw" },
+            }],
+            resendIntervalMs: 200,
+            holdMs: 300,
+          },
+          instance: "dpu-3",
+          labels: {},
+          monitors: alertMonitors(agent.monitors.map((m) => m.config)),
+          journalBuffer: agent.journal.buffer,
+          version: "0.1.0",
+        },
+      }),
+      /^Error: Cannot read the password of Alertmanager http:\/\/127\.0\.0\.1:9 from \/nonexistent\/pw: [^\n]*$/,
+    );
+  } finally {
+    publication.stop();
+    assert.deepEqual(await agent.close(), []);
   }
 });

@@ -8,7 +8,6 @@
 
 import { describeConfig } from "../config/describe.ts";
 import { resolveTopology, type Topology } from "../config/topology.ts";
-import { alertmanagerLabel, AlertStats } from "../metrics/alert_stats.ts";
 import {
   alertMonitors,
   type AlertSender,
@@ -148,80 +147,62 @@ async function runStarting(
   }
 
   for (const line of describeConfig(config).split("\n")) log.debug(line);
-  // The sender's counters exist before the endpoint that renders them,
-  // and the sender starts after it, to link alerts to its event URLs.
   const alerting = config.alerting;
-  const alertStats = alerting === undefined
-    ? undefined
-    : AlertStats.create(alerting.alertmanagers.length);
-  // Published for the endpoint's thread and the sender's alike.
+  // Published for the endpoint's thread and the sender alike.
   const publication: Publication | undefined =
     config.listen !== LISTEN_OFF || alerting !== undefined
       ? publishMonitors(agent.monitors, { startMs, log })
       : undefined;
+  const sender = alerting === undefined ? undefined : {
+    config: alerting,
+    instance: topology.instance,
+    labels: topology.labels,
+    monitors: alertMonitors(agent.monitors.map((m) => m.config)),
+    journalBuffer: agent.journal.buffer,
+    state: publication,
+    version: options.version,
+  };
   let endpoint: Endpoint | undefined;
+  let ownSender: AlertSender | undefined;
   // Stopped while the logs opened: close them without starting threads.
-  if (
-    !stop.signal.aborted && publication !== undefined &&
-    config.listen !== LISTEN_OFF
-  ) {
+  if (!stop.signal.aborted && publication !== undefined) {
     try {
-      // The endpoint gets its own thread: a flooded, slow or failing
-      // endpoint must never cost a sample (agent/endpoint.ts).
-      endpoint = await Endpoint.start(publication, {
-        listen: config.listen,
-        web,
-        info: {
-          version: options.version,
-          startMs,
-          windowNs: config.metricsWindowNs,
-          topology: topology.labels,
-        },
-        log,
-        journal: agent.journal,
-        alerts: alerting === undefined ? undefined : {
-          alertmanagers: alerting.alertmanagers.map((am) =>
-            alertmanagerLabel(am.url)
-          ),
-          stats: alertStats!.buffer,
-        },
-      });
-      log.info(`metrics on ${endpoint.url}`);
-    } catch (error) {
-      log.failed(error);
-      publication.stop();
-      for (const problem of await agent.close()) log.failed(problem);
-      return false;
-    }
-  }
-  let sender: AlertSender | undefined;
-  if (!stop.signal.aborted && alerting !== undefined) {
-    try {
-      // Its own thread too: an Alertmanager that is down or slow must
-      // never cost a sample or a scrape (alerts/sender.ts).
-      sender = await startAlertSender({
-        config: alerting,
-        instance: topology.instance,
-        labels: topology.labels,
-        monitors: alertMonitors(agent.monitors.map((m) => m.config)),
-        journalBuffer: agent.journal.buffer,
-        state: publication,
-        endpointUrl: endpoint === undefined
-          ? undefined
-          : linkableUrl(endpoint.url, topology.instance),
-        version: options.version,
-        statsBuffer: alertStats!.buffer,
-        onError: (line) => log.error(line),
-      });
-      log.info(
-        `alerts to ${alerting.alertmanagers.length} Alertmanager${
-          alerting.alertmanagers.length === 1 ? "" : "s"
-        }`,
-      );
+      if (config.listen !== LISTEN_OFF) {
+        // Everything a remote party drives (scrapes, Alertmanagers) runs
+        // on one thread of its own: a flooded, slow or failing endpoint or
+        // Alertmanager must never cost a sample (agent/endpoint.ts).
+        endpoint = await Endpoint.start(publication, {
+          listen: config.listen,
+          web,
+          info: {
+            version: options.version,
+            startMs,
+            windowNs: config.metricsWindowNs,
+            topology: topology.labels,
+          },
+          log,
+          journal: agent.journal,
+          sender,
+        });
+        log.info(`metrics on ${endpoint.url}`);
+      } else if (sender !== undefined) {
+        // No endpoint: the sender gets the thread alone (alerts/sender.ts).
+        ownSender = await startAlertSender({
+          ...sender,
+          onError: (line) => log.error(line),
+        });
+      }
+      if (alerting !== undefined) {
+        log.info(
+          `alerts to ${alerting.alertmanagers.length} Alertmanager${
+            alerting.alertmanagers.length === 1 ? "" : "s"
+          }`,
+        );
+      }
     } catch (error) {
       log.failed(error);
       await endpoint?.shutdown();
-      publication?.stop();
+      publication.stop();
       for (const problem of await agent.close()) log.failed(problem);
       return false;
     }
@@ -252,7 +233,7 @@ async function runStarting(
   } finally {
     deadline?.clear();
     status?.stop();
-    await sender?.stop();
+    await ownSender?.stop();
     await endpoint?.shutdown();
     publication?.stop();
     onHangUp(() => {});
@@ -281,27 +262,4 @@ async function runStarting(
     }
   }
   return ok;
-}
-
-/**
- * The endpoint's URL as a person following an alert's link can use it: an
- * endpoint listening on every address (`0.0.0.0`, `::`) is reached by the
- * host's name, the alerts' `instance`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { linkableUrl } from "./run.ts";
- *
- * assert.equal(linkableUrl("http://0.0.0.0:9477/", "dpu-7"), "http://dpu-7:9477/");
- * assert.equal(linkableUrl("https://[::]:9477/", "dpu-7"), "https://dpu-7:9477/");
- * assert.equal(linkableUrl("http://10.0.0.5:9477/", "dpu-7"), "http://10.0.0.5:9477/");
- * ```
- */
-export function linkableUrl(url: string, instance: string): string {
-  const parsed = new URL(url);
-  if (parsed.hostname === "0.0.0.0" || parsed.hostname === "[::]") {
-    parsed.hostname = instance;
-  }
-  return parsed.href;
 }

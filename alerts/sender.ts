@@ -177,25 +177,32 @@ export function alertmanagerHosts(config: AlertingConfig): string[] {
   return [...new Set(hosts)];
 }
 
+/** A sender ready to run on a thread: what {@linkcode prepareSender} makes. */
+export interface PreparedSender {
+  /** The thread's start message (its heartbeat is the thread's). */
+  readonly start: SenderStart;
+  /** The network the thread needs: each Alertmanager's `host:port`. */
+  readonly hosts: readonly string[];
+  /** Its counters' buffer ({@linkcode AlertStats}). */
+  readonly stats: SharedArrayBuffer;
+  /** The `alertmanager` label of each Alertmanager, in configuration order. */
+  readonly alertmanagers: readonly string[];
+  /** The watchdog's stall time for the thread it runs on, ms. */
+  readonly stallMs: number;
+}
+
 /**
- * Reads the Alertmanagers' credential files (rejecting with a one-line
- * error naming a file that cannot be read) and starts the sender's thread.
- *
- * @example
- * ```ts ignore
- * const sender = await startAlertSender({
- *   config: agentConfig.alerting!, instance: "dpu-7", labels: agentConfig.labels,
- *   monitors: alertMonitors(agentConfig.monitors), journalBuffer: journal.buffer,
- *   version: VERSION, onError: (line) => log.error(line),
- * });
- * await sender.stop();
- * ```
+ * Reads the Alertmanagers' credential files once (rejecting with a
+ * one-line error naming a file that cannot be read: the thread gets no
+ * file access) and checks the timing: all a thread needs to run the
+ * sender, its own ({@linkcode startAlertSender}) or the endpoint's
+ * (agent/endpoint.ts).
  */
-export async function startAlertSender(
-  options: AlertSenderOptions,
-): Promise<AlertSender> {
+export async function prepareSender(
+  options: Omit<AlertSenderOptions, "onError" | "restartMs" | "workerUrl">,
+  heartbeat: SharedArrayBuffer,
+): Promise<PreparedSender> {
   const config = options.config;
-  // Read here, once: the sender's thread gets no file access at all.
   const credentials = await Promise.all(
     config.alertmanagers.map(readCredentials),
   );
@@ -214,28 +221,59 @@ export async function startAlertSender(
       `Cannot start the Alertmanager sender: maxLookMs must be above 0 and at most a third of stallMs (${stallMs} ms), got ${maxLookMs}`,
     );
   }
-  const heartbeat = new SharedArrayBuffer(4);
-  const start: SenderStart = {
-    type: "start",
-    alerting: config,
-    credentials,
-    instance: options.instance,
-    labels: options.labels,
-    monitors: options.monitors,
-    journal: options.journalBuffer,
-    // Only what can cross to the thread (a publication also has stop()).
-    state: options.state === undefined
-      ? undefined
-      : { buffer: options.state.buffer, shapes: options.state.shapes },
+  return {
+    start: {
+      type: "start",
+      alerting: config,
+      credentials,
+      instance: options.instance,
+      labels: options.labels,
+      monitors: options.monitors,
+      journal: options.journalBuffer,
+      // Only what can cross to the thread (a publication also has stop()).
+      state: options.state === undefined
+        ? undefined
+        : { buffer: options.state.buffer, shapes: options.state.shapes },
+      stats: stats.buffer,
+      heartbeat,
+      endpointUrl: options.endpointUrl,
+      version: options.version,
+      maxLookMs,
+      drainMs: options.drainMs ?? 2000,
+    },
+    hosts: alertmanagerHosts(config),
     stats: stats.buffer,
-    heartbeat,
-    endpointUrl: options.endpointUrl,
-    version: options.version,
-    maxLookMs,
-    drainMs: options.drainMs ?? 2000,
+    alertmanagers: config.alertmanagers.map((am) => alertmanagerLabel(am.url)),
+    stallMs,
   };
-  const permissions = {
-    net: alertmanagerHosts(config),
+}
+
+/**
+ * Reads the Alertmanagers' credential files (rejecting with a one-line
+ * error naming a file that cannot be read) and starts the sender on a
+ * thread of its own: for an agent without the endpoint, whose thread
+ * otherwise runs the sender too.
+ *
+ * @example
+ * ```ts ignore
+ * const sender = await startAlertSender({
+ *   config: agentConfig.alerting!, instance: "dpu-7", labels: agentConfig.labels,
+ *   monitors: alertMonitors(agentConfig.monitors), journalBuffer: journal.buffer,
+ *   version: VERSION, onError: (line) => log.error(line),
+ * });
+ * await sender.stop();
+ * ```
+ */
+export async function startAlertSender(
+  options: AlertSenderOptions,
+): Promise<AlertSender> {
+  const heartbeat = new SharedArrayBuffer(4);
+  const { start, hosts, stats, alertmanagers, stallMs } = await prepareSender(
+    options,
+    heartbeat,
+  );
+  const permissions: Deno.PermissionOptionsObject = {
+    net: [...hosts],
     read: false,
     write: false,
     env: false,
@@ -243,7 +281,7 @@ export async function startAlertSender(
     ffi: false,
     run: false,
     import: false,
-  } as const;
+  };
   const url = options.workerUrl ??
     new URL("./sender_worker.ts", import.meta.url);
   const onError = options.onError ?? (() => {});
@@ -265,8 +303,8 @@ export async function startAlertSender(
   });
 
   return {
-    stats: stats.buffer,
-    alertmanagers: config.alertmanagers.map((am) => alertmanagerLabel(am.url)),
+    stats,
+    alertmanagers,
     get restarts() {
       return thread.restarts;
     },

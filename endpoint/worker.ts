@@ -1,11 +1,18 @@
 /**
- * The metrics endpoint's thread: a Worker that serves `/metrics` and the
- * JSON API from what the sampling thread publishes (metrics/shared_state.ts).
- * Everything a remote party can drive (connections, TLS, auth, rendering)
- * runs here, on its own event loop and heap; the sampler never waits for
- * it, and when it throws the agent's thread sees an error event, not a
- * crash. (V8 running out of memory ends the whole process, thread or not:
- * the server's bounds are what keep memory in check.)
+ * The endpoint's thread: a Worker that serves `/metrics` and the JSON API
+ * from what the sampling thread publishes (metrics/shared_state.ts) and,
+ * when alerting is on, runs the Alertmanager sender (alerts/sender_worker.ts)
+ * beside the server. Everything a remote party can drive (connections,
+ * TLS, auth, rendering, Alertmanagers that are slow or down) runs here, on
+ * one event loop and heap of its own; the sampler never waits for it, and
+ * when it throws the agent's thread sees an error event, not a crash. (V8
+ * running out of memory ends the whole process, thread or not: the
+ * server's bounds and the sender's queues are what keep memory in check.)
+ *
+ * Why one thread for both: each isolate costs memory (about 11 to 16 MB
+ * resident), and neither part needs the other's thread to be free: the
+ * server answers from memory, the sender sleeps until the journal changes,
+ * and both wait on sockets without blocking.
  *
  * Messages: the agent posts one {@linkcode EndpointStart}, then
  * `{ type: "shutdown" }`; the worker answers {@linkcode EndpointReply}s.
@@ -24,13 +31,23 @@ import { type MetricsServer, serveMetrics } from "./server.ts";
 import { type MonitorShape, PublishedState } from "../metrics/shared_state.ts";
 import type { WebConfig } from "./web_config.ts";
 import { RateLimitedLines } from "./rate_limited_lines.ts";
+import { linkableUrl } from "./linkable_url.ts";
+import {
+  runSender,
+  type RunningSender,
+  type SenderStart,
+} from "../alerts/sender_worker.ts";
 
 /** What the endpoint's thread is started with. */
 export interface EndpointStart {
   readonly type: "start";
   /** The state the sampling thread publishes. */
   readonly buffer: SharedArrayBuffer;
-  /** One Int32 this thread bumps every second while its loop runs. */
+  /**
+   * One Int32 this thread bumps while it runs: at each of the sender's
+   * looks when it runs the sender (at least every `maxLookMs`), else
+   * every second.
+   */
   readonly heartbeat: SharedArrayBuffer;
   /** Its layout: the monitors as the publisher shaped them. */
   readonly shapes: readonly MonitorShape[];
@@ -49,12 +66,19 @@ export interface EndpointStart {
     readonly alertmanagers: readonly string[];
     readonly stats: SharedArrayBuffer;
   };
+  /**
+   * The Alertmanager sender to run once the server listens (its heartbeat
+   * is this thread's). Its alerts link to the endpoint, by the instance's
+   * name when the endpoint listens on every address.
+   */
+  readonly sender?: SenderStart;
 }
 
 /** What the endpoint's thread tells the agent. */
 export type EndpointReply =
   | { readonly type: "listening"; readonly url: string; readonly port: number }
   | { readonly type: "failed"; readonly message: string }
+  | { readonly type: "error"; readonly line: string }
   | { readonly type: "closed" };
 
 /** How often the endpoint's thread shows it is alive, ms. */
@@ -123,17 +147,34 @@ export async function serveEndpoint(
     post({ type: "failed", message: errorMessage(error) });
     return undefined;
   }
-  // Listening is all this thread uses the network for: with the socket
-  // bound, give the permission back so nothing here can connect out.
-  await Deno.permissions.revoke({ name: "net" });
+  // With the socket bound, give the permission to listen back: what is
+  // left is the Alertmanagers' host:port, when the sender runs here.
+  await Deno.permissions.revoke({ name: "net", host: start.listen });
   post({ type: "listening", url: server.url, port: server.port });
   // Proof of life for the agent's watchdog: a stuck loop stops beating.
-  const beats = new Int32Array(start.heartbeat);
-  const beating = setInterval(() => Atomics.add(beats, 0, 1), HEARTBEAT_MS);
+  // The sender beats at each look, which its loop makes at least every
+  // maxLookMs: a wedged sender is seen as well as a wedged thread.
+  let sender: RunningSender | undefined;
+  let beating: ReturnType<typeof setInterval> | undefined;
+  if (start.sender !== undefined) {
+    try {
+      sender = runSender({
+        ...start.sender,
+        heartbeat: start.heartbeat,
+        endpointUrl: start.sender.endpointUrl ??
+          linkableUrl(server.url, start.sender.instance),
+      }, post);
+    } catch (error) {
+      post({ type: "failed", message: errorMessage(error) });
+    }
+  } else {
+    const beats = new Int32Array(start.heartbeat);
+    beating = setInterval(() => Atomics.add(beats, 0, 1), HEARTBEAT_MS);
+  }
   return {
     async shutdown() {
       clearInterval(beating);
-      await server.shutdown();
+      await Promise.all([sender?.stop(), server.shutdown()]);
       auth?.[Symbol.dispose]();
       lines.flush();
     },
