@@ -129,7 +129,7 @@ try {
   );
   console.log(`without alerting: ${line(without)}`);
   console.log(`with alerting:    ${line(withAlerts)}`);
-  console.log(`the sender's thread: ${f(withAlerts.rss - without.rss)} RSS`);
+  console.log(`what alerting adds: ${f(withAlerts.rss - without.rss)} RSS`);
 } finally {
   await am.stop();
   await Deno.remove(dir, { recursive: true });
