@@ -12,7 +12,7 @@ import { type StartedAgent, startedAgent } from "./agent_util.ts";
 import { errorLines, runMain } from "./cli_util.ts";
 import { tempDir } from "./temp_dir.ts";
 
-/** A simulated NIC (10 kHz, polled every 10 ms) and a fast GPU monitor. */
+/** A simulated NIC (10 kHz, polled every 100 ms) and a fast GPU monitor. */
 function config(dir: string, gpuPeriodMs: number): string {
   return `listen: off
 monitors:
@@ -305,15 +305,17 @@ Deno.test("the NIC poll loop keeps its time while every NVML call of a GPU poll 
       'dpu_traceback_poll_lateness_max_seconds{monitor="gpu"}',
     )!;
     assert.ok(gpuLate >= 0.4, `GPU polls were late by at most ${gpuLate} s`);
-    // Meanwhile the NIC's 10 ms polls kept their time: each GPU poll
-    // spent 600 ms inside NVML, so had it run on the NIC's thread, at least
-    // 5 NIC polls would have run over 100 ms late. None did, and 99% ran
-    // within 10 ms (not all: a shared 2-vCPU machine makes a rare poll late
-    // with or without a GPU monitor; see bench/RESULTS.md, "GPU monitor").
+    // Meanwhile the NIC's polls (every 100 ms: its device buffer holds
+    // 410 ms at 10 kHz) kept their time: each GPU poll spent 600 ms inside
+    // NVML, so had it run on the NIC's thread, at least 5 NIC polls would
+    // have run over 100 ms late. None did, and 99% ran within 10 ms (not
+    // all: a shared 2-vCPU machine makes a rare poll late with or without a
+    // GPU monitor; see bench/RESULTS.md, "GPU monitor"). Five slow GPU
+    // polls take at least 3 s: 30 NIC polls, two thirds of them at least.
     const polls = nicCount(last) - nicCount(first);
     const within10ms = nicWithin(last, "0.01") - nicWithin(first, "0.01");
     const within100ms = nicWithin(last, "0.1") - nicWithin(first, "0.1");
-    assert.ok(polls >= 200, `${polls} NIC polls`);
+    assert.ok(polls >= 20, `${polls} NIC polls`);
     assert.equal(
       within100ms,
       polls,
