@@ -8,8 +8,13 @@
  * VmRSS from /proc/PID/status at the start and the end of that window, and
  * VmHWM at its end.
  *
+ * `--case with` (or `without`) runs one case only; `--every N` also
+ * prints CPU and VmRSS for each N s of the window, to show whether they
+ * stay flat (e.g. `--case with --seconds 3600 --every 300`, the issue's
+ * hour).
+ *
  * Needs `prometheus-alertmanager`.
- * Run: deno run -A bench/footprint.ts [--seconds 60]
+ * Run: deno run -A bench/footprint.ts [--seconds 60] [--case with|without] [--every N]
  *
  * @module
  */
@@ -22,12 +27,26 @@ import { Alertmanager, freePorts } from "../tests/e2e/fleet_util.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
-  options: { seconds: { type: "string", default: "60" } },
+  options: {
+    seconds: { type: "string", default: "60" },
+    case: { type: "string" },
+    every: { type: "string" },
+  },
 });
 const SECONDS = Number(values.seconds);
 if (!(SECONDS >= 10)) {
   throw new RangeError(
     `--seconds must be at least 10, got "${values.seconds}"`,
+  );
+}
+const CASE = values.case;
+if (CASE !== undefined && CASE !== "with" && CASE !== "without") {
+  throw new RangeError(`--case must be with or without, got "${CASE}"`);
+}
+const EVERY = values.every === undefined ? SECONDS : Number(values.every);
+if (!(EVERY >= 10 && EVERY <= SECONDS)) {
+  throw new RangeError(
+    `--every must be from 10 to --seconds, got "${values.every}"`,
   );
 }
 
@@ -88,7 +107,24 @@ async function footprint(
   const startCpu = await cpuSeconds(child.pid);
   const start = await memory(child.pid);
   const startedAt = performance.now();
-  await new Promise((r) => setTimeout(r, SECONDS * 1000));
+  let lapCpu = startCpu;
+  let lapAt = startedAt;
+  for (let done = 0; done < SECONDS; done += EVERY) {
+    const wait = Math.min(EVERY, SECONDS - done);
+    await new Promise((r) => setTimeout(r, wait * 1000));
+    if (EVERY === SECONDS) break;
+    const [nowCpu, now, at] = [
+      await cpuSeconds(child.pid),
+      await memory(child.pid),
+      performance.now(),
+    ];
+    console.log(
+      `${name} ${(done + wait).toString().padStart(5)} s: CPU ${
+        (100 * (nowCpu - lapCpu) / ((at - lapAt) / 1000)).toFixed(2)
+      } % of a core, VmRSS ${now.rss.toFixed(1)} MB`,
+    );
+    [lapCpu, lapAt] = [nowCpu, at];
+  }
   const cpu = (await cpuSeconds(child.pid) - startCpu) /
     ((performance.now() - startedAt) / 1000);
   const end = await memory(child.pid);
@@ -113,11 +149,15 @@ try {
     listen: `127.0.0.1:${agentPort}`,
     monitors: [{ ...nic, event_log: join(dir, "events.log") }],
   };
-  const without = await footprint(dir, "without", base);
-  const withAlerts = await footprint(dir, "with", {
-    ...base,
-    alerting: { alertmanagers: [{ url: am.url }] },
-  });
+  const without = CASE === "with"
+    ? undefined
+    : await footprint(dir, "without", base);
+  const withAlerts = CASE === "without"
+    ? undefined
+    : await footprint(dir, "with", {
+      ...base,
+      alerting: { alertmanagers: [{ url: am.url }] },
+    });
   const f = (x: number) => `${x.toFixed(1)} MB`;
   const line = (p: Footprint) =>
     `CPU ${(100 * p.cpu).toFixed(2)} % of a core, VmRSS ${f(p.rssStart)} -> ${
@@ -127,9 +167,11 @@ try {
     `machine: ${Deno.build.arch}, ${navigator.hardwareConcurrency} CPUs; ` +
       `${SECONDS} s each after ${WARM_UP_S} s`,
   );
-  console.log(`without alerting: ${line(without)}`);
-  console.log(`with alerting:    ${line(withAlerts)}`);
-  console.log(`what alerting adds: ${f(withAlerts.rss - without.rss)} RSS`);
+  if (without) console.log(`without alerting: ${line(without)}`);
+  if (withAlerts) console.log(`with alerting:    ${line(withAlerts)}`);
+  if (without && withAlerts) {
+    console.log(`what alerting adds: ${f(withAlerts.rss - without.rss)} RSS`);
+  }
 } finally {
   await am.stop();
   await Deno.remove(dir, { recursive: true });
