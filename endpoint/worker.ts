@@ -33,8 +33,8 @@ import type { WebConfig } from "./web_config.ts";
 import { RateLimitedLines } from "./rate_limited_lines.ts";
 import { linkableUrl } from "./linkable_url.ts";
 import {
-  runSender,
   type RunningSender,
+  runSender,
   type SenderStart,
 } from "../alerts/sender_worker.ts";
 
