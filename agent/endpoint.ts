@@ -17,6 +17,7 @@ import type { MonitorShape } from "../metrics/shared_state.ts";
 import { splitListen } from "../endpoint/server.ts";
 import type { WebConfig } from "../endpoint/web_config.ts";
 import type { EndpointReply, EndpointStart } from "../endpoint/worker.ts";
+import { linkableUrl } from "../endpoint/linkable_url.ts";
 import type { EventJournal } from "../events/event_journal.ts";
 import { SupervisedWorker } from "../base/supervised_worker.ts";
 import {
@@ -206,7 +207,19 @@ export class Endpoint {
       // when the port was picked by the system.
       const { hostname } = splitListen(options.listen);
       const host = hostname.includes(":") ? `[${hostname}]` : hostname;
-      start = { ...start, listen: `${host}:${reply.port}` };
+      // Its alerts keep linking here even while a restarted thread waits
+      // for the address (endpoint/worker.ts).
+      const sent = start.sender;
+      start = {
+        ...start,
+        listen: `${host}:${reply.port}`,
+        restarted: true,
+        sender: sent === undefined ? undefined : {
+          ...sent,
+          endpointUrl: sent.endpointUrl ??
+            linkableUrl(reply.url, sent.instance),
+        },
+      };
       return new Endpoint(
         { worker, url: reply.url, port: reply.port },
         spawn,

@@ -466,3 +466,60 @@ Deno.test("an Alertmanager credential that cannot be read fails the endpoint's s
     assert.deepEqual(await agent.close(), []);
   }
 });
+
+Deno.test("a restarted endpoint-and-sender thread whose address was taken keeps the alerts going and listens again once it is free", async () => {
+  await using dir = await tempDir("endpoint");
+  await using am = fakeAlertmanager();
+  const lines: string[] = [];
+  const marker = `${dir.path}/crashed`;
+  const run = await sampling(dir.path, lines, {
+    restartMs: 300,
+    workerUrl: misbehaving(`mode=crash&marker=${encodeURIComponent(marker)}`),
+  }, alertsTo(am));
+  const { endpoint } = run;
+  let squatter: Deno.Listener | undefined;
+  try {
+    await until("the first push", () => am.pushes.length >= 1);
+    await Deno.writeTextFile(marker, "crash now");
+    // Between the crash and the restart, something else takes the port.
+    while (squatter === undefined) {
+      try {
+        squatter = Deno.listen({ hostname: "127.0.0.1", port: endpoint.port });
+      } catch {
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    }
+    await restarted(endpoint);
+    const before = am.pushes.length;
+    // The alert is active and resent every 200 ms: the new thread sends
+    // without its address.
+    await until(
+      "pushes from the thread without its address",
+      () => am.pushes.length >= before + 2,
+    );
+    assert.ok(
+      am.pushes.at(-1)!.alerts[0].generatorURL?.startsWith(endpoint.url),
+      "alerts still link to the endpoint",
+    );
+    squatter.close();
+    squatter = undefined;
+    // It tries again after 1 s, then 2 s ...: serving again within them.
+    let samples = NaN;
+    for (let tries = 0; !(samples > 0) && tries < 100; tries++) {
+      try {
+        samples = await metricValue(
+          endpoint.url,
+          'dpu_traceback_samples_total{monitor="nic"}',
+        );
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    assert.ok(samples > 0, `serving again: ${samples}`);
+    assert.equal(endpoint.restarts, 1);
+  } finally {
+    squatter?.close();
+    await run.close();
+  }
+  assert.equal(run.agent.monitors[0].monitor.droppedSamples, 0);
+});

@@ -58,13 +58,20 @@ export class Body {
   }
 
   /**
-   * The body gzipped, when its type is text or JSON and it is at least
-   * {@linkcode GZIP_MIN_BYTES} long; else undefined. Made once.
+   * Whether the body is worth gzipping: its type is text or JSON and it is
+   * at least {@linkcode GZIP_MIN_BYTES} long.
+   */
+  get compressible(): boolean {
+    return this.bytes.length >= GZIP_MIN_BYTES && COMPRESSIBLE.test(this.type);
+  }
+
+  /**
+   * The body gzipped, when it is {@linkcode compressible}; else undefined.
+   * Made on first demand (a client that takes gzip) and kept.
    */
   gzipped(): Uint8Array | undefined {
     if (this.#gzipped === undefined) {
-      this.#gzipped = this.bytes.length >= GZIP_MIN_BYTES &&
-          COMPRESSIBLE.test(this.type)
+      this.#gzipped = this.compressible
         ? new Uint8Array(gzipSync(this.bytes))
         : null;
     }

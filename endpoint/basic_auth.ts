@@ -578,8 +578,23 @@ class BcryptWorker {
   }
 
   #start(): Worker {
+    // Its own permissions: it compares passwords clients send, so it gets
+    // nothing of its parent's (which may reach the Alertmanagers) beyond
+    // reading its module.
     const worker = new Worker(new URL("./bcrypt_worker.ts", import.meta.url), {
       type: "module",
+      deno: {
+        permissions: {
+          read: "inherit",
+          net: false,
+          env: false,
+          sys: false,
+          write: false,
+          ffi: false,
+          run: false,
+          import: false,
+        },
+      },
     });
     worker.onmessage = (event: MessageEvent) => {
       const reply = event.data as

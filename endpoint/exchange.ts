@@ -150,24 +150,27 @@ export function frame(
   },
 ): Reply {
   const { status, body } = answer;
+  // Field names are case-insensitive: one spelling, so that a web config's
+  // `X-Content-Type-Options` replaces ours instead of going out twice.
   const headers = new Map<string, string>([["content-type", body.type]]);
   for (const [name, value] of Object.entries(answer.headers ?? {})) {
-    headers.set(name, value);
+    headers.set(name.toLowerCase(), value);
   }
   headers.set("cache-control", "no-store");
   headers.set("x-content-type-options", "nosniff");
-  for (const [name, value] of options.headers ?? []) headers.set(name, value);
+  for (const [name, value] of options.headers ?? []) {
+    headers.set(name.toLowerCase(), value);
+  }
 
   let bytes = body.bytes;
-  const gzipped = body.gzipped();
-  if (gzipped !== undefined) {
+  if (body.compressible) {
     headers.set("vary", "Accept-Encoding");
     if (
       request !== undefined &&
       acceptsGzip(headerField(request, "accept-encoding"))
     ) {
       headers.set("content-encoding", "gzip");
-      bytes = gzipped;
+      bytes = body.gzipped()!;
     }
   }
   const bodiless = status < 200 || status === 204 || status === 304;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { textAnswer } from "./answer.ts";
+import { Body, textAnswer } from "./answer.ts";
 import { testEndpoint } from "./endpoint_test_util.ts";
 import { exchange } from "./exchange.ts";
 
@@ -57,6 +57,48 @@ Deno.test("a handler that throws is a 500 and one quoted line, never a crash", a
   assert.ok(text(failed.bytes).endsWith("\r\n\r\ninternal error\n"));
   assert.equal(failed.close, false);
   assert.deepEqual(lines, ['metrics endpoint: "/metrics": render failed']);
+});
+
+Deno.test("a web config header replaces ours whatever its case, and goes out once", async () => {
+  const reply = await exchange(
+    bytes("GET / HTTP/1.1\r\nHost: a\r\n\r\n"),
+    () => textAnswer(200, "ok"),
+    {
+      limits,
+      headers: new Map([["X-Content-Type-Options", "nosniff"], [
+        "X-Frame-Options",
+        "deny",
+      ]]),
+    },
+  );
+  const head = text(reply.bytes);
+  assert.equal(head.match(/x-content-type-options/gi)?.length, 1);
+  assert.match(head, /\r\nx-frame-options: deny\r\n/);
+});
+
+Deno.test("a body is gzipped only for a client that takes gzip, once, and says so in vary either way", async () => {
+  let gzips = 0;
+  class CountingBody extends Body {
+    override gzipped() {
+      gzips++;
+      return super.gzipped();
+    }
+  }
+  const body = new CountingBody("x_total 1\n".repeat(500), "text/plain");
+  const ask = (accept: string) =>
+    exchange(
+      bytes(`GET / HTTP/1.1\r\nHost: a\r\n${accept}\r\n`),
+      () => ({ status: 200, body }),
+      { limits },
+    );
+  const plain = text((await ask("")).bytes);
+  assert.equal(gzips, 0);
+  assert.match(plain, /\r\nvary: Accept-Encoding\r\n/);
+  assert.doesNotMatch(plain, /content-encoding/);
+  const zipped = text((await ask("Accept-Encoding: gzip\r\n")).bytes);
+  assert.equal(gzips, 1);
+  assert.match(zipped, /\r\ncontent-encoding: gzip\r\n/);
+  assert.match(zipped, /\r\nvary: Accept-Encoding\r\n/);
 });
 
 Deno.test("a stopping server says connection: close on the answers it still gives", async () => {

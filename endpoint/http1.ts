@@ -24,9 +24,14 @@ export interface RequestHead {
   readonly method: "GET" | "HEAD";
   /** The path and query (origin-form), e.g. `/metrics?x=1`. */
   readonly target: string;
-  /** The target's path, e.g. `/metrics`, as sent (not decoded). */
+  /**
+   * The target's path as a URL reads it: dot segments resolved and
+   * unreserved characters percent-decoded (RFC 3986 6.2.2), so
+   * `/%6detrics` and `/./metrics` are `/metrics`; reserved ones (`%2F`)
+   * stay encoded.
+   */
   readonly path: string;
-  /** The target's query, without its `?`; empty when there is none. */
+  /** The target's query, without its `?` or any fragment; empty when there is none. */
   readonly query: string;
   /** The HTTP version: `1.0` or `1.1`. */
   readonly version: "1.0" | "1.1";
@@ -247,9 +252,16 @@ export function parseRequestHead(
   if (chunked || (lengths === 1 && Number(length) !== 0)) {
     return problem(413, "request bodies are not accepted");
   }
-  const question = target.indexOf("?");
-  const path = question < 0 ? target : target.slice(0, question);
-  const query = question < 0 ? "" : target.slice(question + 1);
+  let url: URL;
+  try {
+    // The authority is ours, so a path that looks like one (`//x/y`) stays
+    // a path.
+    url = new URL(`http://endpoint${target}`);
+  } catch {
+    return problem(400, "malformed request target");
+  }
+  const path = url.pathname.replace(/%([0-9A-Fa-f]{2})/g, decodeUnreserved);
+  const query = url.search.slice(1);
   return {
     ok: true,
     head: { method, target, path, query, version, headers, close },
@@ -278,11 +290,19 @@ export function headerField(
 function originForm(target: string): string | undefined {
   if (target.startsWith("/")) return target;
   // Absolute form (RFC 9112 3.2.2: servers must accept it). Its authority
-  // is not used: the app sees the endpoint's own origin.
-  const absolute = /^https?:\/\/[^/?#]*(\/[^#]*|\?[^#]*)?$/i.exec(target);
+  // is not used: the routes see the endpoint's own origin.
+  const absolute = /^https?:\/\/[^/?#]*([/?#].*)?$/i.exec(target);
   if (absolute === null) return undefined;
   const rest = absolute[1] ?? "/";
-  return rest.startsWith("?") ? `/${rest}` : rest;
+  return rest.startsWith("/") ? rest : `/${rest}`;
+}
+
+const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
+
+/** `%XX` as its character when that is unreserved, else as it was. */
+function decodeUnreserved(escape: string, hex: string): string {
+  const char = String.fromCharCode(parseInt(hex, 16));
+  return UNRESERVED.test(char) ? char : escape;
 }
 
 const REASONS: Readonly<Record<number, string>> = {

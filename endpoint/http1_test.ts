@@ -36,6 +36,20 @@ Deno.test("request heads that parse", () => {
     ["GET //evil.example/x HTTP/1.1\r\nHost: a\r\n\r\n", {
       target: "//evil.example/x",
     }],
+    // Read as a URL reads it: unreserved escapes decoded, dot segments
+    // resolved, the fragment dropped; reserved escapes kept.
+    ["GET /%6detrics HTTP/1.1\r\nHost: a\r\n\r\n", { path: "/metrics" }],
+    ["GET /./api/../metrics HTTP/1.1\r\nHost: a\r\n\r\n", {
+      path: "/metrics",
+    }],
+    ["GET /api/v1/events/%31?limit=5#x HTTP/1.1\r\nHost: a\r\n\r\n", {
+      path: "/api/v1/events/1",
+      query: "limit=5",
+    }],
+    ["GET /a%2Fb HTTP/1.1\r\nHost: a\r\n\r\n", { path: "/a%2Fb" }],
+    ["GET http://a/metrics#top HTTP/1.1\r\nHost: a\r\n\r\n", {
+      path: "/metrics",
+    }],
     // An empty body is no body.
     ["GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n", {
       close: false,

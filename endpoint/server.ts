@@ -521,7 +521,8 @@ class Server {
     this.#exchange = {
       limits: options.limits,
       headers: options.headers,
-      onError: (line) => this.#report("handler", line),
+      // Each one: the caller's lines are rate-limited already.
+      onError: (line) => this.#onError?.(line),
       stopping: () => this.#stopping,
     };
     this.#onError = options.onError;

@@ -72,6 +72,13 @@ export interface EndpointStart {
    * name when the endpoint listens on every address.
    */
   readonly sender?: SenderStart;
+  /**
+   * A restart of a thread that listened before: when the address cannot be
+   * had again and the sender runs here, the sender starts anyway and the
+   * thread keeps trying the address, instead of failing (alerts must not
+   * wait for a port).
+   */
+  readonly restarted?: boolean;
 }
 
 /** What the endpoint's thread tells the agent. */
@@ -86,6 +93,10 @@ const HEARTBEAT_MS = 1000;
 
 /** Refresh the copy of the shared state at most this often, ms. */
 const REFRESH_MS = 5;
+
+/** First and longest wait between tries of an address that was taken, ms. */
+const RELISTEN_MS = 1000;
+const MAX_RELISTEN_MS = 60_000;
 
 /** The worker's global scope, as far as this module uses it. */
 interface WorkerScope {
@@ -127,9 +138,8 @@ export async function serveEndpoint(
     },
   });
   let refreshedAt = -Infinity;
-  let server: MetricsServer;
-  try {
-    server = serveMetrics((request, client) => {
+  const listen = () =>
+    serveMetrics((request, client) => {
       const now = performance.now();
       if (now - refreshedAt >= REFRESH_MS) {
         state.refresh();
@@ -142,15 +152,47 @@ export async function serveEndpoint(
       headers: web?.headers,
       onError: (m) => lines.write(m),
     });
-  } catch (error) {
-    auth?.[Symbol.dispose]();
-    post({ type: "failed", message: errorMessage(error) });
-    return undefined;
-  }
   // With the socket bound, give the permission to listen back: what is
   // left is the Alertmanagers' host:port, when the sender runs here.
-  await Deno.permissions.revoke({ name: "net", host: start.listen });
-  post({ type: "listening", url: server.url, port: server.port });
+  const bound = () =>
+    Deno.permissions.revoke({ name: "net", host: start.listen });
+  let server: MetricsServer | undefined;
+  let relisten: ReturnType<typeof setTimeout> | undefined;
+  let stopping = false;
+  try {
+    server = listen();
+    await bound();
+    post({ type: "listening", url: server.url, port: server.port });
+  } catch (error) {
+    if (!start.restarted || start.sender === undefined) {
+      auth?.[Symbol.dispose]();
+      post({ type: "failed", message: errorMessage(error) });
+      return undefined;
+    }
+    // Taken since the last thread listened (another process, an address
+    // gone with its interface): the alerts go on while this thread tries.
+    let waitMs = RELISTEN_MS;
+    const later = (problem: unknown) => {
+      lines.write(
+        `metrics endpoint: ${
+          errorMessage(problem).split("\n")[0]
+        }; trying again in ${waitMs / 1000} s (alerts go on)`,
+      );
+      relisten = setTimeout(retry, waitMs);
+      waitMs = Math.min(MAX_RELISTEN_MS, waitMs * 2);
+    };
+    const retry = async () => {
+      if (stopping) return;
+      try {
+        server = listen();
+      } catch (problem) {
+        return later(problem);
+      }
+      await bound();
+      lines.write(`metrics endpoint: listening again on ${server.url}`);
+    };
+    later(error);
+  }
   // Proof of life for the agent's watchdog: a stuck loop stops beating.
   // The sender beats at each look, which its loop makes at least every
   // maxLookMs: a wedged sender is seen as well as a wedged thread.
@@ -162,7 +204,7 @@ export async function serveEndpoint(
         ...start.sender,
         heartbeat: start.heartbeat,
         endpointUrl: start.sender.endpointUrl ??
-          linkableUrl(server.url, start.sender.instance),
+          linkableUrl(server!.url, start.sender.instance),
       }, post);
     } catch (error) {
       post({ type: "failed", message: errorMessage(error) });
@@ -173,8 +215,10 @@ export async function serveEndpoint(
   }
   return {
     async shutdown() {
+      stopping = true;
       clearInterval(beating);
-      await Promise.all([sender?.stop(), server.shutdown()]);
+      clearTimeout(relisten);
+      await Promise.all([sender?.stop(), server?.shutdown()]);
       auth?.[Symbol.dispose]();
       lines.flush();
     },
