@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { writeU64, writeUint, writeUtcSecond } from "./format.ts";
+import { U64Writer, writeU64, writeUint, writeUtcSecond } from "./format.ts";
 
 const text = (buf: Uint8Array, end: number) =>
   new TextDecoder().decode(buf.subarray(0, end));
@@ -79,4 +79,34 @@ Deno.test("writeUint and writeU64 are exact next to multiples of 1e9 up to 2^53"
   for (const n of [4294967295, 4294967296, 999_999_999, 1e9, 9_999_999_999]) {
     assert.equal(text(buf, writeUint(buf, 0, n)), String(n));
   }
+});
+
+Deno.test("U64Writer writes what BigInt does, column by column, whether the high digits repeat or change", () => {
+  const buf = new Uint8Array(32);
+  const writer = new U64Writer(3);
+  const words = (v: bigint) =>
+    [Number(v & 0xffffffffn), Number(v >> 32n)] as const;
+  // Per column a run of values: a ns timestamp stepping 100 us (across a
+  // second), a counter crossing 2^32 and 2^53 and a multiple of 1e9, and
+  // one jumping about (high digits change every time, or go back).
+  const starts = [1_700_000_000_999_000_000n, 2n ** 32n - 3n, 2n ** 53n - 2n];
+  let x = 99n;
+  for (let i = 0; i < 2000; i++) {
+    for (let slot = 0; slot < 3; slot++) {
+      let v: bigint;
+      if (slot === 0) v = starts[0] + BigInt(i) * 100_000n;
+      else if (slot === 1) v = starts[1] + BigInt(i) * 1_000_003n;
+      else {
+        x = (x * 6364136223846793005n + 1442695040888963407n) % 2n ** 64n;
+        v = i % 3 === 0 ? starts[2] + BigInt(i) : x >> BigInt(i % 40);
+      }
+      const [lo, hi] = words(v);
+      const end = writer.write(buf, 0, lo, hi, slot);
+      assert.equal(text(buf, end), v.toString(), `slot ${slot}, row ${i}`);
+    }
+  }
+  // The same high digits at another offset are copied where asked.
+  const [lo, hi] = words(starts[0]);
+  const end = writer.write(buf, 5, lo, hi, 0);
+  assert.equal(text(buf, end).slice(5), starts[0].toString());
 });

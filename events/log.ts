@@ -17,8 +17,8 @@ import {
 } from "./header.ts";
 import {
   MAX_U64_DIGITS,
+  U64Writer,
   UTC_SECOND_LENGTH,
-  writeU64,
   writeUint,
   writeUtcSecond,
 } from "./format.ts";
@@ -164,6 +164,7 @@ export class EventsLog implements EventSink {
   readonly #ruleNames: Uint8Array[];
   readonly #rowBytes: number;
   readonly #recordWords: number;
+  readonly #u64: U64Writer;
   readonly #timer: ReturnType<typeof setInterval>;
   // Segments handed to the pump, in file order: bytes [start, end) of a
   // chunk, and whether the chunk is free again once that segment is written
@@ -200,6 +201,7 @@ export class EventsLog implements EventSink {
       encoder.encode(quoteName(r.name) + "\n")
     );
     this.#recordWords = 2 * (options.columns.length + 1);
+    this.#u64 = new U64Writer(options.columns.length + 1);
     this.#rowBytes = (options.columns.length + 1) * (MAX_U64_DIGITS + 2) + 1;
     let longest = Math.max(this.#columnNames.length, this.#rowBytes, 256);
     for (const name of this.#ruleNames) {
@@ -287,12 +289,13 @@ export class EventsLog implements EventSink {
       return;
     }
     const buf = this.#chunk;
-    let pos = writeU64(buf, this.#pos, words[at], words[at + 1]);
+    const u64 = this.#u64;
+    let pos = u64.write(buf, this.#pos, words[at], words[at + 1], 0);
     const end = at + this.#recordWords;
-    for (let i = at + 2; i < end; i += 2) {
+    for (let i = at + 2, slot = 1; i < end; i += 2, slot++) {
       buf[pos++] = COMMA;
       buf[pos++] = SPACE;
-      pos = writeU64(buf, pos, words[i], words[i + 1]);
+      pos = u64.write(buf, pos, words[i], words[i + 1], slot);
     }
     buf[pos++] = NEWLINE;
     this.#pos = pos;
