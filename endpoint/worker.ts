@@ -161,8 +161,6 @@ export async function serveEndpoint(
   let stopping = false;
   try {
     server = listen();
-    await bound();
-    post({ type: "listening", url: server.url, port: server.port });
   } catch (error) {
     if (!start.restarted || start.sender === undefined) {
       auth?.[Symbol.dispose]();
@@ -192,6 +190,10 @@ export async function serveEndpoint(
       lines.write(`metrics endpoint: listening again on ${server.url}`);
     };
     later(error);
+  }
+  if (server !== undefined) {
+    await bound();
+    post({ type: "listening", url: server.url, port: server.port });
   }
   // Proof of life for the agent's watchdog: a stuck loop stops beating.
   // The sender beats at each look, which its loop makes at least every
