@@ -96,6 +96,30 @@ async function sampling(
   };
 }
 
+/** A thread that serves until `marker` appears, then crashes once. */
+function crashingAt(marker: string): URL {
+  return misbehaving(`mode=crash&marker=${encodeURIComponent(marker)}`);
+}
+
+/**
+ * The samples the endpoint serves once it answers again (it may be
+ * restarting): asked every 50 ms, for at most 10 s.
+ */
+async function samplesServed(url: string): Promise<number> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    try {
+      return await metricValue(
+        url,
+        'dpu_traceback_samples_total{monitor="nic"}',
+      );
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return NaN;
+}
+
 /** Waits (at most 10 s) until the endpoint has been restarted. */
 async function restarted(endpoint: Endpoint): Promise<void> {
   const deadline = Date.now() + 10_000;
@@ -169,27 +193,13 @@ Deno.test("an endpoint that dies is restarted where it listened, and sampling go
   const marker = `${dir.path}/crashed`;
   const run = await sampling(dir.path, lines, {
     restartMs: 50,
-    workerUrl: misbehaving(
-      `mode=crash&marker=${encodeURIComponent(marker)}`,
-    ),
+    workerUrl: crashingAt(marker),
   });
   const { endpoint } = run;
   try {
     await Deno.writeTextFile(marker, "crash now");
     await restarted(endpoint);
-    const deadline = Date.now() + 10_000;
-    let samples = NaN;
-    while (Date.now() < deadline) {
-      try {
-        samples = await metricValue(
-          endpoint.url,
-          'dpu_traceback_samples_total{monitor="nic"}',
-        );
-        break;
-      } catch {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
+    const samples = await samplesServed(endpoint.url);
     assert.ok(samples > 0, `the restarted endpoint serves: ${samples}`);
   } finally {
     await run.close();
@@ -409,7 +419,7 @@ Deno.test("an endpoint-and-sender thread that dies is restarted, and the active 
   const marker = `${dir.path}/crashed`;
   const run = await sampling(dir.path, lines, {
     restartMs: 50,
-    workerUrl: misbehaving(`mode=crash&marker=${encodeURIComponent(marker)}`),
+    workerUrl: crashingAt(marker),
   }, alertsTo(am));
   try {
     await until("the first push", () => am.pushes.length >= 1);
@@ -474,7 +484,7 @@ Deno.test("a restarted endpoint-and-sender thread whose address was taken keeps 
   const marker = `${dir.path}/crashed`;
   const run = await sampling(dir.path, lines, {
     restartMs: 300,
-    workerUrl: misbehaving(`mode=crash&marker=${encodeURIComponent(marker)}`),
+    workerUrl: crashingAt(marker),
   }, alertsTo(am));
   const { endpoint } = run;
   let squatter: Deno.Listener | undefined;
@@ -504,17 +514,7 @@ Deno.test("a restarted endpoint-and-sender thread whose address was taken keeps 
     squatter.close();
     squatter = undefined;
     // It tries again after 1 s, then 2 s ...: serving again within them.
-    let samples = NaN;
-    for (let tries = 0; !(samples > 0) && tries < 100; tries++) {
-      try {
-        samples = await metricValue(
-          endpoint.url,
-          'dpu_traceback_samples_total{monitor="nic"}',
-        );
-      } catch {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    const samples = await samplesServed(endpoint.url);
     assert.ok(samples > 0, `serving again: ${samples}`);
     assert.equal(endpoint.restarts, 1);
   } finally {

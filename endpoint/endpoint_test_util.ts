@@ -7,6 +7,7 @@
  */
 
 import type { Handler } from "./exchange.ts";
+import { findHeadEnd } from "./http1.ts";
 import {
   type MetricsServer,
   serveMetrics,
@@ -88,18 +89,11 @@ function concat(chunks: readonly Uint8Array[]): Uint8Array {
 
 /** The one response in `bytes`, its framing checked. */
 function parseResponse(bytes: Uint8Array, head: boolean): Response {
-  let end = -1;
-  for (let i = 0; i + 3 < bytes.length; i++) {
-    if (
-      bytes[i] === 13 && bytes[i + 1] === 10 && bytes[i + 2] === 13 &&
-      bytes[i + 3] === 10
-    ) {
-      end = i;
-      break;
-    }
-  }
+  const end = findHeadEnd(bytes, 0, bytes.length);
   if (end < 0) throw new Error(`no response head in ${bytes.length} bytes`);
-  const lines = String.fromCharCode(...bytes.subarray(0, end)).split("\r\n");
+  const lines = String.fromCharCode(...bytes.subarray(0, end - 4)).split(
+    "\r\n",
+  );
   const status = /^HTTP\/1\.1 (\d{3}) /.exec(lines[0]);
   if (status === null) throw new Error(`bad status line ${lines[0]}`);
   const headers = new Headers();
@@ -107,7 +101,7 @@ function parseResponse(bytes: Uint8Array, head: boolean): Response {
     const colon = line.indexOf(":");
     headers.append(line.slice(0, colon), line.slice(colon + 1).trim());
   }
-  const body = bytes.subarray(end + 4);
+  const body = bytes.subarray(end);
   const length = headers.get("content-length");
   const expected = head || length === null ? 0 : Number(length);
   if (body.length !== expected) {

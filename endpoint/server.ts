@@ -493,7 +493,6 @@ class Server {
   readonly #listener: Deno.Listener;
   readonly #limits: Required<ServerLimitOptions>;
   readonly #context: TlsContext | undefined;
-  readonly #headers: ReadonlyMap<string, string> | undefined;
   readonly #exchange: ExchangeOptions;
   readonly #onError: ((message: string) => void) | undefined;
   readonly #open = new Set<Connection>();
@@ -517,7 +516,6 @@ class Server {
     this.#listener = listener;
     this.#limits = options.limits;
     this.#context = options.context;
-    this.#headers = options.headers;
     this.#exchange = {
       limits: options.limits,
       headers: options.headers,
@@ -915,7 +913,7 @@ class Server {
   ): Uint8Array {
     const reply = frame(textAnswer(status, message, headers), undefined, {
       close: true,
-      headers: this.#headers,
+      headers: this.#exchange.headers,
     });
     return concat(reply.bytes);
   }

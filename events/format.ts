@@ -56,6 +56,16 @@ function writeNineDigits(buf: Uint8Array, pos: number, n: number): number {
 /** Writes a non-negative safe integer in decimal at `pos`; returns the end. */
 export function writeUint(buf: Uint8Array, pos: number, n: number): number {
   if (n < 4294967296) return writeUint32(buf, pos, n);
+  const q = billions(n, scratchRem);
+  const r = scratchRem[0];
+  return writeNineDigits(buf, writeUint(buf, pos, q), r);
+}
+
+/**
+ * `floor(n / 1e9)` of a safe integer `n`, exactly; `n mod 1e9` goes to
+ * `rem[0]`.
+ */
+function billions(n: number, rem: Float64Array): number {
   let q = Math.floor(n / 1e9);
   let r = n - q * 1e9;
   // The float quotient can round across an integer: correct it.
@@ -66,7 +76,8 @@ export function writeUint(buf: Uint8Array, pos: number, n: number): number {
     q++;
     r -= 1e9;
   }
-  return writeNineDigits(buf, writeUint(buf, pos, q), r);
+  rem[0] = r;
+  return q;
 }
 
 /** Writes `n` as exactly `width` digits, zero-padded, at `pos`. */
@@ -108,7 +119,8 @@ export function writeU64(
   if (hi < 0x200000) return writeUint(buf, pos, hi * 4294967296 + lo);
   // Beyond 2^53 a double is not exact: divide the halves by 1e9 exactly.
   const q = divmod1e9(lo, hi, scratchRem);
-  return writeNineDigits(buf, writeUint(buf, pos, q), scratchRem[0]);
+  const r = scratchRem[0]; // before writeUint, which uses the scratch too
+  return writeNineDigits(buf, writeUint(buf, pos, q), r);
 }
 
 /**
@@ -155,23 +167,11 @@ export class U64Writer {
     if (hi === 0) return writeUint32(buf, pos, lo);
     // Above 2^32, so the quotient by 1e9 is at least 4: nine low digits,
     // zero-padded, after it.
-    let q: number;
-    let r: number;
-    if (hi < 0x200000) {
-      const n = hi * 4294967296 + lo;
-      q = Math.floor(n / 1e9);
-      r = n - q * 1e9;
-      if (r < 0) {
-        q--;
-        r += 1e9;
-      } else if (r >= 1e9) {
-        q++;
-        r -= 1e9;
-      }
-    } else {
-      q = divmod1e9(lo, hi, scratchRem);
-      r = scratchRem[0];
-    }
+    // Below 2^53 a double is exact; beyond, the halves are divided.
+    const q = hi < 0x200000
+      ? billions(hi * 4294967296 + lo, scratchRem)
+      : divmod1e9(lo, hi, scratchRem);
+    const r = scratchRem[0];
     const at = slot * MAX_QUOTIENT_DIGITS;
     const digits = this.#digits;
     if (q === this.#q[slot]) {
