@@ -18,6 +18,16 @@ Deno.test("writeU64 matches BigInt's decimal for edge and spread values", () => 
     10n ** 19n,
     2n ** 64n - 1n,
   ];
+  // Every length, either side of each power of ten, and zeros inside.
+  for (let k = 1n; k <= 19n; k++) {
+    values.push(
+      10n ** k - 1n,
+      10n ** k,
+      10n ** k + 1n,
+      10n ** k + 10n ** (k / 2n),
+    );
+  }
+  values.push(100_005n, 1_000_000_007n, 4_294_900_001n, 10_000_099_000n);
   let x = 12345n;
   for (let i = 0; i < 300; i++) {
     x = (x * 6364136223846793005n + 1442695040888963407n) % 2n ** 64n;
