@@ -314,7 +314,7 @@ export class EventsLog implements EventSink {
     this.flush();
   }
 
-  /** Writes a `<<Gap>>` marker: the source lost samples during an event. */
+  /** Writes a `<<Gap>>` marker: the source lost samples before the next row. */
   gap(dropped: number, unixMs: number): void {
     if (
       !this.#reserve(

@@ -14,7 +14,10 @@ export interface EventSink {
   eventStart(rule: number, unixMs: number): void;
   /** A rule became inactive at wall time `unixMs`. */
   eventEnd(rule: number, unixMs: number): void;
-  /** The source lost `dropped` samples while an event was active. */
+  /**
+   * The source lost `dropped` samples just before the next row, whose
+   * sample time (Unix ms) is `unixMs`.
+   */
   gap(dropped: number, unixMs: number): void;
   /**
    * Undefined when the sink can take more; otherwise a promise that

@@ -9,6 +9,7 @@ import type { SampleSink } from "./sample_sink.ts";
 import type { EventSink } from "./event_sink.ts";
 import type { RuleConfig } from "../config/types.ts";
 import { SampleRing } from "./ring.ts";
+import { toNumberU64 } from "../base/u64.ts";
 import { createRule, type MonitorRule } from "./monitor_rule.ts";
 
 /**
@@ -190,7 +191,7 @@ export class Monitor implements SampleSink {
     this.#samples++;
     const ring = this.ring;
     const sink = this.#sink;
-    if (this.#activeRules > 0) sink.row(this.words, ring.offsetBack(0));
+    if (this.#activeRules > 0) this.#row(0);
     const rules = this.rules;
     for (let i = 0; i < rules.length; i++) {
       const rule = rules[i];
@@ -199,9 +200,7 @@ export class Monitor implements SampleSink {
         this.#events++;
         if (++this.#activeRules === 1) {
           sink.columnNames();
-          for (let back = ring.count - 1; back >= 0; back--) {
-            sink.row(this.words, ring.offsetBack(back));
-          }
+          for (let back = ring.count - 1; back >= 0; back--) this.#row(back);
         }
         const now = Date.now();
         this.#changedAtMs[i] = now;
@@ -222,15 +221,35 @@ export class Monitor implements SampleSink {
     this.#observer?.observe(this.words, ring.offsetBack(0));
   }
 
+  /** Writes the record `back` places before the newest, after a mark of
+   * the samples lost just before it, if any. */
+  #row(back: number): void {
+    const ring = this.ring;
+    const at = ring.offsetBack(back);
+    const lost = ring.lostBefore(back);
+    if (lost > 0) {
+      // The record's own time: a dump writes losses long past.
+      this.#sink.gap(
+        lost,
+        toNumberU64(this.words[at], this.words[at + 1]) / 1e6,
+      );
+    }
+    this.#sink.row(this.words, at);
+  }
+
   /** Whether the event sink keeps up; see {@linkcode SampleSink.ready}. */
   ready(): Promise<void> | undefined {
     return this.#sink.ready?.();
   }
 
-  /** Counts samples the source lost; marks the log if an event is active. */
+  /**
+   * Counts samples the source lost before the next record. The ring keeps
+   * where they fell: signal rules read no signal across them, and the log
+   * marks them before that record's row, in a history dump as well.
+   */
   gap(dropped: number): void {
     if (dropped <= 0) return;
     this.#droppedSamples += dropped;
-    if (this.#activeRules > 0) this.#sink.gap(dropped, Date.now());
+    this.ring.loss(dropped);
   }
 }

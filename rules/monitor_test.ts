@@ -33,6 +33,7 @@ interface Case {
   active: number[];
   events: number;
   dropped?: number;
+  gapTimes?: number[];
 }
 
 function build(
@@ -242,13 +243,15 @@ const CASES: Case[] = [
     events: 2,
   },
   {
-    name: "gaps are always counted, marked only while an event is active",
+    name:
+      "gaps are always counted and marked before the row that follows them, in a history dump too",
     depth: 1,
     columns: ["a"],
     rules: [a5()],
     steps: [{ gap: 2 }, n(0), n(9), { gap: 5 }, n(9), n(0), { gap: 1 }, n(0)],
     entries: [
       "names",
+      "gap 2",
       "row 1",
       "row 2",
       "start a>5",
@@ -257,6 +260,7 @@ const CASES: Case[] = [
       "row 4",
       "end a>5",
     ],
+    gapTimes: [1e-6, 3e-6],
     active: [0, 1, 1, 0, 0],
     events: 1,
     dropped: 8,
@@ -285,6 +289,8 @@ Deno.test("Monitor: per-sample order of work (hand-computed logs)", async (t) =>
       assert.equal(monitor.samples, Number(ts));
       assert.equal(monitor.events, c.events);
       assert.equal(monitor.droppedSamples, c.dropped ?? 0);
+      // A gap is marked at the sample time of the row after it (ns -> ms).
+      assert.deepEqual(sink.gapTimes, c.gapTimes ?? []);
       for (const ms of sink.times) {
         assert.ok(ms >= t0 && ms <= t1, "marker wall time is Date.now()");
       }

@@ -25,6 +25,21 @@
  * assert.equal(ring.words[ring.offsetBack(0) + 2], 44); // newest
  * assert.equal(ring.words[ring.offsetBack(3) + 2], 41); // oldest kept
  * ```
+ *
+ * @example Samples lost between two records
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { SampleRing } from "./ring.ts";
+ *
+ * const ring = new SampleRing(1, 4);
+ * ring.claim();
+ * ring.loss(3); // the source lost three samples here
+ * ring.claim();
+ * ring.claim();
+ * assert.equal(ring.lossBack, 1); // the record before the newest follows it
+ * assert.equal(ring.lostBefore(1), 3);
+ * assert.equal(ring.lostBefore(0), 0);
+ * ```
  */
 export class SampleRing {
   /** All records, back to back: `stride` words each. */
@@ -37,6 +52,14 @@ export class SampleRing {
   readonly capacity: number;
   #head = -1; // index of the newest record
   #count = 0;
+  // Samples the source lost before each record (0 for most), and those
+  // reported since the newest record, which the next one will carry.
+  readonly #lost: Float64Array;
+  #pendingLoss = 0;
+  // Records from the newest back to the newest one that follows a loss,
+  // saturating at capacity (no such record in the ring). A small integer,
+  // so the per-sample path never boxes it.
+  #lossBack: number;
 
   /** Allocates room for `capacity` records of `columns` values each. */
   constructor(columns: number, capacity: number) {
@@ -54,6 +77,8 @@ export class SampleRing {
     this.capacity = capacity;
     this.stride = 2 * (columns + 1);
     this.words = new Uint32Array(new ArrayBuffer(4 * this.stride * capacity));
+    this.#lost = new Float64Array(capacity);
+    this.#lossBack = capacity;
   }
 
   /** Records stored, saturating at {@linkcode capacity}. */
@@ -70,7 +95,43 @@ export class SampleRing {
     const head = this.#head + 1 === this.capacity ? 0 : this.#head + 1;
     this.#head = head;
     if (this.#count < this.capacity) this.#count++;
+    const lost = this.#pendingLoss;
+    this.#lost[head] = lost;
+    if (lost > 0) {
+      this.#pendingLoss = 0;
+      this.#lossBack = 0;
+    } else if (this.#lossBack < this.capacity) this.#lossBack++;
     return head * this.stride;
+  }
+
+  /**
+   * Notes that the source lost `samples` samples after the newest record:
+   * the next record claimed is not the newest one's neighbour.
+   */
+  loss(samples: number): void {
+    if (samples > 0) this.#pendingLoss += samples;
+  }
+
+  /**
+   * How many places before the newest the newest record that follows a
+   * loss is (0: the newest follows one); {@linkcode capacity} or more when
+   * no record in the ring does. A window from the record `back` places
+   * before the newest up to the newest spans a loss exactly when `back`
+   * is greater than this.
+   */
+  get lossBack(): number {
+    return this.#lossBack;
+  }
+
+  /**
+   * Samples the source lost just before the record `back` places before
+   * the newest (0 when it follows its predecessor directly). The caller
+   * keeps `back < count`.
+   */
+  lostBefore(back: number): number {
+    let index = this.#head - back;
+    if (index < 0) index += this.capacity;
+    return this.#lost[index];
   }
 
   /**
@@ -87,5 +148,7 @@ export class SampleRing {
   clear(): void {
     this.#head = -1;
     this.#count = 0;
+    this.#pendingLoss = 0;
+    this.#lossBack = this.capacity;
   }
 }

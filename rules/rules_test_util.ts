@@ -107,12 +107,15 @@ export interface SignalRun {
  * Feeds `records` (each `[timestamp, column 0, column 1, ...]`) to a
  * {@linkcode SignalRule} built from `config` for history depth `depth`,
  * through a ring of capacity `2 * depth`, as a monitor builds it.
+ * `lostBefore` maps a record's index to the samples the source lost just
+ * before it.
  */
 export function runSignalRule(
   config: SignalRuleConfig,
   depth: number,
   records: readonly (readonly bigint[])[],
   rule: SignalRule = new SignalRule(config, depth),
+  lostBefore: Readonly<Record<number, number>> = {},
 ): SignalRun {
   const columns = Math.max(1, ...records.map((r) => r.length - 1));
   const ring = new SampleRing(columns, 2 * depth);
@@ -120,6 +123,7 @@ export function runSignalRule(
   const peaks: number[] = [];
   let states = "";
   records.forEach(([ts, ...values], i) => {
+    ring.loss(lostBefore[i] ?? 0);
     writeRecord(ring.words, ring.claim(), ts, values);
     if (rule.evaluate(ring)) {
       changes.push(i);
@@ -137,8 +141,10 @@ export function runSignalRule(
  */
 export class RecordingSink implements EventSink {
   readonly entries: string[] = [];
-  /** Wall times passed to eventStart / eventEnd / gap. */
+  /** Wall times passed to eventStart / eventEnd. */
   readonly times: number[] = [];
+  /** Sample times (Unix ms) passed to gap. */
+  readonly gapTimes: number[] = [];
 
   constructor(
     readonly ruleNames: readonly string[],
@@ -172,6 +178,6 @@ export class RecordingSink implements EventSink {
 
   gap(dropped: number, unixMs: number): void {
     this.entries.push(`gap ${dropped}`);
-    this.times.push(unixMs);
+    this.gapTimes.push(unixMs);
   }
 }

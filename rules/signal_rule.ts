@@ -338,7 +338,8 @@ export class SignalRule implements MonitorRule {
       xLo = words[at + w];
       xHi = words[at + w + 1];
     } else if (kind === INCREASE) {
-      if (ring.count >= 2) {
+      // Across lost samples the two records are not neighbours (§2).
+      if (ring.count >= 2 && ring.lossBack !== 0) {
         const prev = ring.offsetBack(1);
         increase[0] = increase[1] = 0;
         if (addIncrease(increase, 0, words, at + w, words, prev + w, 1)) {
@@ -347,7 +348,11 @@ export class SignalRule implements MonitorRule {
           xHi = increase[1];
         }
       }
-    } else if (this.#slideWindow(ring, at, restart)) {
+    } else if (
+      this.#slideWindow(ring, at, restart) && this.#jBack <= ring.lossBack
+    ) {
+      // Known once the window no longer spans a loss (§2): its sums still
+      // follow every record, so they are right again from then on.
       known = true;
       if (kind === RATE) {
         const j = ring.offsetBack(this.#jBack);

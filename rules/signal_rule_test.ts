@@ -76,6 +76,8 @@ interface Case {
   changes: number[];
   states: string;
   peaks: number[];
+  /** Samples the source lost just before a record, by the record's index. */
+  lostBefore?: Record<number, number>;
 }
 
 function check(cases: readonly Case[]): (t: Deno.TestContext) => Promise<void> {
@@ -87,7 +89,13 @@ function check(cases: readonly Case[]): (t: Deno.TestContext) => Promise<void> {
           c.records.length,
           "table row is malformed",
         );
-        const run = runSignalRule(rule(c.rule), c.depth ?? 16, c.records);
+        const run = runSignalRule(
+          rule(c.rule),
+          c.depth ?? 16,
+          c.records,
+          undefined,
+          c.lostBefore,
+        );
         assert.deepEqual(run, {
           changes: c.changes,
           states: c.states,
@@ -590,12 +598,97 @@ Deno.test(
   "SignalRule: the worked examples of docs/spec/signal-rules.md §7",
   check(WORKED),
 );
+// docs/spec/signal-rules.md §2: samples lost between i-1 and i. The
+// records on either side of a loss are 1 ms apart here (ten periods, nine
+// samples lost), and the counter kept counting meanwhile.
+const LOST: Case[] = [
+  {
+    // The increase across the loss (9,000 over ten periods) is not one
+    // sample's: unknown at 5, so the rule neither starts nor is pending.
+    name: "increase: unknown on the sample after a loss",
+    rule: { signal: "increase", threshold: 100n },
+    records: at(
+      [0, 100, 200, 300, 400, 1400, 1500, 1600],
+      counter([0, 10, 10, 10, 10, 9000, 10, 500]),
+    ),
+    lostBefore: { 5: 9 },
+    changes: [7],
+    states: ".......#",
+    peaks: [500],
+  },
+  {
+    // Window 300 µs (3 periods). Steady +10 a sample = 100,000/s; the
+    // counter jumps 9,000 across the loss before 5. Windows ending at 5, 6
+    // and 7 start at or before 4, so they span it: unknown. At 8 the window
+    // starts at 5: 30 in 300 µs, 100,000/s again. Without the loss the jump
+    // would read 9,000 / 1.2 ms = 7.5 M/s and start the rule.
+    name: "rate: unknown while the window spans a loss, known after",
+    rule: { signal: "rate", windowNs: 300 * US, threshold: 1_000_000 },
+    records: at(
+      [0, 100, 200, 300, 400, 1400, 1500, 1600, 1700, 1800],
+      counter([0, 10, 10, 10, 10, 9000, 10, 10, 10, 10]),
+    ),
+    lostBefore: { 5: 9 },
+    changes: [],
+    states: "..........",
+    peaks: [],
+  },
+  {
+    // The same stall under an active rule: rate above 50,000/s with
+    // keep_firing_for 0, so it ends on the first known sample below. The
+    // counter is flat across the loss and after it: spanning windows would
+    // read low and end the rule at 5; unknown holds it until 8, the first
+    // window that starts after the loss, where the flat counter reads 0.
+    name: "rate: a loss does not end an active rule either",
+    rule: { signal: "rate", windowNs: 300 * US, threshold: 50_000 },
+    records: at(
+      [0, 100, 200, 300, 400, 1400, 1500, 1600, 1700, 1800],
+      counter([0, 10, 10, 10, 10, 0, 0, 0, 0, 0]),
+    ),
+    lostBefore: { 5: 9 },
+    changes: [3, 8],
+    states: "...#####..",
+    peaks: [100_000, 100_000],
+  },
+  {
+    // Ratio a / b over 300 µs: a steady 1 % of b; across the loss a jumps
+    // 5,000 and b 1,000 (a ratio of 5). Unknown at 5, 6, 7; 1 % from 8.
+    name: "ratio: unknown while the window spans a loss",
+    rule: {
+      signal: "ratio",
+      denominator: 1,
+      windowNs: 300 * US,
+      threshold: 0.5,
+    },
+    records: regular([
+      counter([0, 1, 1, 1, 1, 5000, 1, 1, 1, 1]),
+      counter([0, 100, 100, 100, 100, 1000, 100, 100, 100, 100]),
+    ]),
+    lostBefore: { 5: 9 },
+    changes: [],
+    states: "..........",
+    peaks: [],
+  },
+  {
+    // 2 of 3 increases over 100: the sample after the loss (a jump of
+    // 9,000) does not count as a raise, so 5 and 6 do not make two of three.
+    name: "M of N: the sample after a loss is not a raise",
+    rule: { signal: "increase", threshold: 100n, mOfN: { m: 2, n: 3 } },
+    records: regular([counter([0, 10, 10, 10, 10, 9000, 500, 10, 10])]),
+    lostBefore: { 5: 9 },
+    changes: [],
+    states: "......+..",
+    peaks: [],
+  },
+];
+
 Deno.test("SignalRule: value", check(VALUE));
 Deno.test("SignalRule: increase", check(INCREASE));
 Deno.test("SignalRule: rate", check(RATE));
 Deno.test("SignalRule: ratio", check(RATIO));
 Deno.test("SignalRule: M of N", check(M_OF_N));
 Deno.test("SignalRule: timestamps going backwards", check(BACKWARDS));
+Deno.test("SignalRule: lost samples hold the rule's state", check(LOST));
 
 Deno.test("SignalRule: pending, peak and activations before, during and after events", () => {
   const r = new SignalRule(rule({ forNs: 100 * US, clear: 3n }), 4);
