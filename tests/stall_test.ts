@@ -3,6 +3,9 @@ import { SimCollector } from "../collectors/sim.ts";
 import type { SignalRuleConfig } from "../config/types.ts";
 import { Monitor } from "../rules/monitor.ts";
 import { RecordingSink } from "../rules/rules_test_util.ts";
+import { join } from "node:path";
+import { startedAgent } from "./agent_util.ts";
+import { tempDir } from "./temp_dir.ts";
 
 // A stalled agent, on the simulated NIC with its clock injected: the
 // device keeps counting while nobody polls, its buffer (4096 samples, 0.41 s
@@ -105,4 +108,67 @@ Deno.test("a 20 s stall neither starts nor ends a signal rule, and the log marks
   assert.deepEqual(sink.gapTimes, [
     T0_MS + 50 + firstAfter * PERIOD_NS / MS,
   ]);
+});
+
+Deno.test("an agent stopped with SIGSTOP for 1 s starts no rule on the samples it lost", async () => {
+  await using dir = await tempDir();
+  const log = join(dir.path, "events.log");
+  const config = join(dir.path, "stall.yaml");
+  // The simulated port's steady part (the first 5 s of its cycle): about
+  // 2.5 MB a sample. The pause loses about 5,900 samples; the first one
+  // after it is about 15 GB above the last one before.
+  await Deno.writeTextFile(
+    config,
+    `monitors:
+  - name: nic
+    source: sim
+    sample_period_ns: 100000
+    depth: 1000
+    event_log: ${JSON.stringify(log)}
+    seed: 7
+    columns:
+      - { name: port_0_rx_bytes, data_id: "0x1020000100000000" }
+    rules:
+      - name: rx above 20 GB/s
+        rate: port_0_rx_bytes
+        window: 1ms
+        above: 20G/s
+      - name: rx over 10 MB in one sample
+        increase: port_0_rx_bytes
+        above: 10000000
+`,
+  );
+  const agent = await startedAgent(["run", "--config", config]);
+  let stopped = false;
+  try {
+    await agent.waitFor(
+      "/metrics",
+      (body) => /samples_total\{[^}]*\} [1-9]\d{4,}/.test(body),
+    );
+    agent.signal("SIGSTOP");
+    stopped = true;
+    await new Promise((r) => setTimeout(r, 1_000)); // the pause under test
+    agent.signal("SIGCONT");
+    stopped = false;
+    await agent.waitFor(
+      "/metrics",
+      (body) => /lost_samples_total\{[^}]*\} [1-9]/.test(body),
+    );
+  } finally {
+    if (stopped) agent.signal("SIGCONT");
+  }
+  const { code } = await agent.stop();
+  assert.equal(code, 0);
+  const text = await Deno.readTextFile(log);
+  const starts = text.match(/^<<Event start>>.*$/gm) ?? [];
+  assert.deepEqual(starts.map((l) => /Rule: "([^"]*)"/.exec(l)?.[1]), [
+    "rx above 20 GB/s",
+  ]);
+  assert.doesNotMatch(text, /^<<Event end>>/m);
+  // The active rule writes every row; the loss is marked before the row
+  // after it.
+  assert.match(
+    text,
+    /^<<Gap>> Time: [^,]+, Dropped samples: [1-9]\d*\n\d+, \d+$/m,
+  );
 });
