@@ -19,6 +19,7 @@
  *   formatCsv,
  *   formatJson,
  *   GAP,
+ *   PEAK,
  *   HEADER_PREFIX,
  *   matchesFilter,
  *   Monitor,
@@ -57,7 +58,7 @@
  * assert.equal(monitor.events, 1);
  * const lines = (await Deno.readTextFile(nic.eventLog)).split("\n");
  * assert.equal(lines[0], `${HEADER_PREFIX} my-tool 1.0`);
- * assert.deepEqual(lines.slice(-11).map((l) => l.replace(/Time: \S+,/, "Time: T,")), [
+ * assert.deepEqual(lines.slice(-12).map((l) => l.replace(/Time: \S+,/, "Time: T,")), [
  *   "timestamp, rx_discards",
  *   "1795272600000000000, 0",
  *   "1795272600000100000, 0",
@@ -67,6 +68,7 @@
  *   `${GAP} Time: T, Dropped samples: 3`,
  *   "1795272600000400000, 0",
  *   "1795272600000500000, 0", // the second at or below 5 ends it
+ *   `${PEAK} Rule: "discards", Peak: 9`, // the rule's peak over the event
  *   `${EVENT_END} Time: T, Rule: "discards"`,
  *   "",
  * ]);
@@ -78,7 +80,8 @@
  * assert.equal(event.rule, "discards");
  * assert.equal(event.state, "ended");
  * assert.deepEqual(event.start, { sec: 1_795_272_600, ns: 300_000 });
- * assert.equal(event.peak, "9");
+ * assert.equal(event.rulePeak, 9); // from the <<Peak>> line
+ * assert.equal(event.columnPeak, "9");
  * assert.equal(event.droppedSamples, 3);
  *
  * const byRule = (rule: string) =>
@@ -169,7 +172,7 @@ export {
   HEADER_PREFIX,
 } from "./events/header.ts";
 export type { HeaderOptions } from "./events/header.ts";
-export { EVENT_END, EVENT_START, GAP } from "./events/markers.ts";
+export { EVENT_END, EVENT_START, GAP, PEAK } from "./events/markers.ts";
 
 // The review reader: find logs, read events back, filter, traceback, export.
 export { resolveInputs } from "./review/files.ts";

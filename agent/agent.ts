@@ -68,8 +68,8 @@ export interface AgentMonitor extends ServedMonitor {
  * // The first event, in the journal the endpoint reads, as the tally saw it.
  * const first = agent.journal.recent().at(-1)!;
  * assert.deepEqual(
- *   [first.id, first.rule, first.startMs, first.startSample],
- *   [1, 0, agent.tally.events[0].startMs, agent.tally.events[0].startSample],
+ *   [first.id, first.rule, first.startNs, first.startSample],
+ *   [1, 0, agent.tally.events[0].startNs, agent.tally.events[0].startSample],
  * );
  * assert.match(await Deno.readTextFile(nic.log.path), /rx_bytes_moving/);
  * await Deno.remove(dir, { recursive: true });
@@ -178,6 +178,7 @@ export class Agent {
           path: m.eventLog,
           version: options.version,
           device: describeDevice(m, collectors[i]),
+          name: m.name,
           depth: m.depth,
           samplePeriodNs: m.samplePeriodNs,
           columns: m.columns,

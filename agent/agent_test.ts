@@ -59,21 +59,22 @@ Deno.test("the agent journals every start and end as events.log and the tally ha
   );
   assert.equal(agent.journal.open(0, 0), undefined);
   assert.equal(agent.journal.last(0, 0), undefined);
-  // Sample numbers, times and peaks, as the tally (the closing table) has them.
+  // Sample numbers, sample times (ns) and peaks, as the tally (the closing
+  // table) has them.
   assert.deepEqual(
     events.toReversed().map((e) => [
       e.startSample,
       e.endSample ?? null,
-      e.startMs,
-      Number.isNaN(e.endMs) ? null : e.endMs,
+      e.startNs,
+      e.endNs ?? null,
       Number.isNaN(e.peak) ? "open" : e.peak,
     ]),
     agent.tally.events.map((t) => [
       t.startSample,
       t.endSample,
-      t.startMs,
-      t.endMs,
-      t.endMs === null ? "open" : t.peak,
+      t.startNs,
+      t.endNs,
+      t.endNs === null ? "open" : t.peak,
     ]),
   );
   const newest = events[0];

@@ -8,7 +8,9 @@
 import { terminalSafe } from "../base/terminal_text.ts";
 import type { RuleConfig } from "../config/types.ts";
 import type { Monitor, TransitionListener } from "../rules/monitor.ts";
-import { peakCell, peakKindOf, peakUnitOf } from "../rules/peak_format.ts";
+import { peakCell } from "../base/peak_text.ts";
+import { formatDuration, formatUtc, instantOfNs } from "../base/units.ts";
+import { peakKindOf, peakUnitOf } from "../rules/peak_format.ts";
 
 /** One event: a rule's activation and, once it happened, its end. */
 export interface EventRecord {
@@ -18,12 +20,15 @@ export interface EventRecord {
   readonly rule: string;
   /** The rule's severity (`warning` unless configured). */
   readonly severity: string;
-  /** Wall time the rule became active, Unix ms. */
-  readonly startMs: number;
+  /**
+   * The start sample's timestamp, ns since the Unix epoch (exact): the
+   * event's start in every view (review, the events API, the alerts).
+   */
+  readonly startNs: bigint;
   /** Sample count of the monitor when the event started. */
   readonly startSample: number;
-  /** Wall time it became inactive, Unix ms; null while still active. */
-  endMs: number | null;
+  /** The end sample's timestamp; null while still active. */
+  endNs: bigint | null;
   /** The monitor's sample count when it ended; null while still active. */
   endSample: number | null;
   /**
@@ -56,29 +61,39 @@ export const MAX_TALLIED_EVENTS = 1000;
  * import type { Monitor } from "../rules/monitor.ts";
  * import { EventTally, formatEventTable } from "./tally.ts";
  *
- * // What the listener reads of the monitor that calls it.
+ * // What the listener reads of the monitor that calls it: its rules, its
+ * // sample count and the newest sample in its ring (the one that changed
+ * // the rule), whose timestamp is the event's start or end.
+ * const words = new Uint32Array(2);
+ * const at = (ns: bigint) => {
+ *   words[0] = Number(ns & 0xffffffffn);
+ *   words[1] = Number(ns >> 32n);
+ * };
  * const rule = { name: "ECN burst", severity: "critical", peak: 150 };
- * const nic = { name: "nic", rules: [rule], samples: 100 };
+ * const ring = { offsetBack: () => 0 };
+ * const nic = { name: "nic", rules: [rule], samples: 100, ring, words };
  * const tally = new EventTally([{
  *   name: "nic",
  *   rules: [{ name: "ECN burst", column: 0, comparisonType: "gt", comparisonValue: 100n }],
  * }]);
- * tally.listener(nic as unknown as Monitor, 0, true, Date.UTC(2026, 10, 21, 14, 50));
+ * const t0 = 1_795_272_600_000_000_000n; // 2026-11-21T14:50:00Z, in ns
+ * at(t0);
+ * tally.listener(nic as unknown as Monitor, 0, true, Date.now());
  * rule.peak = 400; // open: the peak so far
  * assert.equal(tally.events[0].peak, 400);
  * nic.samples = 350;
  * rule.peak = 900;
- * tally.listener(nic as unknown as Monitor, 0, false, Date.UTC(2026, 10, 21, 14, 50, 0, 25));
+ * at(t0 + 25_000_123n);
+ * tally.listener(nic as unknown as Monitor, 0, false, Date.now());
  * rule.peak = 5; // a later event's: this one's stays
  * assert.deepEqual(tally.events, [{
  *   monitor: "nic", rule: "ECN burst", severity: "critical",
- *   startMs: Date.UTC(2026, 10, 21, 14, 50), startSample: 100,
- *   endMs: Date.UTC(2026, 10, 21, 14, 50, 0, 25), endSample: 350,
+ *   startNs: t0, startSample: 100, endNs: t0 + 25_000_123n, endSample: 350,
  *   peak: 900, peakKind: "max", peakUnit: "",
  * }]);
  * const [header, row] = formatEventTable(tally.events).split("\n");
  * assert.match(header, /^MONITOR +RULE +START \(UTC\) +DURATION +SAMPLES +PEAK +SEVERITY$/);
- * assert.match(row, /^nic +ECN burst +2026-11-21 14:50:00\.000 +0\.025 s +250 +900 +critical$/);
+ * assert.match(row, /^nic +ECN burst +2026-11-21 14:50:00\.000 +25 ms +250 +900 +critical$/);
  * ```
  */
 export class EventTally {
@@ -122,7 +137,7 @@ export class EventTally {
   }
 
   /** Pass to {@linkcode Monitor}'s constructor. */
-  readonly listener: TransitionListener = (monitor, rule, active, unixMs) => {
+  readonly listener: TransitionListener = (monitor, rule, active) => {
     let open = this.#open.get(monitor);
     if (!open) this.#open.set(monitor, open = []);
     const r = monitor.rules[rule];
@@ -137,9 +152,9 @@ export class EventTally {
         monitor: monitor.name,
         rule: r.name,
         severity: r.severity,
-        startMs: unixMs,
+        startNs: sampleNs(monitor),
         startSample: monitor.samples,
-        endMs: null,
+        endNs: null,
         endSample: null,
         peak: r.peak,
         peakKind: peakKindOf(config),
@@ -155,12 +170,19 @@ export class EventTally {
     } else {
       const record = open[rule];
       if (!record) return;
-      record.endMs = unixMs;
+      record.endNs = sampleNs(monitor);
       record.endSample = monitor.samples;
       record.peak = r.peak;
       open[rule] = undefined;
     }
   };
+}
+
+/** The timestamp of the sample the monitor just took, the one that changed a rule. */
+function sampleNs(monitor: Monitor): bigint {
+  const at = monitor.ring.offsetBack(0);
+  const words = monitor.words;
+  return (BigInt(words[at + 1]) << 32n) | BigInt(words[at]);
 }
 
 /**
@@ -176,8 +198,8 @@ export class EventTally {
  * import { formatEventTable } from "./tally.ts";
  *
  * const table = formatEventTable([{
- *   monitor: "nic", rule: "ECN\x1b[2J", severity: "warning", startMs: 0,
- *   startSample: 0, endMs: 1000, endSample: 10, peak: 7, peakKind: "max",
+ *   monitor: "nic", rule: "ECN\x1b[2J", severity: "warning", startNs: 0n,
+ *   startSample: 0, endNs: 1_000_000_000n, endSample: 10, peak: 7, peakKind: "max",
  *   peakUnit: "",
  * }]);
  * assert.ok(table.includes("ECN\\u001b[2J"));
@@ -202,10 +224,10 @@ export function formatEventTable(
     rows.push([
       terminalSafe(e.monitor),
       terminalSafe(e.rule),
-      new Date(e.startMs).toISOString().replace("T", " ").slice(0, 23),
-      e.endMs === null
+      formatUtc(instantOfNs(e.startNs)),
+      e.endNs === null
         ? "active"
-        : `${((e.endMs - e.startMs) / 1000).toFixed(3)} s`,
+        : formatDuration(Number(e.endNs - e.startNs) / 1e9),
       e.endSample === null ? "-" : String(e.endSample - e.startSample),
       peakCell(e),
       // A token of [a-z0-9_] when loaded; a rule built in code may say anything.

@@ -16,7 +16,7 @@ import {
   peakCell,
   type PeakKind,
   type PeakUnit,
-} from "../rules/peak_format.ts";
+} from "../base/peak_text.ts";
 
 /**
  * An alert as Alertmanager's API v2 takes it (`PostableAlert`): times are

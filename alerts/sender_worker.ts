@@ -20,7 +20,7 @@ import { AlertStats } from "../metrics/alert_stats.ts";
 import { openEventPeak } from "../metrics/open_event_peak.ts";
 import { type MonitorShape, PublishedState } from "../metrics/shared_state.ts";
 import { type PostableAlert, RuleAlert } from "./alert_state.ts";
-import type { PeakKind, PeakUnit } from "../rules/peak_format.ts";
+import type { PeakKind, PeakUnit } from "../base/peak_text.ts";
 import {
   AlertmanagerClient,
   type AlertmanagerCredentials,

@@ -18,8 +18,13 @@
 
 import { WindowAggregator } from "../metrics/aggregate.ts";
 import { join } from "node:path";
-import { EventsLog, type EventsLogOptions } from "../events/log.ts";
-import { formatHeader } from "../events/header.ts";
+import {
+  EventsLog,
+  type EventsLogOptions,
+  formatLogPeak,
+} from "../events/log.ts";
+import { formatHeader, quoteName } from "../events/header.ts";
+import { PEAK, PEAK_FIELD, RULE_FIELD } from "../events/markers.ts";
 import { Monitor } from "../rules/monitor.ts";
 import {
   type BenchCase,
@@ -152,9 +157,14 @@ export interface Checksum {
   readonly activeMask: number;
   /** FNV-1a of every ring word at the end (the generator's output). */
   readonly ringHash: string;
-  /** events.log bytes after the header block (C writes no header). */
+  /**
+   * events.log bytes after the header block (C writes no header), its
+   * `<<Peak>>` lines left out (C writes none).
+   */
   readonly logBodyBytes: number;
 }
+
+const encoder = new TextEncoder();
 
 /** One timed repetition's measurements. */
 export interface RepResult {
@@ -197,6 +207,7 @@ async function runRep(
   const logHeaderBytes = new TextEncoder().encode(formatHeader(options)).length;
   const log = await EventsLog.open(options);
   let transitions = 0;
+  let peakLineBytes = 0;
   let transitionHash = FNV_OFFSET;
   const monitor = new Monitor(
     {
@@ -220,6 +231,20 @@ async function runRep(
         : undefined,
       onTransition(m, rule, active) {
         transitions++;
+        // The `<<Peak>>` line written before each end marker is ours: the
+        // C loop writes none, so its bytes are left out of the count.
+        if (!active) {
+          peakLineBytes += encoder.encode(
+            `${PEAK} ${RULE_FIELD}: ${
+              quoteName(m.rules[rule].name)
+            }, ${PEAK_FIELD}: ${
+              formatLogPeak(
+                m.rules[rule].peak,
+                (m.rules[rule] as { signal?: string }).signal === "rate",
+              )
+            }\n`,
+          ).length;
+        }
         transitionHash = fnv(
           fnv(fnv(transitionHash, m.samples), rule),
           active ? 1 : 0,
@@ -292,7 +317,7 @@ async function runRep(
       transitionHash: hex(timedTransitionHash),
       activeMask,
       ringHash: hex(ringHash),
-      logBodyBytes: log.stats.bytesWritten - logHeaderBytes,
+      logBodyBytes: log.stats.bytesWritten - logHeaderBytes - peakLineBytes,
     },
     logPath: path,
     logHeaderBytes,

@@ -26,6 +26,7 @@ import { fileURLToPath as fromFileUrl } from "node:url";
 import { errorMessage } from "../base/error_message.ts";
 import { CASES, runsInC, specText } from "./mix.ts";
 import type { BenchCase } from "./mix.ts";
+import { PEAK } from "../events/markers.ts";
 
 const HERE = new URL("./", import.meta.url);
 const decoder = new TextDecoder();
@@ -124,12 +125,14 @@ function runDeno(benchCase: BenchCase, dir: string) {
 
 /**
  * Compares the two events logs of a kept case: the Deno one after its
- * header block, the C one whole, with marker times (wall clock, which
- * differs between the runs) skipped. Returns the number of bytes compared.
+ * header block and without its `<<Peak>>` lines (ours: the C loop keeps no
+ * peaks), the C one whole, with marker times (wall clock, which differs
+ * between the runs) skipped. Returns the number of bytes compared.
  */
 async function compareLogs(deno: Summary, c: Summary): Promise<number> {
-  const a = (await Deno.readFile(deno.log_path!)).subarray(
-    deno.log_header_bytes,
+  const a = withoutLines(
+    (await Deno.readFile(deno.log_path!)).subarray(deno.log_header_bytes),
+    new TextEncoder().encode(PEAK),
   );
   const b = await Deno.readFile(c.log_path!);
   if (a.length !== b.length) {
@@ -153,6 +156,22 @@ async function compareLogs(deno: Summary, c: Summary): Promise<number> {
     i = t + time.length + 19;
   }
   return a.length;
+}
+
+/** `text` without the lines that begin with `prefix`. */
+function withoutLines(text: Uint8Array, prefix: Uint8Array): Uint8Array {
+  const out = new Uint8Array(text.length);
+  let n = 0;
+  for (let line = 0; line < text.length;) {
+    let end = text.indexOf(10, line);
+    end = end < 0 ? text.length : end + 1;
+    if (!prefix.every((byte, j) => text[line + j] === byte)) {
+      out.set(text.subarray(line, end), n);
+      n += end - line;
+    }
+    line = end;
+  }
+  return out.subarray(0, n);
 }
 
 function median(values: readonly number[]): number {

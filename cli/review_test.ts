@@ -138,7 +138,7 @@ Deno.test("the table, with filters; numbers stay those of the whole timeline", a
     /5 events, 1 open at the end of the log, 1 cut by a restart; 2 files read/,
   );
   assert.deepEqual(all.warnings, [
-    `${nic}: line 77: the file ends in the middle of a line; ignored`,
+    `${nic}: line 78: the file ends in the middle of a line; ignored`,
   ]);
   const some = await review([
     nic,

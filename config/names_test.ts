@@ -178,7 +178,7 @@ async function roundTrip(names: readonly string[]) {
   log.row(record, 0);
   for (let i = 0; i < names.length; i++) {
     log.eventStart(i, Date.UTC(2026, 10, 21, 14, 50));
-    log.eventEnd(i, Date.UTC(2026, 10, 21, 14, 50, 1));
+    log.eventEnd(i, Date.UTC(2026, 10, 21, 14, 50, 1), NaN);
   }
   await log.close();
   const review = await readReview(await resolveInputs([path]));

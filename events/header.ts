@@ -34,6 +34,13 @@ export interface HeaderOptions {
   readonly version: string;
   /** Printed as `Device: "..."`. */
   readonly device: string;
+  /**
+   * The monitor's name as configured, printed after the device as
+   * `Monitor: "..."` (ours: the reference has one monitor and no name), so
+   * that review names the monitor as the configuration, the metrics and
+   * the alerts do.
+   */
+  readonly name?: string;
   /** History depth in samples, printed as `Sample history depth: N`. */
   readonly depth: number;
   /** Sample period in ns, printed as `Diag sample period: Nns`. */
@@ -109,6 +116,9 @@ export function formatHeader(options: HeaderOptions): string {
     `${HEADER_PREFIX} ${options.version}`,
     "Configuration: ",
     `\tDevice: ${quoteName(options.device)}`,
+    ...(options.name === undefined
+      ? []
+      : [`\tMonitor: ${quoteName(options.name)}`]),
     `\tSample history depth: ${options.depth}`,
     `\tDiag sample period: ${options.samplePeriodNs}ns`,
     "\tData IDs: [",

@@ -29,9 +29,13 @@ import {
   EVENT_START,
   GAP,
   LOST_FIELD,
+  PEAK,
+  PEAK_FIELD,
+  PEAK_UNKNOWN,
   RULE_FIELD,
   TIME_FIELD,
 } from "./markers.ts";
+import { isReferenceRule } from "../config/types.ts";
 
 /** What an events log needs to know about its monitor. */
 export interface EventsLogOptions extends HeaderOptions {
@@ -79,6 +83,7 @@ const encoder = new TextEncoder();
 const START = encoder.encode(`${EVENT_START} ${TIME_FIELD}: `);
 const END = encoder.encode(`${EVENT_END} ${TIME_FIELD}: `);
 const GAP_START = encoder.encode(`${GAP} ${TIME_FIELD}: `);
+const PEAK_START = encoder.encode(`${PEAK} ${RULE_FIELD}: `);
 const RULE = encoder.encode(`, ${RULE_FIELD}: `);
 const DROPPED = encoder.encode(`, ${DROPPED_FIELD}: `);
 const LOST = encoder.encode(`, ${LOST_FIELD}: `);
@@ -125,7 +130,7 @@ const LOST_MARKER_BYTES = GAP_START.length + UTC_SECOND_LENGTH + LOST.length +
  * log.columnNames();
  * log.row(record, 0);
  * log.eventStart(0, Date.UTC(2026, 10, 21, 14, 50));
- * log.eventEnd(0, Date.UTC(2026, 10, 21, 14, 50, 1));
+ * log.eventEnd(0, Date.UTC(2026, 10, 21, 14, 50, 1), 9); // its peak: 9
  * await log.close();
  *
  * const text = await Deno.readTextFile(`${dir}/events.log`);
@@ -134,6 +139,7 @@ const LOST_MARKER_BYTES = GAP_START.length + UTC_SECOND_LENGTH + LOST.length +
  *   "timestamp, rx\n" +
  *     "1000, 9\n" +
  *     '<<Event start>> Time: 2026-11-21T14:50:00Z, Rule: "rx > 5"\n' +
+ *     '<<Peak>> Rule: "rx > 5", Peak: 9\n' +
  *     '<<Event end>> Time: 2026-11-21T14:50:01Z, Rule: "rx > 5"\n',
  * ));
  * assert.equal(log.stats.bytesWritten, new TextEncoder().encode(text).length);
@@ -162,6 +168,7 @@ export class EventsLog implements EventSink {
   readonly #maxChunks: number;
   readonly #columnNames: Uint8Array;
   readonly #ruleNames: Uint8Array[];
+  readonly #perSecond: boolean[]; // the rule's peak is a rate
   readonly #rowBytes: number;
   readonly #recordWords: number;
   readonly #u64: U64Writer;
@@ -199,6 +206,9 @@ export class EventsLog implements EventSink {
     this.#columnNames = encoder.encode(formatColumnNames(options.columns));
     this.#ruleNames = options.rules.map((r) =>
       encoder.encode(quoteName(r.name) + "\n")
+    );
+    this.#perSecond = options.rules.map((r) =>
+      !isReferenceRule(r) && r.signal === "rate"
     );
     this.#recordWords = 2 * (options.columns.length + 1);
     this.#u64 = new U64Writer(options.columns.length + 1);
@@ -307,9 +317,24 @@ export class EventsLog implements EventSink {
     this.flush();
   }
 
-  /** Writes the `<<Event end>>` marker and has everything written and synced. */
-  eventEnd(rule: number, unixMs: number): void {
-    this.#marker(END, unixMs, RULE, this.#ruleNames[rule]);
+  /**
+   * Writes the event's `<<Peak>>` line and the `<<Event end>>` marker, and
+   * has everything written and synced.
+   */
+  eventEnd(rule: number, unixMs: number, peak: number): void {
+    // Formatted here, once an event: an event's end is not a per-sample cost.
+    const text = encoder.encode(
+      `, ${PEAK_FIELD}: ${formatLogPeak(peak, this.#perSecond[rule])}\n`,
+    );
+    const name = this.#ruleNames[rule];
+    if (this.#reserve(PEAK_START.length + name.length + text.length)) {
+      this.#putBytes(PEAK_START);
+      // The name's bytes end in a newline: leave it for the end marker.
+      this.#chunk.set(name.subarray(0, name.length - 1), this.#pos);
+      this.#pos += name.length - 1;
+      this.#putBytes(text);
+    }
+    this.#marker(END, unixMs, RULE, name);
     this.#syncWanted = true;
     this.flush();
   }
@@ -740,4 +765,13 @@ async function renameIfExists(from: string, to: string): Promise<void> {
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
+}
+
+/**
+ * A peak as a `<<Peak>>` line gives it: the shortest decimal that reads back
+ * as the same number, `/s` after a rate, `unknown` for NaN.
+ */
+export function formatLogPeak(peak: number, perSecond: boolean): string {
+  if (Number.isNaN(peak)) return PEAK_UNKNOWN;
+  return perSecond ? `${peak}/s` : String(peak);
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ColumnConfig, RuleConfig } from "../config/types.ts";
-import { EventsLog, type EventsLogOptions } from "./log.ts";
+import { EventsLog, type EventsLogOptions, formatLogPeak } from "./log.ts";
 import { tempDir } from "../tests/temp_dir.ts";
 import type { Plan, Report } from "../tests/fixtures/limited_events_log.ts";
 
@@ -55,7 +55,7 @@ Deno.test("EventsLog writes header, rows and markers in the reference layout", a
   log.eventStart(0, T0);
   log.row(record(1795272600000100000n, 9007199254740993n, 7n), 0);
   log.gap(12, T0 + 1000);
-  log.eventEnd(0, T0 + 2000);
+  log.eventEnd(0, T0 + 2000, 7);
   await log.close();
   const text = await Deno.readTextFile(path);
   const body = text.slice(
@@ -68,6 +68,7 @@ Deno.test("EventsLog writes header, rows and markers in the reference layout", a
       '<<Event start>> Time: 2026-11-21T14:50:00Z, Rule: "ecn ""burst"""\n' +
       "1795272600000100000, 9007199254740993, 7\n" +
       "<<Gap>> Time: 2026-11-21T14:50:01Z, Dropped samples: 12\n" +
+      '<<Peak>> Rule: "ecn ""burst""", Peak: 7\n' +
       '<<Event end>> Time: 2026-11-21T14:50:02Z, Rule: "ecn ""burst"""\n',
   );
   assert.ok(
@@ -77,6 +78,14 @@ Deno.test("EventsLog writes header, rows and markers in the reference layout", a
   );
   assert.equal(log.stats.bytesWritten, new TextEncoder().encode(text).length);
   assert.equal(log.stats.pendingBytes, 0);
+});
+
+Deno.test("formatLogPeak: the shortest exact decimal, per second for a rate, unknown for NaN", () => {
+  assert.equal(formatLogPeak(9007199254740753, false), "9007199254740753");
+  assert.equal(formatLogPeak(68600.5, true), "68600.5/s");
+  assert.equal(formatLogPeak(0.001234, false), "0.001234");
+  assert.equal(Number(formatLogPeak(0.1 + 0.2, false)), 0.1 + 0.2);
+  assert.equal(formatLogPeak(NaN, true), "unknown");
 });
 
 Deno.test("EventsLog appends a new header block instead of truncating", async () => {
@@ -254,7 +263,7 @@ Deno.test({
 Deno.test("EventsLog flushes at every event boundary without using up its chunks", async () => {
   await using dir = await tempDir();
   const path = join(dir.path, "events.log");
-  // Four 1 KiB chunks and 30 boundaries with about 2.3 KiB of lines, all
+  // Four 1 KiB chunks and 30 boundaries with about 2.9 KiB of lines, all
   // without yielding, so no write can complete meanwhile: the bytes fit in
   // three chunks, but a flush that gave up a whole chunk each time would
   // run out after three boundaries and drop rows.
@@ -266,7 +275,7 @@ Deno.test("EventsLog flushes at every event boundary without using up its chunks
     words[0] = i;
     log.row(words, 0);
     if (i % 2 === 0) log.eventStart(0, T0);
-    else log.eventEnd(0, T0);
+    else log.eventEnd(0, T0, NaN);
   }
   assert.equal(log.stats.droppedRows, 0);
   await log.close();
@@ -274,7 +283,8 @@ Deno.test("EventsLog flushes at every event boundary without using up its chunks
   assert.equal(text.split("<<Event end>>").length - 1, 15);
   assert.ok(
     text.endsWith(
-      '29, 0, 0\n<<Event end>> Time: 2026-11-21T14:50:00Z, Rule: "ecn ""burst"""\n',
+      '29, 0, 0\n<<Peak>> Rule: "ecn ""burst""", Peak: unknown\n' +
+        '<<Event end>> Time: 2026-11-21T14:50:00Z, Rule: "ecn ""burst"""\n',
     ),
   );
 });

@@ -23,6 +23,15 @@ export const EVENT_START = `${EVENT_MARKER}start>>`;
 export const EVENT_END = `${EVENT_MARKER}end>>`;
 /** Opens a line where samples or rows were lost during an event. */
 export const GAP = "<<Gap>>";
+/**
+ * Ours: the line before an `<<Event end>>` that gives the event's peak in
+ * the rule's own signal and units (per second for a `rate`, a fraction for
+ * a `ratio`), as the closing table, the metrics and the alerts show it.
+ */
+export const PEAK = "<<Peak>>";
+export const PEAK_FIELD = "Peak";
+/** What {@linkcode PEAK_FIELD} says when no sample of the event had a known signal. */
+export const PEAK_UNKNOWN = "unknown";
 /** Names the marker's wall time (UTC, to the second) after the opener. */
 export const TIME_FIELD = "Time";
 /** Names the rule, quoted as in the header, in an event marker. */

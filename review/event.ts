@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { Instant } from "../base/units.ts";
+
 import type { HeaderSignal, RuleKind } from "./header.ts";
 import type { TimeFormat } from "./reference_time.ts";
 import type { ChartSeries } from "./window.ts";
@@ -17,13 +19,7 @@ import type { ChartSeries } from "./window.ts";
  */
 export type EventState = "ended" | "open" | "interrupted";
 
-/** A point in time: whole seconds and nanoseconds (wall-clock UTC). */
-export interface Instant {
-  /** Whole seconds since the Unix epoch. */
-  readonly sec: number;
-  /** Nanoseconds within that second (0 to 999999999). */
-  readonly ns: number;
-}
+export type { Instant };
 
 /** Where in the log files an event's traceback window lies. */
 export interface WindowLocation {
@@ -138,18 +134,27 @@ export interface ReviewEvent {
   /** Rows the agent could not write during the event (`<<Gap>> ... Lost rows`). */
   readonly lostRows: number;
   /**
+   * The rule's peak over the event, as the agent computed it and wrote it
+   * in the `<<Peak>>` line before the end marker: in the rule's own signal
+   * and units (per second for a `rate`, a fraction for a `ratio`), the
+   * same number the closing table, the events API and the alerts give.
+   * Null when the event did not end in the log, the log predates the
+   * line, or no sample of the event had a known signal.
+   */
+  readonly rulePeak: number | null;
+  /**
    * The rule column's most extreme value during the event, exact decimal,
    * in the rule's direction: highest for gt, dt_gt, inc_gt and signal
    * rules `above`, lowest for lt, dt_lt and signal rules `below`. Null if
    * the column is unknown or no row was recorded.
    */
-  readonly peak: string | null;
+  readonly columnPeak: string | null;
   /** When the peak was sampled (null if none). */
-  readonly peakAt: Instant | null;
+  readonly columnPeakAt: Instant | null;
   /** The most extreme per-second rate of the column, same direction (null if none). */
-  readonly peakRate: number | null;
+  readonly columnPeakRate: number | null;
   /** When the peak rate was reached (null if none). */
-  readonly peakRateAt: Instant | null;
+  readonly columnPeakRateAt: Instant | null;
   /** Where its traceback window lies in the log files. */
   readonly window: WindowLocation;
   /** Chart data, when asked for (the HTML report). */

@@ -18,7 +18,7 @@ import {
   scale,
   WIDTH as W,
 } from "./svg.ts";
-import { formatDuration, formatSi } from "./units.ts";
+import { formatDuration, formatSi } from "../base/units.ts";
 import { POINT_STRIDE } from "./window.ts";
 
 const LEFT = 80;
@@ -279,7 +279,9 @@ export function eventChartSvg(e: ReviewEvent): string {
     "value-line",
     `${column} (value)`,
     th.value,
-    e.peak === null ? undefined : { x: since(e.peakAt), y: Number(e.peak) },
+    e.columnPeak === null
+      ? undefined
+      : { x: since(e.columnPeakAt), y: Number(e.columnPeak) },
   );
   panel(
     rateTop,
@@ -289,7 +291,9 @@ export function eventChartSvg(e: ReviewEvent): string {
     "rate-line",
     `${column} per second (rate)`,
     th.rate,
-    e.peakRate === null ? undefined : { x: since(e.peakRateAt), y: e.peakRate },
+    e.columnPeakRate === null
+      ? undefined
+      : { x: since(e.columnPeakRateAt), y: e.columnPeakRate },
   );
 
   // Start and end, across both panels.

@@ -64,11 +64,13 @@ export interface EventRecord {
   readonly historyRows: number;
   readonly droppedSamples: number;
   readonly lostRows: number;
-  /** The peak as `hi * 10^9 + lo` (see decimal.ts); null if none. */
-  readonly peak: readonly [number, number] | null;
-  readonly peakAt: Instant | null;
-  readonly peakRate: number | null;
-  readonly peakRateAt: Instant | null;
+  /** The rule's peak from the log's `<<Peak>>` line; null if none. */
+  readonly rulePeak: number | null;
+  /** The column's extreme as `hi * 10^9 + lo` (see decimal.ts); null if none. */
+  readonly columnPeak: readonly [number, number] | null;
+  readonly columnPeakAt: Instant | null;
+  readonly columnPeakRate: number | null;
+  readonly columnPeakRateAt: Instant | null;
   readonly windowStartFile: number;
   readonly windowStartLine: number;
   readonly windowStartOffset: number;
@@ -93,7 +95,8 @@ const F_RATE = 8;
 const F_RATE_AT = 9;
 const F_WINDOW_OFFSET = 10;
 const F_START_ROW = 11;
-const NF = 12;
+const F_RULE_PEAK = 12;
+const NF = 13;
 // Numbers below 2^32: nanoseconds (always < 10^9), indexes, line
 // numbers, marker seconds (whole seconds to 2106), flags.
 const U_CONTEXT = 0;
@@ -177,12 +180,13 @@ export class EventStore {
     f[o + F_ROWS] = r.rows;
     f[o + F_DROPPED] = r.droppedSamples;
     f[o + F_LOST] = r.lostRows;
-    f[o + F_PEAK_HI] = r.peak === null ? NaN : r.peak[0];
-    u[p + U_PEAK_LO] = r.peak === null ? 0 : r.peak[1];
-    putInstant(f, o + F_PEAK_AT, u, p + U_PEAK_AT_NS, r.peakAt);
-    f[o + F_RATE] = r.peakRate ?? NaN;
-    putInstant(f, o + F_RATE_AT, u, p + U_RATE_AT_NS, r.peakRateAt);
+    f[o + F_PEAK_HI] = r.columnPeak === null ? NaN : r.columnPeak[0];
+    u[p + U_PEAK_LO] = r.columnPeak === null ? 0 : r.columnPeak[1];
+    putInstant(f, o + F_PEAK_AT, u, p + U_PEAK_AT_NS, r.columnPeakAt);
+    f[o + F_RATE] = r.columnPeakRate ?? NaN;
+    putInstant(f, o + F_RATE_AT, u, p + U_RATE_AT_NS, r.columnPeakRateAt);
     f[o + F_WINDOW_OFFSET] = r.windowStartOffset;
+    f[o + F_RULE_PEAK] = r.rulePeak ?? NaN;
     putInstant(f, o + F_START_ROW, u, p + U_START_ROW_NS, r.startRow);
     u[p + U_CONTEXT] = r.context;
     u[p + U_FILE] = r.file;
@@ -264,6 +268,7 @@ export class EventStore {
     const c = this.#contexts[u[p + U_CONTEXT]];
     const flags = u[p + U_FLAGS];
     const peakHi = f[o + F_PEAK_HI];
+    const rulePeak = f[o + F_RULE_PEAK];
     const rate = f[o + F_RATE];
     const duration = f[o + F_DURATION];
     const endLine = u[p + U_WINDOW_END_LINE];
@@ -302,10 +307,13 @@ export class EventStore {
       historyRows: u[p + U_HISTORY],
       droppedSamples: dropped,
       lostRows: lost,
-      peak: peakHi === peakHi ? formatDecimal(peakHi, u[p + U_PEAK_LO]) : null,
-      peakAt: getInstant(f, o + F_PEAK_AT, u, p + U_PEAK_AT_NS),
-      peakRate: rate === rate ? rate : null,
-      peakRateAt: getInstant(f, o + F_RATE_AT, u, p + U_RATE_AT_NS),
+      rulePeak: rulePeak === rulePeak ? rulePeak : null,
+      columnPeak: peakHi === peakHi
+        ? formatDecimal(peakHi, u[p + U_PEAK_LO])
+        : null,
+      columnPeakAt: getInstant(f, o + F_PEAK_AT, u, p + U_PEAK_AT_NS),
+      columnPeakRate: rate === rate ? rate : null,
+      columnPeakRateAt: getInstant(f, o + F_RATE_AT, u, p + U_RATE_AT_NS),
       window: {
         files: c.files,
         startFile: u[p + U_WINDOW_FILE],

@@ -35,10 +35,11 @@ const record = (
   historyRows: 4,
   droppedSamples: 3,
   lostRows: 1,
-  peak: [18446744073, 709551615],
-  peakAt: sec === null ? null : { sec, ns: 6 },
-  peakRate: -2.5,
-  peakRateAt: null,
+  rulePeak: 68600.5,
+  columnPeak: [18446744073, 709551615],
+  columnPeakAt: sec === null ? null : { sec, ns: 6 },
+  columnPeakRate: -2.5,
+  columnPeakRateAt: null,
   windowStartFile: 0,
   windowStartLine: 30,
   windowStartOffset: 2 ** 40 + 3,
@@ -71,8 +72,9 @@ Deno.test("an event reads back as it was stored, exactly", () => {
       2 ** 40 + 4,
     ],
   );
-  assert.equal(e.peak, "18446744073709551615");
-  assert.deepEqual([e.peakRate, e.peakRateAt], [-2.5, null]);
+  assert.equal(e.columnPeak, "18446744073709551615");
+  assert.equal(e.rulePeak, 68600.5);
+  assert.deepEqual([e.columnPeakRate, e.columnPeakRateAt], [-2.5, null]);
   assert.deepEqual(
     [e.window.startOffset, e.window.endFile, e.window.endLine],
     [2 ** 40 + 3, 1, 9],
@@ -89,8 +91,9 @@ Deno.test("nulls, open events and marker texts that do not print back", () => {
     startMarker: null,
     endMarker: null,
     durationS: null,
-    peak: null,
-    peakRate: null,
+    rulePeak: null,
+    columnPeak: null,
+    columnPeakRate: null,
     windowEndLine: null,
   }));
   store.add(record(id, 5, { startMarker: "soon", endMarker: "2026-11-21 x" }));
@@ -99,7 +102,10 @@ Deno.test("nulls, open events and marker texts that do not print back", () => {
     [a.start, a.end, a.last, a.state, a.startKnown, a.startMarker],
     [null, null, null, "open", false, null],
   );
-  assert.deepEqual([a.durationS, a.peak, a.peakRate], [null, null, null]);
+  assert.deepEqual(
+    [a.durationS, a.rulePeak, a.columnPeak, a.columnPeakRate],
+    [null, null, null, null],
+  );
   assert.deepEqual([a.window.endFile, a.window.endLine], [null, null]);
   const b = store.event(1, 2);
   assert.deepEqual([b.startMarker, b.endMarker], ["soon", "2026-11-21 x"]);

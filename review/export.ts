@@ -74,13 +74,26 @@ export interface JsonEvent {
   readonly history_rows: number;
   readonly dropped_samples: number;
   readonly lost_rows: number;
-  /** Exact decimal: the column's highest value (lowest for lt, dt_lt, signal rules `below`). */
-  readonly peak: string | null;
-  /** `max` or `min`: which extreme `peak` and `peak_rate_per_s` are. */
+  /**
+   * The rule's peak over the event, in its own signal and units (per
+   * second for a rate, a fraction for a ratio): the number the closing
+   * table, the events API and the alerts give. Null if the log does not
+   * say (the event is open, or the log predates `<<Peak>>` lines).
+   */
+  readonly peak: number | null;
+  /**
+   * `max` or `min`: which extreme `peak`, `column_peak` and
+   * `column_peak_rate_per_s` are.
+   */
   readonly peak_kind: "max" | "min";
-  readonly peak_time: string | null;
-  readonly peak_rate_per_s: number | null;
-  readonly peak_rate_time: string | null;
+  /** `/s` for a rate's peak, empty otherwise. */
+  readonly peak_unit: "/s" | "";
+  /** Exact decimal: the rule column's own extreme over the event. */
+  readonly column_peak: string | null;
+  readonly column_peak_time: string | null;
+  /** The rule column's most extreme sample-to-sample rate, per second. */
+  readonly column_peak_rate_per_s: number | null;
+  readonly column_peak_rate_time: string | null;
   readonly start_marker: string | null;
   readonly end_marker: string | null;
   readonly file: string;
@@ -122,9 +135,11 @@ export const CSV_FIELDS: readonly (keyof JsonEvent)[] = [
   "lost_rows",
   "peak",
   "peak_kind",
-  "peak_time",
-  "peak_rate_per_s",
-  "peak_rate_time",
+  "peak_unit",
+  "column_peak",
+  "column_peak_time",
+  "column_peak_rate_per_s",
+  "column_peak_rate_time",
   "start_marker",
   "end_marker",
   "file",
@@ -220,11 +235,13 @@ export function toJsonEvent(e: ReviewEvent): JsonEvent {
     history_rows: e.historyRows,
     dropped_samples: e.droppedSamples,
     lost_rows: e.lostRows,
-    peak: e.peak,
+    peak: e.rulePeak,
     peak_kind: firesLow(e) ? "min" : "max",
-    peak_time: iso(e.peakAt),
-    peak_rate_per_s: e.peakRate,
-    peak_rate_time: iso(e.peakRateAt),
+    peak_unit: e.kind === "rate" ? "/s" : "",
+    column_peak: e.columnPeak,
+    column_peak_time: iso(e.columnPeakAt),
+    column_peak_rate_per_s: e.columnPeakRate,
+    column_peak_rate_time: iso(e.columnPeakRateAt),
     start_marker: e.startMarker,
     end_marker: e.endMarker,
     file: e.file,
@@ -302,7 +319,7 @@ export function jsonTerminalSafe(json: string): string {
  *
  * @example
  * ```ts ignore
- * JSON.parse(formatJson(review.events, review.files)).events[0].peak; // "18446744073709551610"
+ * JSON.parse(formatJson(review.events, review.files)).events[0].columnPeak; // "18446744073709551610"
  * ```
  */
 export function formatJson(

@@ -29,6 +29,7 @@ Deno.test("--json: events with exact u64 strings, ISO times, null ends for open 
       a.duration_s,
       a.samples,
       a.peak,
+      a.column_peak,
       a.peak_kind,
       a.state,
     ],
@@ -41,6 +42,7 @@ Deno.test("--json: events with exact u64 strings, ISO times, null ends for open 
       "1795272700001100000",
       0.0008,
       8,
+      173,
       "9007199254740993",
       "max",
       "ended",
@@ -49,12 +51,13 @@ Deno.test("--json: events with exact u64 strings, ISO times, null ends for open 
   assert.equal(a.dropped_samples, 5);
   assert.equal(a.comparison_type, "differential_greater_than");
   assert.equal(a.comparison_value, "100");
-  assert.equal(a.peak_rate_per_s, 1300000);
+  assert.equal(a.column_peak_rate_per_s, 1300000);
+  assert.equal(a.peak_unit, "");
   assert.deepEqual([b.state, b.end, b.end_ns], ["interrupted", null, null]);
   assert.deepEqual([c.state, c.end, c.duration_s], ["open", null, 0.0002]);
   assert.deepEqual(doc.files[0].time_formats, ["ns"]);
   // JSON.parse of a number would have rounded 2^53 + 1: it is a string.
-  assert.equal(typeof a.peak, "string");
+  assert.equal(typeof a.column_peak, "string");
 });
 
 Deno.test("--csv: a header row and the same fields as --json, one row per event", async () => {

@@ -27,9 +27,11 @@ import { MAX_LINE_BYTES, openLogSource, readLines } from "./lines.ts";
 import {
   isEventMarker,
   isGapMarker,
+  isPeakMarker,
   markerInstant,
   parseEventMarker,
   parseGapMarker,
+  parsePeakMarker,
 } from "./markers.ts";
 import { clip } from "./message_text.ts";
 import {
@@ -295,6 +297,22 @@ export class FamilyReader {
       } else this.#eventEnd(marker.rule, marker.time, line);
       return;
     }
+    if (isPeakMarker(text)) {
+      const peak = parsePeakMarker(text);
+      if (peak === undefined) {
+        this.#bad(line, `malformed peak marker "${clip(text)}"`);
+        return;
+      }
+      // It comes right before its event's end marker.
+      const open = this.#open.find((o) => o.rule === peak.rule);
+      if (open === undefined) {
+        this.#note(
+          line,
+          `"${clip(peak.rule)}" has a peak but no event of it is open`,
+        );
+      } else open.rulePeak = peak.peak;
+      return;
+    }
     if (isGapMarker(text)) {
       const gap = parseGapMarker(text);
       if (gap === undefined) {
@@ -336,7 +354,8 @@ export class FamilyReader {
     if (parser === null) return;
     this.#headerParser = null;
     const header = parser.header();
-    const monitor = this.#family.monitor ?? header.device ??
+    // As configured, where the log says; else as the file or device names it.
+    const monitor = header.monitor ?? this.#family.monitor ?? header.device ??
       this.#family.stem;
     this.#block = this.#shared.blocks.get(monitor, header);
     if (!this.#limbo) {

@@ -92,6 +92,8 @@ export interface LogHeader {
   /** After `Telemetry monitor : `. */
   readonly version: string;
   readonly device?: string;
+  /** The monitor's configured name (`Monitor:`, ours; absent in older logs). */
+  readonly monitor?: string;
   readonly depth?: number;
   readonly samplePeriodNs?: number;
   readonly columns: readonly HeaderColumn[];
@@ -131,6 +133,7 @@ export function unquoteName(text: string): string {
 export class HeaderParser {
   #version: string;
   #device: string | undefined;
+  #monitor: string | undefined;
   #depth: number | undefined;
   #periodNs: number | undefined;
   #section: "none" | "ids" | "rules" = "none";
@@ -173,6 +176,7 @@ export class HeaderParser {
     if (key === "Data IDs") this.#section = "ids";
     else if (key === "Rules") this.#section = "rules";
     else if (key === "Device") this.#device = unquoteName(value);
+    else if (key === "Monitor") this.#monitor = unquoteName(value);
     else if (key === "Sample history depth") this.#depth = toInt(value);
     else if (/period/i.test(key)) this.#periodNs = toInt(value);
     return true;
@@ -184,6 +188,7 @@ export class HeaderParser {
     return {
       version: this.#version,
       device: this.#device,
+      monitor: this.#monitor,
       depth: this.#depth,
       samplePeriodNs: this.#periodNs,
       columns: this.#columns,

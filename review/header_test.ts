@@ -263,3 +263,28 @@ Deno.test("HeaderParser keeps a signal rule whose condition it cannot read, with
     undefined,
   ]);
 });
+
+Deno.test("a header's Monitor line (ours) reads back as the configured name; a header without one has none", () => {
+  const options = {
+    version: "dpu-traceback 0.2.0",
+    device: "replay capture.csv",
+    depth: 2,
+    samplePeriodNs: 100_000,
+    columns: [{ name: "rx", dataId: "0x1020000100000000" }],
+    rules: [],
+  };
+  const read = (text: string) => {
+    const lines = text.split("\n");
+    const p = new HeaderParser(lines[0]);
+    for (const line of lines.slice(1)) if (!p.accept(line)) break;
+    return p.header();
+  };
+  const named = formatHeader({ ...options, name: 'roce "0"' });
+  assert.match(
+    named,
+    /\n\tDevice: "replay capture\.csv"\n\tMonitor: "roce ""0"""\n\tSample history depth: 2\n/,
+  );
+  assert.equal(read(named).monitor, 'roce "0"');
+  assert.equal(read(named).device, "replay capture.csv");
+  assert.equal(read(formatHeader(options)).monitor, undefined);
+});

@@ -17,10 +17,10 @@ import {
   durationCell,
   endCell,
   peakCell,
-  peakRateCell,
+  signalName,
   startCell,
 } from "./table.ts";
-import { countOf, formatCount, formatSi, formatUtc } from "./units.ts";
+import { countOf, formatCount, formatSi, formatUtc } from "../base/units.ts";
 
 /** What the page says besides the events. */
 export interface ReportContext {
@@ -162,7 +162,7 @@ export function* reportChunks(
     timelineSvg(events),
     '<h2 id="events">Events</h2>',
     "<table>",
-    "<thead><tr><th>#</th><th>Monitor</th><th>Rule</th><th>Start (UTC)</th><th>End</th><th>Duration</th><th>Samples</th><th>Peak</th><th>Peak rate</th></tr></thead>",
+    "<thead><tr><th>#</th><th>Monitor</th><th>Rule</th><th>Start (UTC)</th><th>End</th><th>Duration</th><th>Samples</th><th>Peak</th></tr></thead>",
     "<tbody>",
   );
   let rows = 0;
@@ -174,9 +174,7 @@ export function* reportChunks(
         cell(startCell(e), false, "time")
       }${cell(endCell(e), false, `time state-${e.state}`)}${
         cell(durationCell(e), true)
-      }${cell(formatCount(e.samples), true)}${cell(peakCell(e), true)}${
-        cell(peakRateCell(e), true)
-      }</tr>`,
+      }${cell(formatCount(e.samples), true)}${cell(peakCell(e), true)}</tr>`,
     );
     if (++rows % ROWS_PER_CHUNK === 0) yield chunk();
   }
@@ -221,18 +219,23 @@ export function* reportChunks(
           : "") +
         (e.lostRows ? `, ${countOf(e.lostRows, "row")} not written` : ""),
     );
+    fact(`Peak (the rule's ${signalName(e)})`, peakCell(e));
     fact(
-      low ? "Lowest value" : "Peak value",
-      e.peak === null
+      low ? "Column's lowest value" : "Column's highest value",
+      e.columnPeak === null
         ? "-"
-        : `${e.peak}${e.peakAt ? ` at ${formatUtc(e.peakAt, 6)}` : ""}`,
+        : `${e.columnPeak}${
+          e.columnPeakAt ? ` at ${formatUtc(e.columnPeakAt, 6)}` : ""
+        }`,
     );
     fact(
-      low ? "Lowest rate" : "Peak rate",
-      e.peakRate === null
+      low
+        ? "Column's lowest rate per sample"
+        : "Column's highest rate per sample",
+      e.columnPeakRate === null
         ? "-"
-        : `${formatSi(e.peakRate)}/s${
-          e.peakRateAt ? ` at ${formatUtc(e.peakRateAt, 6)}` : ""
+        : `${formatSi(e.columnPeakRate)}/s${
+          e.columnPeakRateAt ? ` at ${formatUtc(e.columnPeakRateAt, 6)}` : ""
         }`,
     );
     fact(

@@ -13,6 +13,9 @@ import {
   EVENT_START,
   GAP,
   LOST_FIELD,
+  PEAK,
+  PEAK_FIELD,
+  PEAK_UNKNOWN,
   RULE_FIELD,
   TIME_FIELD,
 } from "../events/markers.ts";
@@ -46,6 +49,34 @@ const GAP_LINE = new RegExp(
     RegExp.escape(GAP)
   } ${TIME_FIELD}: ([^,]*), (${DROPPED_FIELD}|${LOST_FIELD}): (\\d+)\\s*$`,
 );
+
+/** A `<<Peak>>` line, read: the rule's peak over the event that ends next. */
+export interface PeakMarker {
+  /** The rule's name, unquoted. */
+  readonly rule: string;
+  /** In the rule's own units (per second for a rate); NaN for `unknown`. */
+  readonly peak: number;
+}
+
+const PEAK_LINE = new RegExp(
+  `^${
+    RegExp.escape(PEAK)
+  } ${RULE_FIELD}: (.*), ${PEAK_FIELD}: (${PEAK_UNKNOWN}|-?[0-9.e+-]+)(/s)?\\s*$`,
+);
+
+/** Whether a line opens with a peak marker (it may still be malformed). */
+export function isPeakMarker(text: string): boolean {
+  return text.startsWith(PEAK);
+}
+
+/** Reads a `<<Peak>>` line; undefined if it is malformed. */
+export function parsePeakMarker(text: string): PeakMarker | undefined {
+  const m = PEAK_LINE.exec(text);
+  if (!m) return undefined;
+  const peak = m[2] === PEAK_UNKNOWN ? NaN : Number(m[2]);
+  if (m[2] !== PEAK_UNKNOWN && !Number.isFinite(peak)) return undefined;
+  return { rule: unquoteName(m[1]), peak };
+}
 
 /** Whether a line opens like an event marker (it may still be malformed). */
 export function isEventMarker(text: string): boolean {

@@ -4,6 +4,7 @@ import {
   markerInstant,
   parseEventMarker,
   parseGapMarker,
+  parsePeakMarker,
 } from "./markers.ts";
 
 Deno.test("event markers: kind, time as written, rule unquoted", () => {
@@ -37,4 +38,31 @@ Deno.test("marker times: instants, and which texts print back the same", () => {
   assert.equal(canonicalMarkerSecond("2026-11-21T14:50:01Z"), 1795272601);
   assert.ok(Number.isNaN(canonicalMarkerSecond("2026-11-21T14:50:01.5Z")));
   assert.ok(Number.isNaN(canonicalMarkerSecond(" 2026-11-21T14:50:01Z")));
+});
+
+Deno.test("peak markers: the rule unquoted, the peak as a number, /s dropped, unknown as NaN", () => {
+  assert.deepEqual(
+    parsePeakMarker('<<Peak>> Rule: "a, Peak: 5", Peak: 68600.5/s'),
+    { rule: "a, Peak: 5", peak: 68600.5 },
+  );
+  assert.deepEqual(
+    parsePeakMarker('<<Peak>> Rule: "r", Peak: 9007199254740753'),
+    { rule: "r", peak: 9007199254740753 },
+  );
+  assert.deepEqual(parsePeakMarker('<<Peak>> Rule: "r", Peak: 1.5e-7'), {
+    rule: "r",
+    peak: 1.5e-7,
+  });
+  assert.ok(
+    Number.isNaN(parsePeakMarker('<<Peak>> Rule: "r", Peak: unknown')!.peak),
+  );
+  for (
+    const bad of [
+      '<<Peak>> Rule: "r", Peak: ',
+      '<<Peak>> Rule: "r", Peak: 1e999',
+      '<<Peak>> Rule: "r", Peak: 12abc',
+      '<<Peak>> Rule: "r" Peak: 3',
+      "<<Peak>>",
+    ]
+  ) assert.equal(parsePeakMarker(bad), undefined, bad);
 });

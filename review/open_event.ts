@@ -60,6 +60,8 @@ export interface OpenEvent extends EventStart {
   peakRate: number;
   peakRateSec: number;
   peakRateNs: number;
+  /** The rule's peak from its `<<Peak>>` line (NaN until read). */
+  rulePeak: number;
   /** Chart data, if the report may show it (see chart_budget.ts). */
   chart: ChartDraft | null;
 }
@@ -81,6 +83,7 @@ export function openEvent(start: EventStart): OpenEvent {
     peakRate: NaN,
     peakRateSec: 0,
     peakRateNs: 0,
+    rulePeak: NaN,
     chart: null,
   };
 }
@@ -170,10 +173,13 @@ export function closeEvent(
     historyRows: open.historyRows,
     droppedSamples: open.dropped,
     lostRows: open.lost,
-    peak: open.hasPeak ? [open.peakHi, open.peakLo] : null,
-    peakAt: open.hasPeak ? wallTime(open, open.peakSec, open.peakNs) : null,
-    peakRate: open.peakRate === open.peakRate ? open.peakRate : null,
-    peakRateAt: open.peakRate === open.peakRate
+    rulePeak: open.rulePeak === open.rulePeak ? open.rulePeak : null,
+    columnPeak: open.hasPeak ? [open.peakHi, open.peakLo] : null,
+    columnPeakAt: open.hasPeak
+      ? wallTime(open, open.peakSec, open.peakNs)
+      : null,
+    columnPeakRate: open.peakRate === open.peakRate ? open.peakRate : null,
+    columnPeakRateAt: open.peakRate === open.peakRate
       ? wallTime(open, open.peakRateSec, open.peakRateNs)
       : null,
     windowStartFile: open.window.file,

@@ -36,8 +36,8 @@ Deno.test("peaks follow the rule's direction: highest, or lowest for lt and dt_l
       file: 0,
       line: 20,
     });
-    assert.deepEqual(r.peak, [0, peak]);
-    assert.equal(r.peakRate, rate);
+    assert.deepEqual(r.columnPeak, [0, peak]);
+    assert.equal(r.columnPeakRate, rate);
     assert.equal(r.rows, 2);
     assert.equal(r.durationS, 2e-9);
   }

@@ -43,10 +43,11 @@ function facts(e: ReviewEvent) {
     rows: e.rows,
     historyRows: e.historyRows,
     dropped: e.droppedSamples,
-    peak: e.peak,
-    peakAt: e.peakAt && [e.peakAt.sec, e.peakAt.ns],
-    peakRate: e.peakRate,
-    peakRateAt: e.peakRateAt && [e.peakRateAt.sec, e.peakRateAt.ns],
+    columnPeak: e.columnPeak,
+    columnPeakAt: e.columnPeakAt && [e.columnPeakAt.sec, e.columnPeakAt.ns],
+    columnPeakRate: e.columnPeakRate,
+    columnPeakRateAt: e.columnPeakRateAt &&
+      [e.columnPeakRateAt.sec, e.columnPeakRateAt.ns],
   };
 }
 
@@ -80,10 +81,10 @@ Deno.test("golden: the reference application's log, timestamps (seconds << 32) |
       rows: 4,
       historyRows: 4,
       dropped: 0,
-      peak: "620",
-      peakAt: [S + 1, 400000],
-      peakRate: 3000000, // (600 - 300) per 100 us
-      peakRateAt: [S + 1, 100000],
+      columnPeak: "620",
+      columnPeakAt: [S + 1, 400000],
+      columnPeakRate: 3000000, // (600 - 300) per 100 us
+      columnPeakRateAt: [S + 1, 100000],
     },
     {
       id: 2,
@@ -98,10 +99,10 @@ Deno.test("golden: the reference application's log, timestamps (seconds << 32) |
       rows: 3,
       historyRows: 4,
       dropped: 0,
-      peak: "15400", // a dt_lt rule: the lowest value
-      peakAt: [S + 1, 400000],
-      peakRate: 1000000, // lowest: (15500 - 15400) per 100 us
-      peakRateAt: [S + 1, 500000],
+      columnPeak: "15400", // a dt_lt rule: the lowest value
+      columnPeakAt: [S + 1, 400000],
+      columnPeakRate: 1000000, // lowest: (15500 - 15400) per 100 us
+      columnPeakRateAt: [S + 1, 500000],
     },
   ]);
   assert.equal(events[0].column, "port_0_rx_ecn_packets");
@@ -115,7 +116,7 @@ Deno.test("golden: our log with a gap, a restart, an event open at the end and a
   const path = join(FIXTURES, "nic-events.log");
   const { events, files, notes } = await review([path]);
   assert.deepEqual(notes, [
-    `${path}: line 77: the file ends in the middle of a line; ignored`,
+    `${path}: line 78: the file ends in the middle of a line; ignored`,
   ]);
   assert.deepEqual(files.map((f) => [f.monitor, f.blocks, f.rows]), [[
     "nic",
@@ -137,10 +138,10 @@ Deno.test("golden: our log with a gap, a restart, an event open at the end and a
       rows: 3,
       historyRows: 4,
       dropped: 5,
-      peak: "9007199254740993", // 2^53 + 1, exact
-      peakAt: [N, 400000],
-      peakRate: 1300000,
-      peakRateAt: [N, 300000],
+      columnPeak: "9007199254740993", // 2^53 + 1, exact
+      columnPeakAt: [N, 400000],
+      columnPeakRate: 1300000,
+      columnPeakRateAt: [N, 300000],
     },
     {
       id: 2,
@@ -155,10 +156,10 @@ Deno.test("golden: our log with a gap, a restart, an event open at the end and a
       rows: 1,
       historyRows: 4,
       dropped: 0,
-      peak: "9007199254741300",
-      peakAt: [N, 1600000],
-      peakRate: 2070000,
-      peakRateAt: [N, 1500000],
+      columnPeak: "9007199254741300",
+      columnPeakAt: [N, 1600000],
+      columnPeakRate: 2070000,
+      columnPeakRateAt: [N, 1500000],
     },
     {
       id: 3,
@@ -173,10 +174,10 @@ Deno.test("golden: our log with a gap, a restart, an event open at the end and a
       rows: 2,
       historyRows: 4,
       dropped: 0,
-      peak: "700",
-      peakAt: [N + 100, 500000],
-      peakRate: 4900000,
-      peakRateAt: [N + 100, 300000],
+      columnPeak: "700",
+      columnPeakAt: [N + 100, 500000],
+      columnPeakRate: 4900000,
+      columnPeakRateAt: [N + 100, 300000],
     },
   ]);
 });
@@ -197,10 +198,10 @@ Deno.test("golden: a GPU monitor's log, whose data IDs are text", async () => {
     rows: 3,
     historyRows: 4,
     dropped: 0,
-    peak: "90",
-    peakAt: [G, 400000000],
-    peakRate: 20, // +2 C per 100 ms
-    peakRateAt: [G, 300000000],
+    columnPeak: "90",
+    columnPeakAt: [G, 400000000],
+    columnPeakRate: 20, // +2 C per 100 ms
+    columnPeakRateAt: [G, 300000000],
   }]);
   assert.equal(events[0].column, "gpu0_temperature_c");
   assert.equal(events[0].samplePeriodNs, 100000000);
@@ -230,10 +231,10 @@ Deno.test("golden: the agent's replay golden log, byte for byte from our writer"
     ],
   );
   // Exact above 2^53 and across the wrap: 2^64 - 6 is the highest rx.
-  assert.equal(events[0].peak, "18446744073709551610");
-  assert.equal(events[0].peakRate, 100000); // +10 per 100 us
+  assert.equal(events[0].columnPeak, "18446744073709551610");
+  assert.equal(events[0].columnPeakRate, 100000); // +10 per 100 us
   assert.equal(events[1].column, 'pcie, max "read" ns');
-  assert.equal(events[4].peak, "9007199254740993");
+  assert.equal(events[4].columnPeak, "9007199254740993");
 });
 
 Deno.test("a monitor's rotated files are read in order and an event may span them", async () => {
@@ -255,10 +256,10 @@ Deno.test("a monitor's rotated files are read in order and an event may span the
     rows: 3, // one row before the rotation, two after
     historyRows: 4,
     dropped: 0,
-    peak: "320",
-    peakAt: [S + 300, 600000],
-    peakRate: 1800000,
-    peakRateAt: [S + 300, 300000],
+    columnPeak: "320",
+    columnPeakAt: [S + 300, 600000],
+    columnPeakRate: 1800000,
+    columnPeakRateAt: [S + 300, 300000],
   }]);
   assert.equal(events[0].window.startFile, 0);
   assert.equal(events[0].window.endFile, 1);
@@ -298,7 +299,7 @@ Deno.test("a log from our writer reads back: quoted names, u64 extremes, markers
   record(t + 100000n, 2n, 18446744073709551615n);
   log.eventStart(0, 1795272600000);
   record(t + 200000n, 3n, 18446744073709551614n);
-  log.eventEnd(0, 1795272600000);
+  log.eventEnd(0, 1795272600000, NaN);
   await log.close();
 
   const { events, notes } = await review([path]);
@@ -308,8 +309,8 @@ Deno.test("a log from our writer reads back: quoted names, u64 extremes, markers
   assert.equal(e.monitor, "03:00.0"); // events.log: named by its device
   assert.equal(e.rule, 'hot "one"');
   assert.equal(e.column, ' "x" ');
-  assert.equal(e.peak, "18446744073709551615");
-  assert.equal(e.peakRate, -10000); // fell by 1 in 100 us
+  assert.equal(e.columnPeak, "18446744073709551615");
+  assert.equal(e.columnPeakRate, -10000); // fell by 1 in 100 us
   assert.deepEqual([e.start?.ns, e.end?.ns], [100000, 200000]);
 });
 
@@ -441,7 +442,7 @@ Deno.test("damage in the middle of a log is a warning naming the line, skipped, 
   // deno-lint-ignore no-control-regex
   assert.ok(notes.every((n) => !/[\x00-\x1f]/.test(n)), "printable");
   assert.deepEqual(
-    events.map((e) => [e.state, e.rows, e.peak, e.end?.ns]),
+    events.map((e) => [e.state, e.rows, e.columnPeak, e.end?.ns]),
     [["ended", 2, "6", 400000]],
   );
 });
@@ -532,8 +533,8 @@ Deno.test("counter timestamps that wrap past 2^64 during an event: times from th
   assert.equal(durationCell(e), "300 ns");
   // Rates from the wrapping differences: +150 in the 100 ns to 2^64 - 50
   // is the highest, 1.5e9/s; +100 across the wrap is 1e9/s, not NaN.
-  assert.equal(e.peakRate, 1.5e9);
-  assert.deepEqual(e.peakRateAt, { sec: S, ns: 100 });
-  assert.deepEqual(e.peakAt, { sec: S, ns: 300 });
+  assert.equal(e.columnPeakRate, 1.5e9);
+  assert.deepEqual(e.columnPeakRateAt, { sec: S, ns: 100 });
+  assert.deepEqual(e.columnPeakAt, { sec: S, ns: 300 });
   assert.equal(e.samples, 3);
 });

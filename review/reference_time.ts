@@ -12,6 +12,7 @@
  */
 
 import { mulAdd1e9U64 } from "../base/u64.ts";
+import { utcText } from "../base/units.ts";
 import { E9, signedDelta } from "./decimal.ts";
 
 /**
@@ -178,39 +179,4 @@ export class TimeDecoder {
  */
 export function isoTime(sec: number, ns: number, digits = 3): string {
   return utcText(sec, ns, digits, "T") + "Z";
-}
-
-// The date of the last day asked for: a review prints a few times per
-// event, mostly of the same day, and Date's own formatting was most of
-// the time a table of many events took.
-let cachedDay = NaN;
-let cachedDate = "";
-
-/**
- * `YYYY-MM-DD` `separator` `HH:MM:SS[.fraction]` (UTC, `digits` decimals),
- * without a zone letter.
- */
-export function utcText(
-  sec: number,
-  ns: number,
-  digits: number,
-  separator: string,
-): string {
-  const day = Math.floor(sec / 86400);
-  if (day !== cachedDay) {
-    cachedDate = new Date(day * 86400000).toISOString().slice(0, 10);
-    cachedDay = day;
-  }
-  const s = sec - day * 86400;
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s - 3600 * h) / 60);
-  const clock = `${cachedDate}${separator}${two(h)}:${two(m)}:${
-    two(s - 3600 * h - 60 * m)
-  }`;
-  if (digits <= 0) return clock;
-  return `${clock}.${String(ns).padStart(9, "0").slice(0, digits)}`;
-}
-
-function two(n: number): string {
-  return n < 10 ? "0" + n : String(n);
 }

@@ -8,7 +8,7 @@
 
 import type { ReviewEvent } from "./event.ts";
 import type { HeaderSignal } from "./header.ts";
-import { formatDuration } from "./units.ts";
+import { formatDuration } from "../base/units.ts";
 
 /**
  * The rule of `e` in words: `differential_greater_than 100 on rx` for the

@@ -8,7 +8,7 @@
  */
 
 import { terminalSafe } from "../base/terminal_text.ts";
-import { SI } from "./units.ts";
+import { SI } from "../base/units.ts";
 
 /** Colours, chosen to read on white and in grey print. */
 export const COLORS = {

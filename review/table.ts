@@ -7,7 +7,13 @@
 
 import { terminalSafe } from "../base/terminal_text.ts";
 import { type EventList, firesLow, type ReviewEvent } from "./event.ts";
-import { formatCount, formatDuration, formatSi, formatUtc } from "./units.ts";
+import {
+  formatCount,
+  formatDuration,
+  formatSi,
+  formatUtc,
+} from "../base/units.ts";
+import { peakCell as formatPeak } from "../base/peak_text.ts";
 
 /** The START cell: the start sample's time, `<=` if the start was not read. */
 export function startCell(e: ReviewEvent): string {
@@ -37,20 +43,61 @@ export function durationCell(e: ReviewEvent): string {
   return e.state === "ended" && e.startKnown ? text : `>= ${text}`;
 }
 
-/** The PEAK cell: exact, with `min` for rules that fire on low values. */
+/**
+ * The PEAK cell: the rule's peak in its own units, as the closing table,
+ * the events API and the alerts write it (`min` before the peak of a rule
+ * that fires low, `/s` after a rate's, a ratio as a percentage); `-`
+ * without one.
+ */
 export function peakCell(e: ReviewEvent): string {
-  if (e.peak === null) return "-";
-  return firesLow(e) ? `min ${e.peak}` : e.peak;
+  return formatPeak({
+    peak: e.rulePeak ?? NaN,
+    peakKind: firesLow(e) ? "min" : "max",
+    peakUnit: e.kind === "rate" ? "/s" : e.kind === "ratio" ? "%" : "",
+  });
 }
 
 /**
- * The PEAK RATE cell, per second, SI-scaled; `min` for rules that fire on
- * low values, whose most extreme rate is the lowest.
+ * What the rule's peak measures, in words: `rate per second`, `ratio`,
+ * `increase per sample`, `value`, `rise over the depth` (dt_gt, dt_lt),
+ * `rise per sample` (inc_gt).
+ */
+export function signalName(e: ReviewEvent): string {
+  switch (e.kind) {
+    case "rate":
+      return "rate per second";
+    case "ratio":
+      return "ratio";
+    case "increase":
+      return "increase per sample";
+    case "dt_gt":
+    case "dt_lt":
+      return "rise over the depth";
+    case "inc_gt":
+      return "rise per sample";
+    default:
+      return "value";
+  }
+}
+
+/**
+ * The rule column's own extreme over the event, exact, labelled so that
+ * it is not taken for the rule's peak: `column max 7712359953`.
+ */
+export function columnPeakCell(e: ReviewEvent): string {
+  if (e.columnPeak === null) return "-";
+  return `column ${firesLow(e) ? "min" : "max"} ${e.columnPeak}`;
+}
+
+/**
+ * The rule column's most extreme sample-to-sample rate, per second,
+ * SI-scaled, labelled as the column's: `column max 90k/s per sample`.
  */
 export function peakRateCell(e: ReviewEvent): string {
-  if (e.peakRate === null) return "-";
-  const rate = `${formatSi(e.peakRate)}/s`;
-  return firesLow(e) ? `min ${rate}` : rate;
+  if (e.columnPeakRate === null) return "-";
+  return `column ${firesLow(e) ? "min" : "max"} ${
+    formatSi(e.columnPeakRate)
+  }/s per sample`;
 }
 
 const HEAD = [
@@ -62,10 +109,9 @@ const HEAD = [
   "DURATION",
   "SAMPLES",
   "PEAK",
-  "PEAK RATE",
   "ROWS",
 ];
-const RIGHT = [true, false, false, false, false, true, true, true, true, true];
+const RIGHT = [true, false, false, false, false, true, true, true, true];
 
 function cells(e: ReviewEvent): string[] {
   return [
@@ -79,7 +125,6 @@ function cells(e: ReviewEvent): string[] {
     durationCell(e),
     formatCount(e.samples),
     peakCell(e),
-    peakRateCell(e),
     `${formatCount(e.historyRows)}+${formatCount(e.rows)}`,
   ];
 }

@@ -24,7 +24,7 @@ import {
   timeTicks,
   WIDTH as W,
 } from "./svg.ts";
-import { formatCount, formatDuration } from "./units.ts";
+import { formatCount, formatDuration } from "../base/units.ts";
 
 const LANE = 26;
 const LABEL_W = 300;

@@ -28,8 +28,15 @@ import {
 import { parseRow } from "./row.ts";
 import { ruleText } from "./rule_text.ts";
 import { jsonTerminalSafe, toJsonEvent } from "./export.ts";
-import { durationCell, endCell, peakCell, peakRateCell } from "./table.ts";
-import { countOf, formatCount, formatUtc } from "./units.ts";
+import {
+  columnPeakCell,
+  durationCell,
+  endCell,
+  peakCell,
+  peakRateCell,
+  signalName,
+} from "./table.ts";
+import { countOf, formatCount, formatUtc } from "../base/units.ts";
 
 /** How `--event` prints: text (default), `--csv` or `--json`. */
 export type TracebackFormat = "text" | "csv" | "json";
@@ -304,11 +311,14 @@ function describe(e: ReviewEvent, total: number): string {
         : "") +
       (e.lostRows > 0 ? `, ${countOf(e.lostRows, "row")} not written` : ""),
   );
+  lines.push(`  peak      ${peakCell(e)} (the rule's ${signalName(e)})`);
   lines.push(
-    `  peak      ${peakCell(e)}${
-      e.peakAt === null ? "" : ` at ${formatUtc(e.peakAt, 6)}`
-    }; rate ${peakRateCell(e)}${
-      e.peakRateAt === null ? "" : ` at ${formatUtc(e.peakRateAt, 6)}`
+    `  column    ${columnPeakCell(e)}${
+      e.columnPeakAt === null ? "" : ` at ${formatUtc(e.columnPeakAt, 6)}`
+    }; ${peakRateCell(e)}${
+      e.columnPeakRateAt === null
+        ? ""
+        : ` at ${formatUtc(e.columnPeakRateAt, 6)}`
     }`,
   );
   const w = e.window;

@@ -86,6 +86,7 @@ Deno.test("--event --csv and --json carry the same rows; u64 values stay exact",
     [
       "<<Event start",
       "<<Gap>> Time:",
+      "<<Peak>> Rule",
       "<<Event end>>",
     ],
   );
@@ -101,11 +102,11 @@ Deno.test("--event of an event cut by a restart stops at the next dump; across a
   assert.match(head, /\n {2}duration {2}>= 100 µs, 1 sample\n/);
   assert.match(
     head,
-    /\n {2}window {4}\S+nic-events\.log line 37 up to the restart at line 44: 4 rows before the start, 1 during$/,
+    /\n {2}window {4}\S+nic-events\.log line 38 up to the restart at line 45: 4 rows before the start, 1 during$/,
   );
   assert.ok(!cutText.includes("a new header block"), "stops at the restart");
   const open = await capture((w) => writeTraceback(events[2], 3, "text", w));
-  assert.match(open, /\n {2}window {4}\S+ line 69 to the end of the log:/);
+  assert.match(open, /\n {2}window {4}\S+ line 70 to the end of the log:/);
   const rotated = await readFixtures(["rotated"]);
   const text = await capture((w) =>
     writeTraceback(rotated.events[0], 1, "text", w)

@@ -12,8 +12,11 @@ export interface EventSink {
   row(words: Uint32Array, at: number): void;
   /** A rule became active at wall time `unixMs`. */
   eventStart(rule: number, unixMs: number): void;
-  /** A rule became inactive at wall time `unixMs`. */
-  eventEnd(rule: number, unixMs: number): void;
+  /**
+   * A rule became inactive at wall time `unixMs`; `peak` is its event's
+   * peak as the rule keeps it (NaN when unknown).
+   */
+  eventEnd(rule: number, unixMs: number, peak: number): void;
   /**
    * The source lost `dropped` samples just before the next row, whose
    * sample time (Unix ms) is `unixMs`.

@@ -214,7 +214,7 @@ export class Monitor implements SampleSink {
         this.#activeMs[i] += Math.max(0, mono - this.#changedAtMono[i]);
         this.#changedAtMono[i] = mono;
         this.#changedAtMs[i] = now;
-        sink.eventEnd(i, now);
+        sink.eventEnd(i, now, rule.peak);
         this.#listener?.(this, i, false, now);
       }
     }

@@ -145,6 +145,8 @@ export class RecordingSink implements EventSink {
   readonly times: number[] = [];
   /** Sample times (Unix ms) passed to gap. */
   readonly gapTimes: number[] = [];
+  /** Peaks passed to eventEnd. */
+  readonly peaks: number[] = [];
 
   constructor(
     readonly ruleNames: readonly string[],
@@ -171,9 +173,10 @@ export class RecordingSink implements EventSink {
     this.times.push(unixMs);
   }
 
-  eventEnd(rule: number, unixMs: number): void {
+  eventEnd(rule: number, unixMs: number, peak: number): void {
     this.entries.push(`end ${this.ruleNames[rule]}`);
     this.times.push(unixMs);
+    this.peaks.push(peak);
   }
 
   gap(dropped: number, unixMs: number): void {

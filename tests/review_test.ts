@@ -109,7 +109,7 @@ Deno.test("review DIR merges every monitor's logs, rotated and compressed, into 
   // The truncated last line of nic-events.log.2 is a warning, not an error.
   assert.match(
     r.stderr,
-    /^dpu-traceback: warning: \S+nic-events\.log\.2: line 77: the file ends in the middle of a line; ignored$/m,
+    /^dpu-traceback: warning: \S+nic-events\.log\.2: line 78: the file ends in the middle of a line; ignored$/m,
   );
 
   // --event N across the rotation: rows from both files.
@@ -307,7 +307,7 @@ Deno.test("review DIR goes on past a truncated gzip, an unreadable file and NUL 
   assert.equal(w.code, 1, w.stderr);
   assert.match(
     w.stdout,
-    /\n {2}window {4}\S+nic-events\.log\.2 line 69 to the end of what could be read of \S+nic-events\.log\.2: 4 rows before the start, 2 during\n/,
+    /\n {2}window {4}\S+nic-events\.log\.2 line 70 to the end of what could be read of \S+nic-events\.log\.2: 4 rows before the start, 2 during\n/,
   );
   assert.equal(
     w.stdout.split("\n").filter((l) => /^\d{4}-/.test(l)).length,
@@ -419,7 +419,9 @@ Deno.test("review reads a signal rule's event: its definition from the header, a
       samples: e.samples,
       peak: e.peak,
       peak_kind: e.peak_kind,
-      peak_rate_per_s: e.peak_rate_per_s,
+      peak_unit: e.peak_unit,
+      column_peak: e.column_peak,
+      column_peak_rate_per_s: e.column_peak_rate_per_s,
     },
     {
       rule: "rx slow",
@@ -440,11 +442,15 @@ Deno.test("review reads a signal rule's event: its definition from the header, a
       end: "2026-11-21T14:50:00.042000Z",
       state: "ended",
       samples: 20,
-      // rx on its start sample (19,000 + 3 x 200): the lowest of the event.
-      peak: "19600",
+      // The rule's own peak, as the engine kept it: the lowest rate over
+      // 4 ms (the window of 200-a-sample increases).
+      peak: 200_000,
       peak_kind: "min",
+      peak_unit: "/s",
+      // rx on its start sample (19,000 + 3 x 200): the column's lowest.
+      column_peak: "19600",
       // 200 a sample, 1 ms apart.
-      peak_rate_per_s: 200_000,
+      column_peak_rate_per_s: 200_000,
     },
   );
 
@@ -453,7 +459,7 @@ Deno.test("review reads a signal rule's event: its definition from the header, a
   const row = table.stdout.split("\n")[1];
   assert.match(
     row,
-    /rx slow +2026-11-21 14:50:00\.022 +14:50:00\.042 .* min 19600 +min 200k\/s/,
+    /rx slow +2026-11-21 14:50:00\.022 +14:50:00\.042 .* min 200000\/s +\S+$/,
   );
 
   const traceback = await runMain(["review", path, "--event", "1"]);
@@ -462,7 +468,10 @@ Deno.test("review reads a signal rule's event: its definition from the header, a
     traceback.stdout,
     /\n {2}rule {6}rate of rx over 4 ms below 500000\/s, clear at or above 800000\/s, severity critical, history depth 8\n {2}summary {3}rx below 500k\/s\n/,
   );
-  assert.match(traceback.stdout, /\n {2}peak {6}min 19600 at /);
+  assert.match(
+    traceback.stdout,
+    /\n {2}peak {6}min 200000\/s \(the rule's rate per second\)\n {2}column {4}column min 19600 at /,
+  );
 
   const html = await runMain(["review", path, "--html", "-"]);
   assert.equal(html.code, 0, html.stderr);
@@ -471,7 +480,14 @@ Deno.test("review reads a signal rule's event: its definition from the header, a
       "<dt>Rule</dt><dd>rate of rx over 4 ms below 500000/s, clear at or above 800000/s, severity critical</dd>",
     ),
   );
-  assert.ok(html.stdout.includes("<dt>Lowest value</dt><dd>19600 at "));
+  assert.ok(
+    html.stdout.includes(
+      "<dt>Peak (the rule&#39;s rate per second)</dt><dd>min 200000/s</dd>",
+    ),
+  );
+  assert.ok(
+    html.stdout.includes("<dt>Column&#39;s lowest value</dt><dd>19600 at "),
+  );
   // The threshold is drawn on the rate panel, per second.
   assert.ok(html.stdout.includes("threshold 500k/s (over 4 ms)"));
 });

@@ -1,12 +1,34 @@
 /**
  * Numbers and times written for people: durations, SI-scaled values and
- * rates, UTC times. Shared by the table, the traceback and the report.
+ * rates, counts, UTC times. One formatter per unit, shared by the closing
+ * table, review (table, traceback, report) and whatever else shows them.
  *
  * @module
  */
 
-import type { Instant } from "./event.ts";
-import { utcText } from "./reference_time.ts";
+/** A point in time: whole seconds and nanoseconds (wall-clock UTC). */
+export interface Instant {
+  /** Whole seconds since the Unix epoch. */
+  readonly sec: number;
+  /** Nanoseconds within that second (0 to 999999999). */
+  readonly ns: number;
+}
+
+/**
+ * The instant of `ns` nanoseconds since the Unix epoch, exactly.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { instantOfNs } from "./units.ts";
+ *
+ * assert.deepEqual(instantOfNs(1_795_272_600_000_000_123n), { sec: 1795272600, ns: 123 });
+ * ```
+ */
+export function instantOfNs(ns: bigint): Instant {
+  const sec = ns / 1_000_000_000n;
+  return { sec: Number(sec), ns: Number(ns - sec * 1_000_000_000n) };
+}
 
 /** SI prefixes by power of 1000: "" (1), "k", "M", ... */
 export const SI: readonly string[] = ["", "k", "M", "G", "T", "P", "E", "Z"];
@@ -101,4 +123,39 @@ export function formatCount(n: number): string {
  */
 export function countOf(n: number, one: string, many = one + "s"): string {
   return `${formatCount(n)} ${n === 1 ? one : many}`;
+}
+
+// The date of the last day asked for: a review prints a few times per
+// event, mostly of the same day, and Date's own formatting was most of
+// the time a table of many events took.
+let cachedDay = NaN;
+let cachedDate = "";
+
+/**
+ * `YYYY-MM-DD` `separator` `HH:MM:SS[.fraction]` (UTC, `digits` decimals),
+ * without a zone letter.
+ */
+export function utcText(
+  sec: number,
+  ns: number,
+  digits: number,
+  separator: string,
+): string {
+  const day = Math.floor(sec / 86400);
+  if (day !== cachedDay) {
+    cachedDate = new Date(day * 86400000).toISOString().slice(0, 10);
+    cachedDay = day;
+  }
+  const s = sec - day * 86400;
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s - 3600 * h) / 60);
+  const clock = `${cachedDate}${separator}${two(h)}:${two(m)}:${
+    two(s - 3600 * h - 60 * m)
+  }`;
+  if (digits <= 0) return clock;
+  return `${clock}.${String(ns).padStart(9, "0").slice(0, digits)}`;
+}
+
+function two(n: number): string {
+  return n < 10 ? "0" + n : String(n);
 }
