@@ -5,6 +5,7 @@
  * @module
  */
 
+import { type LibraryProbe, probeNvml } from "../collectors/versions.ts";
 import { describeConfig } from "../config/describe.ts";
 import { loadConfig } from "../config/load.ts";
 import { resolveTopology } from "../config/topology.ts";
@@ -42,7 +43,20 @@ export async function checkConfig(
     // broken or missing labels file, or a host name that is no instance
     // label, is found now.
     const { fileLabels } = await resolveTopology(config);
-    summary = describeConfig(withAutoGpuMonitor(config), { fileLabels });
+    const full = withAutoGpuMonitor(config);
+    // Whether a GPU monitor runs is found at start; say what this host has,
+    // looked for as run looks, without loading NVML (a broken driver can
+    // hang in its init).
+    const gpu = full.monitors.some((m) => m.source === "nvml");
+    summary = describeConfig(full, {
+      fileLabels,
+      nvmlHere: gpu
+        ? describeNvmlProbe(probeNvml(config.nvmlLibDir))
+        : undefined,
+      addedByGpuAuto: full.monitors.length > config.monitors.length
+        ? full.monitors.at(-1)?.name
+        : undefined,
+    });
   } catch (error) {
     throw asUsageError(error);
   }
@@ -52,6 +66,13 @@ export async function checkConfig(
     for (const warning of web.warnings) log.warn(warning);
   }
   return EXIT_OK;
+}
+
+/** What {@linkcode probeNvml} found, for a GPU monitor's line. */
+function describeNvmlProbe(probe: LibraryProbe): string {
+  if ("found" in probe) return `found ${probe.found}`;
+  if ("notFound" in probe) return `not found in ${probe.notFound.join(", ")}`;
+  return `cannot look (${probe.cannotLook})`;
 }
 
 /** One line on what a web config turns on. */

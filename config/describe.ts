@@ -80,8 +80,17 @@ export function describeConfig(
   ];
   lines.push(...describeTopology(config, options.fileLabels));
   lines.push(...describeAlerting(config));
+  // A GPU monitor that cannot start is left out and the others run; with
+  // no other monitor, the run fails (agent/agent.ts).
+  const gpuOff = config.monitors.some((m) => m.source !== "nvml")
+    ? "else off and the other monitors run"
+    : "else off and the run fails (no other monitor)";
   for (const monitor of config.monitors) {
-    lines.push(...describeMonitor(monitor));
+    lines.push(...describeMonitor(monitor, {
+      ...options,
+      gpuOff,
+      auto: monitor.name === options.addedByGpuAuto,
+    }));
   }
   return lines.join("\n");
 }
@@ -93,6 +102,14 @@ export interface DescribeOptions {
    * reads it), to list them; without it the file is only named.
    */
   readonly fileLabels?: Readonly<Record<string, string>>;
+  /**
+   * What check-config found of NVML on this host, for the GPU monitors'
+   * lines (`found /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1`, `not found
+   * in ...`); without it they say only when a GPU monitor runs.
+   */
+  readonly nvmlHere?: string;
+  /** The name of the monitor `gpu: auto` added (withAutoGpuMonitor), to say so. */
+  readonly addedByGpuAuto?: string;
 }
 
 /** `name="value", ...` for a summary line. */
@@ -181,7 +198,13 @@ function describeEndpoint(config: AgentConfig): string {
     : `metrics on ${config.listen} (${window}, web config ${config.webConfigFile})`;
 }
 
-function describeMonitor(m: MonitorConfig): string[] {
+function describeMonitor(
+  m: MonitorConfig,
+  context: DescribeOptions & {
+    readonly gpuOff: string;
+    readonly auto: boolean;
+  },
+): string[] {
   const slots = m.depth * 2;
   const details = [
     `source ${m.source}`,
@@ -189,10 +212,22 @@ function describeMonitor(m: MonitorConfig): string[] {
     ...(m.input === undefined ? [] : [`input ${m.input}`]),
     ...(m.source === "sim" ? [`seed ${m.seed}`] : []),
     ...(m.source === "nvml" ? ["every GPU NVML finds"] : []),
+    ...(context.auto ? ["added by gpu: auto"] : []),
   ];
   const gpu = m.source === "nvml";
   const lines = [
     `monitor ${m.name}: ${details.join(", ")}`,
+    // Whether it runs is decided at start, where the agent runs: say so,
+    // and what this host has, rather than list it as if it were sure to.
+    ...(gpu
+      ? [
+        `  on if NVML is found and lists a GPU at start, ${context.gpuOff}${
+          context.nvmlHere === undefined
+            ? ""
+            : `; NVML here: ${context.nvmlHere}`
+        }`,
+      ]
+      : []),
     `  sample period ${m.samplePeriodNs} ns (${
       formatRate(1e9 / m.samplePeriodNs)
     }), depth ${m.depth} samples, ring ${slots} samples (${

@@ -333,3 +333,37 @@ monitors: [{ name: nic, source: sim, columns: [{ name: rx, data_id: "0x1" }] }]`
   );
   assert.match(describeConfig(none).split("\n")[1], /^monitor nic:/);
 });
+
+Deno.test("describeConfig() says a GPU monitor runs only if NVML is there at start, and what the caller found", () => {
+  const gpuOnly = parseConfig(
+    "monitors: [{ name: gpu, source: nvml, event_log: g.log }]\n",
+    "gpu.yaml",
+  );
+  const line = (text: string) =>
+    text.split("\n").find((l) => l.startsWith("  on if NVML"));
+  // Without a probe (the agent's own debug lines): only the rule.
+  assert.equal(
+    line(describeConfig(gpuOnly)),
+    "  on if NVML is found and lists a GPU at start, else off and the run fails (no other monitor)",
+  );
+  const withNic = parseConfig(
+    `monitors:
+  - { name: nic, device: "03:00.0", columns: [{ name: rx, data_id: "0x1" }] }
+  - { name: gpu, source: nvml, event_log: g.log }
+`,
+    "both.yaml",
+  );
+  const text = describeConfig(withNic, {
+    nvmlHere: "not found in /opt/nv, /usr/lib64",
+    addedByGpuAuto: "gpu",
+  });
+  assert.equal(
+    line(text),
+    "  on if NVML is found and lists a GPU at start, else off and the other monitors run; NVML here: not found in /opt/nv, /usr/lib64",
+  );
+  assert.match(
+    text,
+    /^monitor gpu: source nvml, every GPU NVML finds, added by gpu: auto$/m,
+  );
+  assert.match(text, /^monitor nic: source doca, device 03:00\.0$/m);
+});

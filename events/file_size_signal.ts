@@ -14,7 +14,7 @@ import { setSignalDisposition, SIG_IGN, SIGXFSZ } from "../ffi/libc.ts";
 
 /**
  * Ignores SIGXFSZ for the whole process (the kernel's `SIG_IGN`, through
- * libc; a Deno signal listener where FFI is not allowed) until the
+ * libc, where FFI is granted; otherwise a Deno signal listener) until the
  * returned function is called, which puts the previous disposition back.
  * Call it once for a run that writes events logs; on Windows, which has no
  * such signal, it does nothing.
@@ -43,18 +43,25 @@ export function ignoreFileSizeSignal(): () => void {
   // listener is not enough: under concurrent failing writes (several
   // threads) some SIGXFSZ still took the default action and ended the
   // process (2 runs in 10 on a 2-core machine; 0 in 10 with SIG_IGN).
-  try {
-    const previous = setSignalDisposition(SIGXFSZ, SIG_IGN);
-    let restored = false;
-    return () => {
-      if (restored) return;
-      restored = true;
-      setSignalDisposition(SIGXFSZ, previous);
-    };
-  } catch {
-    // No FFI (the demo task's permissions) or no glibc: a listener is the
-    // best Deno offers, and holds for writes that fail one at a time.
+  // Asked first, not tried: on a terminal, Deno.dlopen without FFI stops
+  // the run at "Deno requests ffi access to libc.so.6. Allow?". Only the
+  // unscoped permission will do: a scoped --allow-ffi=libc.so.6 is taken
+  // as ./libc.so.6, and Deno.UnsafePointer needs the unscoped one anyway.
+  if (Deno.permissions.querySync({ name: "ffi" }).state === "granted") {
+    try {
+      const previous = setSignalDisposition(SIGXFSZ, SIG_IGN);
+      let restored = false;
+      return () => {
+        if (restored) return;
+        restored = true;
+        setSignalDisposition(SIGXFSZ, previous);
+      };
+    } catch {
+      // No glibc (musl, another libc): fall back to the listener.
+    }
   }
+  // No FFI (the demo task's permissions) or no glibc: a listener is the
+  // best Deno offers, and holds for writes that fail one at a time.
   const listener = () => {};
   Deno.addSignalListener("SIGXFSZ", listener);
   let removed = false;

@@ -27,6 +27,8 @@ export interface StartedAgent {
   samples(): Promise<number>;
   /** SIGTERM, then the exit code and everything printed. */
   stop(): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** Waits for the agent to end by itself (`--duration`), then as stop(). */
+  ended(): Promise<{ code: number; stdout: string; stderr: string }>;
 }
 
 /**
@@ -39,9 +41,16 @@ export async function startedAgent(
     env?: Record<string, string>;
     client?: Deno.HttpClient;
     authorization?: string;
+    /** Deno's flags (default `-A`) and the working directory, as spawnMain. */
+    flags?: readonly string[];
+    cwd?: string;
   } = {},
 ): Promise<StartedAgent> {
-  const child = spawnMain(args, { env: options.env });
+  const child = spawnMain(args, {
+    env: options.env,
+    flags: options.flags,
+    cwd: options.cwd,
+  });
   const stderrChunks: string[] = [];
   const decoder = new TextDecoder();
   const reader = child.stderr.getReader();
@@ -105,6 +114,15 @@ export async function startedAgent(
     );
   };
 
+  const ended = async () => {
+    const [status, stdout] = await Promise.all([
+      child.status,
+      new Response(child.stdout).text(),
+    ]);
+    await drained;
+    return { code: status.code, stdout, stderr: stderrChunks.join("") };
+  };
+
   return {
     url: endpoint,
     get,
@@ -119,18 +137,14 @@ export async function startedAgent(
       const snapshot = await (await get("/api/v1/snapshot")).json();
       return snapshot.monitors[0].samples;
     },
-    async stop() {
+    stop() {
       try {
         child.kill("SIGTERM");
       } catch {
         // Already gone: its status says how it ended.
       }
-      const [status, stdout] = await Promise.all([
-        child.status,
-        new Response(child.stdout).text(),
-      ]);
-      await drained;
-      return { code: status.code, stdout, stderr: stderrChunks.join("") };
+      return ended();
     },
+    ended,
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The deploy files: the systemd unit (systemd-analyze verify and security),
- * deploy/install.sh (into a temporary root), and the EnvironmentFile
- * template.
+ * deploy/install.sh (into a temporary root), the EnvironmentFile
+ * template, and the README's and docs/' paths, units and variables of the
+ * service (each one install.sh installs).
  *
  * Needs only what a fresh machine has: `sh`, `cp`, `kill` and Debian's
  * `systemd` (systemd-analyze); without systemd-analyze the tests fail,
@@ -17,7 +18,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { runMain } from "./cli_util.ts";
+import { ROOT, runMain } from "./cli_util.ts";
 import {
   DEPLOY,
   environmentFile,
@@ -426,6 +427,82 @@ Deno.test("install.sh: usage errors exit 2 with one line, other failures 1", asy
   ]);
   assert.equal(warned.code, 0, warned.stderr);
   assert.match(warned.stderr, /warning: .*--version failed/);
+});
+
+// --- The docs ------------------------------------------------------------------
+
+/**
+ * Paths the README and docs/ name where install.sh installs: under these,
+ * each must be something it installs (or one of OPERATOR_PATHS).
+ */
+const INSTALLED_PATH =
+  /(?<![\w./-])\/(?:etc\/(?:dpu-traceback|default|systemd\/system|logrotate\.d)|usr\/local\/bin)(?:\/[\w.@-]+)*/g;
+/**
+ * What the docs tell the operator to make there: their own files in the
+ * configuration directory, and the drop-in directory `systemctl edit`
+ * makes. install.sh creates none of them.
+ */
+const OPERATOR_PATHS = new Set([
+  "/etc/dpu-traceback/web.yml",
+  "/etc/dpu-traceback/tls.crt",
+  "/etc/dpu-traceback/tls.key",
+  "/etc/dpu-traceback/level_labels.ini",
+  "/etc/dpu-traceback/am-ca.pem",
+  "/etc/dpu-traceback/am-password",
+  "/etc/systemd/system/dpu-traceback.service.d",
+]);
+/** Our unit as systemctl, journalctl -u and systemd-analyze security name it. */
+const UNIT_NAME =
+  /\b(?:systemctl(?:\s+-[\w-]+)*\s+[\w-]+(?:\s+-[\w-]+)*|journalctl\s+-u|systemd-analyze\s+security)\s+(dpu-traceback[\w.@-]*)/g;
+
+/** README.md and every Markdown file under docs/, relative to the root. */
+async function docFiles(): Promise<string[]> {
+  const files = ["README.md"];
+  const walk = async (dir: string) => {
+    for await (const e of Deno.readDir(join(ROOT, dir))) {
+      const path = `${dir}/${e.name}`;
+      if (e.isDirectory) await walk(path);
+      else if (e.name.endsWith(".md")) files.push(path);
+    }
+  };
+  await walk("docs");
+  return files;
+}
+
+Deno.test("every path, unit and variable of the service that the README and docs/ name is what install.sh installs", async () => {
+  await using tmp = await tempDir("deploy_test_");
+  const root = join(tmp.path, "root");
+  await Deno.mkdir(root);
+  const r = await installSh(["--root", root, await fakeBinary(tmp.path)]);
+  assert.equal(r.code, 0, r.stderr);
+  const variables = environmentFile(DEFAULTS);
+  const wrong = new Set<string>();
+  const named = { paths: 0, units: 0, variables: 0 };
+  for (const file of await docFiles()) {
+    const text = await Deno.readTextFile(join(ROOT, file));
+    for (const [match] of text.matchAll(INSTALLED_PATH)) {
+      // A sentence's full stop is not part of the path.
+      const path = match.replace(/\.+$/, "");
+      named.paths++;
+      if (OPERATOR_PATHS.has(path) || await exists(join(root, path))) continue;
+      wrong.add(`${file}: ${path} (not installed)`);
+    }
+    for (const [, match] of text.matchAll(UNIT_NAME)) {
+      const unit = match.replace(/\.+$/, "");
+      const file_ = unit.endsWith(".service") ? unit : `${unit}.service`;
+      named.units++;
+      if (await exists(join(root, "etc/systemd/system", file_))) continue;
+      wrong.add(`${file}: unit ${unit} (installed: ${PATHS.unit})`);
+    }
+    for (const [variable] of text.matchAll(/\bDPU_TRACEBACK_[A-Z_]+/g)) {
+      named.variables++;
+      if (variable in variables) continue;
+      wrong.add(`${file}: ${variable} (not in deploy/default)`);
+    }
+  }
+  // The patterns still find what the docs name (the config, the unit...).
+  assert.ok(Object.values(named).every((n) => n > 0), JSON.stringify(named));
+  assert.deepEqual([...wrong], []);
 });
 
 // --- The fleet kit (promtool and a real Prometheus: tests/e2e/fleet_kit_test.ts)

@@ -11,6 +11,8 @@ import { buildNvmlSim } from "./fixtures/libnvml_sim/build.ts";
 import { type StartedAgent, startedAgent } from "./agent_util.ts";
 import { errorLines, runMain } from "./cli_util.ts";
 import { tempDir } from "./temp_dir.ts";
+import { nvmlLibraryDirs } from "../collectors/nvml/collector.ts";
+import { firstExisting, libraryPaths } from "../ffi/library.ts";
 
 /** A simulated NIC (10 kHz, polled every 100 ms) and a fast GPU monitor. */
 function config(dir: string, gpuPeriodMs: number): string {
@@ -396,4 +398,91 @@ Deno.test("a config with only a GPU monitor and no usable NVML exits 1 saying so
       ],
     );
   });
+});
+
+/** The line check-config gives a GPU monitor, when the config has a NIC too. */
+function gpuLine(nvmlHere: string): string {
+  return `  on if NVML is found and lists a GPU at start, else off and the other monitors run; NVML here: ${nvmlHere}`;
+}
+
+/** Where run would look for NVML with `NVML_LIB_DIR=dir`. */
+function nvmlDirs(dir: string): string[] {
+  return nvmlLibraryDirs(undefined, dir);
+}
+
+Deno.test("check-config says the GPU monitor will run where NVML is found, loading nothing; run then runs it", async () => {
+  await withSims(async (nvmlDir, dir) => {
+    const calls = join(dir, "nvml-calls.log");
+    const env = { NVML_LIB_DIR: nvmlDir, NVML_SIM_LOG: calls };
+    const configured = join(dir, "agent.yaml");
+    await Deno.writeTextFile(configured, config(dir, 50));
+    const found = gpuLine(`found ${join(nvmlDir, "libnvidia-ml.so.1")}`);
+    const checked = await runMain(["check-config", configured], { env });
+    assert.equal(checked.code, 0, checked.stderr);
+    assert.ok(checked.stdout.split("\n").includes(found), checked.stdout);
+    // The one gpu: auto adds beside a NIC on DOCA says where it came from.
+    const reference = join(dir, "rules.json");
+    await Deno.writeTextFile(
+      reference,
+      JSON.stringify({
+        "data-ids": [{ name: "rx", data_id: "0x1020000100000000" }],
+        rules: [],
+      }),
+    );
+    const auto = await runMain(["check-config", reference], { env });
+    assert.equal(auto.code, 0, auto.stderr);
+    const lines = auto.stdout.split("\n");
+    assert.ok(
+      lines.includes(
+        "monitor gpu: source nvml, every GPU NVML finds, added by gpu: auto",
+      ),
+      auto.stdout,
+    );
+    assert.ok(lines.includes(found), auto.stdout);
+    // Looked at, never loaded: the simulated NVML logs every call it gets.
+    await assert.rejects(Deno.stat(calls), Deno.errors.NotFound);
+    const ran = await runMain(["-c", configured, "--duration", "0.5"], {
+      env,
+    });
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.deepEqual(errorLines(ran.stderr), []);
+    assert.ok((await Deno.stat(join(dir, "gpu-events.log"))).size > 0);
+    // The call log that check-config left absent is kept when NVML runs.
+    assert.match(await Deno.readTextFile(calls), /^nvmlInit_v2 0$/m);
+  });
+});
+
+Deno.test({
+  name:
+    "check-config says the GPU monitor will be off where NVML is not found; run then leaves it off",
+  // A host with the GPU driver has NVML where run always looks.
+  ignore: firstExisting(
+    libraryPaths("libnvidia-ml", nvmlDirs("/nonexistent"), [".so.1"]),
+  ) !== null,
+  async fn() {
+    await using dir = await tempDir();
+    const empty = join(dir.path, "no-nvml");
+    await Deno.mkdir(empty);
+    const configured = join(dir.path, "agent.yaml");
+    await Deno.writeTextFile(configured, config(dir.path, 50));
+    const env = { NVML_LIB_DIR: empty };
+    const looked = nvmlDirs(empty).join(", ");
+    const checked = await runMain(["check-config", configured], { env });
+    assert.equal(checked.code, 0, checked.stderr);
+    assert.ok(
+      checked.stdout.split("\n").includes(gpuLine(`not found in ${looked}`)),
+      checked.stdout,
+    );
+    const ran = await runMain(["-c", configured, "--duration", "0.5"], {
+      env,
+    });
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.deepEqual(errorLines(ran.stderr), [
+      `dpu-traceback: GPU monitor "gpu" is off: no NVML (libnvidia-ml.so.1 not found in ${looked})`,
+    ]);
+    await assert.rejects(
+      Deno.stat(join(dir.path, "gpu-events.log")),
+      Deno.errors.NotFound,
+    );
+  },
 });
