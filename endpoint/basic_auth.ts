@@ -17,14 +17,32 @@
  *   cached, so a later fix of the password file or the client takes effect,
  *   and only a client that knows a password can add an entry.
  * - Wrong passwords must not lock the right one out. bcrypt is the only
- *   costly step, so it is rationed per client: a client address may have
- *   one check running or waiting; another check from it is refused at once
- *   ("limited", 429) instead of queueing. Checks wait in a short global
- *   first-in-first-out queue (`maxQueued`, default 4) for the one worker;
- *   a full queue is "busy" (503). A flooding address thus holds one place
- *   at most, and a scraper at another address waits behind at most one of
- *   its checks. IPv6 clients are counted by /64, the block one host
- *   usually gets, or one host could take every place alone.
+ *   costly step, so it is shared fairly between client addresses: an
+ *   address may have one check running or waiting; another check from it
+ *   is refused at once ("limited", 429) instead of queueing. So each
+ *   address's own queue holds one check, and the checks of different
+ *   addresses wait in one short list (`maxQueued`, default 4) for the one
+ *   worker. The next check to run is that of the address served least
+ *   recently (never served first; between equals, the one that came
+ *   first): round-robin over the addresses waiting, so an address just
+ *   served goes behind every other waiting one. When the list is full, a
+ *   check from an address served less recently than one waiting takes the
+ *   place of the waiting check whose address was served most recently
+ *   (that one is answered "busy", 503); otherwise the newcomer is "busy".
+ *   Why both: first come first served let 8 flooding addresses keep the 4
+ *   places full, each answer freeing one place that the flooder just
+ *   answered took again before a scraper's retry arrived (issue 22: 18
+ *   scrapes in a row got 503). Now a scraper that has not authenticated
+ *   yet waits for the checks running and at most one check of each
+ *   address served even less recently than it; a flood's addresses, each
+ *   served in turn, are all more recent, so it waits for the running
+ *   check alone. Turns are counted in checks started, not time, and
+ *   remembered for the last 1024 addresses served, so memory stays
+ *   bounded; a forgotten address counts as never served, which only a
+ *   flood from more addresses than that can use, and such a flood gets
+ *   no more than one turn per address either. IPv6 clients are counted by
+ *   /64, the block one host usually gets, or one host could take every
+ *   place alone.
  * - Hashes above cost {@linkcode MAX_BCRYPT_COST} are refused: each check
  *   of one would hold the worker, and every client queued behind it, for a
  *   second or more (see there for the measurement).
@@ -40,7 +58,8 @@ import { type Answer, textAnswer } from "./answer.ts";
 /**
  * What {@linkcode BasicAuthVerifier.verify} decided: "limited" when this
  * client already has a check running or waiting, "busy" when the queue of
- * checks is full.
+ * checks is full or this check's place in it went to a client served less
+ * recently.
  */
 export type BasicAuthResult = "ok" | "denied" | "limited" | "busy";
 
@@ -55,10 +74,16 @@ export interface BasicAuthOptions {
    */
   readonly maxConcurrent?: number;
   /**
-   * Checks that may wait for a running one to end, one per client at most;
-   * more are "busy". Default 4, so a check admitted last waits for at most
-   * 4 others and ends after 5: about 5 s at {@linkcode MAX_BCRYPT_COST} on
-   * a core 4 times slower than the one measured there, inside Prometheus's
+   * Checks that may wait for a running one to end, one per client at most.
+   * When they are all taken, a check from a client served less recently
+   * than one waiting takes the place of the waiting check whose client was
+   * served most recently (that one is "busy"); otherwise it is "busy".
+   * Default 4, so few answers are held waiting. How long a check waits
+   * depends on turns, not on this bound: for the running check and at
+   * most one check of each client served less recently than its own. So
+   * a scraper among flooding addresses, which are served in turn, waits
+   * for one check: about 1 s at {@linkcode MAX_BCRYPT_COST} on a core 4
+   * times slower than the one measured there, well inside Prometheus's
    * default 10 s scrape timeout.
    */
   readonly maxQueued?: number;
@@ -173,11 +198,27 @@ export function basicAuthUserProblem(
   return undefined;
 }
 
-/** A check waiting for a slot: start it, or fail it unstarted. */
+/**
+ * Client addresses whose last turn is remembered (see the module's
+ * design notes): about 100 kB at most, and more addresses than a flood
+ * that this scheduling can still keep fair would use.
+ */
+const SERVED_CLIENTS_REMEMBERED = 1024;
+
+/** A check waiting for a slot: start it, give its place away, or fail it. */
 interface Waiting {
+  /** The client (see clientKey) it is for. */
+  readonly from: string;
+  /** Order of arrival, to break ties between clients served alike. */
+  readonly arrival: number;
   start(): void;
+  /** Its place went to another client's check: answer "busy". */
+  evict(): void;
   fail(error: Error): void;
 }
+
+/** What a scheduled check settles to: its verdict, or "evicted" unstarted. */
+type CheckOutcome = boolean | "evicted";
 
 /**
  * Checks `Authorization` headers against `user -> bcrypt hash`.
@@ -211,11 +252,21 @@ export class BasicAuthVerifier implements Disposable {
   /** HMAC keys of verified credentials, least recently used first. */
   readonly #cache = new Map<string, true>();
   /** Checks running or waiting, by HMAC key: identical requests share one. */
-  readonly #inFlight = new Map<string, Promise<boolean>>();
+  readonly #inFlight = new Map<string, Promise<CheckOutcome>>();
   /** Clients (see clientKey) with a check running or waiting. */
   readonly #clients = new Set<string>();
-  /** Checks waiting for a slot, oldest first. */
+  /** Checks waiting for a slot, in arrival order. */
   readonly #queue: Waiting[] = [];
+  /**
+   * The turn (count of checks started before it) at which each client's
+   * last check started, least recently served first; bounded by
+   * SERVED_CLIENTS_REMEMBERED.
+   */
+  readonly #served = new Map<string, number>();
+  /** Checks started so far: the clock that turns are told by. */
+  #turns = 0;
+  /** Checks queued so far, to order waiting ones that tie. */
+  #arrivals = 0;
   #running = 0;
   #hmacKey: Promise<CryptoKey> | undefined;
 
@@ -268,10 +319,15 @@ export class BasicAuthVerifier implements Disposable {
    * connection's remote address; requests without one count as one
    * client): "ok" for a configured user with the right password, "limited"
    * when `client` already has a check running or waiting, "busy" when
-   * `maxConcurrent` checks run and `maxQueued` wait, "denied" otherwise.
+   * `maxConcurrent` checks run and `maxQueued` wait from clients served no
+   * more recently than `client`, or when this check waited and its place
+   * went to a client served less recently; "denied" otherwise. Waiting
+   * checks start in order of their clients' last check, least recent
+   * first (see the module's notes).
    * Cached credentials and requests identical to a check already running
-   * are answered without a check of their own, so they are never limited
-   * or busy. Malformed headers (not `Basic`, bad base64, not UTF-8, no
+   * or waiting are answered without a check of their own, so they are
+   * never limited, and busy only when the check they share gives its place
+   * away. Malformed headers (not `Basic`, bad base64, not UTF-8, no
    * colon) are denied without running bcrypt. The password is everything
    * after the first colon.
    *
@@ -329,13 +385,15 @@ export class BasicAuthVerifier implements Disposable {
       if (this.#clients.has(from)) return "limited";
       if (
         this.#running >= this.#maxConcurrent &&
-        this.#queue.length >= this.#maxQueued
+        this.#queue.length >= this.#maxQueued && !this.#makeRoomFor(from)
       ) {
         return "busy";
       }
       check = this.#schedule(user, password, key, from);
     }
-    if (!await check) return "denied";
+    const outcome = await check;
+    if (outcome === "evicted") return "busy";
+    if (!outcome) return "denied";
     if (this.#cacheSize > 0) {
       this.#cache.set(key, true);
       if (this.#cache.size > this.#cacheSize) {
@@ -367,9 +425,9 @@ export class BasicAuthVerifier implements Disposable {
     password: string,
     key: string,
     from: string,
-  ): Promise<boolean> {
+  ): Promise<CheckOutcome> {
     this.#clients.add(from);
-    const check = new Promise<boolean>((resolve, reject) => {
+    const check = new Promise<CheckOutcome>((resolve, reject) => {
       // Released before the caller hears the answer, so a client told
       // "denied" may try again at once without being "limited".
       const release = () => {
@@ -378,6 +436,7 @@ export class BasicAuthVerifier implements Disposable {
       };
       const start = () => {
         this.#running++;
+        this.#servedNow(from);
         this.#check(user, password).then(
           (ok) => {
             this.#running--;
@@ -397,7 +456,13 @@ export class BasicAuthVerifier implements Disposable {
         start();
       } else {
         this.#queue.push({
+          from,
+          arrival: this.#arrivals++,
           start,
+          evict: () => {
+            release();
+            resolve("evicted");
+          },
           fail: (error) => {
             release();
             reject(error);
@@ -411,7 +476,55 @@ export class BasicAuthVerifier implements Disposable {
 
   #startWaiting(): void {
     while (this.#running < this.#maxConcurrent && this.#queue.length > 0) {
-      this.#queue.shift()!.start();
+      // The client served least recently goes first: round-robin over the
+      // clients waiting, so none waits behind two checks of another.
+      let next = 0;
+      for (let i = 1; i < this.#queue.length; i++) {
+        if (this.#before(this.#queue[i], this.#queue[next])) next = i;
+      }
+      this.#queue.splice(next, 1)[0].start();
+    }
+  }
+
+  /**
+   * With the queue full: gives the place of the waiting check whose client
+   * was served most recently to `from` when `from` was served less recently
+   * still, answering that check "busy"; false when no check may be moved.
+   */
+  #makeRoomFor(from: string): boolean {
+    if (this.#queue.length === 0) return false;
+    let last = 0;
+    for (let i = 1; i < this.#queue.length; i++) {
+      if (this.#before(this.#queue[last], this.#queue[i])) last = i;
+    }
+    // Strictly less recently: clients tie only when neither was served
+    // (or both are forgotten), and then first come keeps its place, as a
+    // queue would.
+    if (this.#lastTurn(from) >= this.#lastTurn(this.#queue[last].from)) {
+      return false;
+    }
+    this.#queue.splice(last, 1)[0].evict();
+    return true;
+  }
+
+  /** Whether waiting check `a` is to start before `b`. */
+  #before(a: Waiting, b: Waiting): boolean {
+    const ta = this.#lastTurn(a.from);
+    const tb = this.#lastTurn(b.from);
+    return ta < tb || (ta === tb && a.arrival < b.arrival);
+  }
+
+  /** The turn of `from`'s last check; -1 when never served (or forgotten). */
+  #lastTurn(from: string): number {
+    return this.#served.get(from) ?? -1;
+  }
+
+  /** Records that `from`'s check starts now, forgetting the oldest client. */
+  #servedNow(from: string): void {
+    this.#served.delete(from);
+    this.#served.set(from, this.#turns++);
+    if (this.#served.size > SERVED_CLIENTS_REMEMBERED) {
+      this.#served.delete(this.#served.keys().next().value!);
     }
   }
 
@@ -445,7 +558,8 @@ export class BasicAuthVerifier implements Disposable {
  * they are valid: 401 with `WWW-Authenticate: Basic realm="dpu-traceback",
  * charset="UTF-8"` on missing or wrong credentials; 429 with
  * `Retry-After: 1` when this client's previous check is still running; 503
- * with `Retry-After: 1` when the queue of checks is full. `client` is the
+ * with `Retry-After: 1` when the queue of checks is full (or this check's
+ * place in it went to a client served less recently). `client` is the
  * connection's remote address.
  *
  * @example

@@ -527,7 +527,7 @@ Deno.test("BasicAuthVerifier: one check per client address; a second is limited 
   assert.equal(await retry, "ok");
 });
 
-Deno.test("BasicAuthVerifier: checks wait in a bounded first-in-first-out queue", async () => {
+Deno.test("BasicAuthVerifier: checks wait in a bounded queue, first come first served between clients never served", async () => {
   const { calls, compare, started } = gatedCompare();
   const verifier = new BasicAuthVerifier(USERS, { compare, maxQueued: 2 });
   const running = verifier.verify(basic("alice", "a"), from("10.0.0.1"));
@@ -553,6 +553,190 @@ Deno.test("BasicAuthVerifier: checks wait in a bounded first-in-first-out queue"
     "denied",
   ]);
   assert.equal(calls.length, 3);
+});
+
+Deno.test("BasicAuthVerifier: waiting checks start by turns, the client served least recently first", async () => {
+  const { calls, compare, started } = gatedCompare();
+  const verifier = new BasicAuthVerifier(USERS, { compare });
+  const [a, b, c] = ["10.0.0.1", "10.0.0.2", "10.0.0.3"].map(from);
+  const answers = [verifier.verify(basic("alice", "a1"), a)];
+  await started(1);
+  answers.push(verifier.verify(basic("alice", "b1"), b));
+  await admitted();
+  calls[0].decide(false);
+  await started(2); // b1 runs; a was served before b
+  answers.push(verifier.verify(basic("alice", "a2"), a));
+  await admitted();
+  answers.push(verifier.verify(basic("alice", "c1"), c));
+  await admitted();
+  calls[1].decide(false);
+  await started(3);
+  // c was never served, so its check goes before a's, which came first.
+  assert.equal(calls[2].password, "c1");
+  answers.push(verifier.verify(basic("alice", "b2"), b));
+  await admitted();
+  calls[2].decide(false);
+  await started(4);
+  // a's turn was before b's: a goes first again, whatever came first.
+  assert.equal(calls[3].password, "a2");
+  calls[3].decide(false);
+  await started(5);
+  calls[4].decide(false);
+  assert.deepEqual(await Promise.all(answers), answers.map(() => "denied"));
+  assert.deepEqual(calls.map((call) => call.password), [
+    "a1",
+    "b1",
+    "c1",
+    "a2",
+    "b2",
+  ]);
+});
+
+Deno.test("BasicAuthVerifier: a full queue gives the place of the client served most recently to one served less recently", async () => {
+  const { calls, compare, started } = gatedCompare();
+  const verifier = new BasicAuthVerifier(USERS, { compare, maxQueued: 2 });
+  const [a, b, c, d, e] = [1, 2, 3, 4, 5].map((i) => from(`10.0.0.${i}`));
+  const a1 = verifier.verify(basic("alice", "a1"), a);
+  await started(1);
+  const b1 = verifier.verify(basic("alice", "b1"), b);
+  await admitted();
+  calls[0].decide(false);
+  await started(2); // b1 runs; a was served, b is being served
+  const a2 = verifier.verify(basic("alice", "a2"), a);
+  await admitted();
+  const c1 = verifier.verify(basic("alice", "c1"), c);
+  await admitted();
+  // Full (a2 and c1 wait). d was never served, a was: d takes a2's place,
+  // and a2 is answered "busy" without running.
+  const d1 = verifier.verify(basic("alice", "d1"), d);
+  assert.equal(await quick(a2), "busy");
+  // e was never served either, but neither were c and d: first come keeps
+  // its place.
+  assert.equal(
+    await quick(verifier.verify(basic("alice", "e1"), e)),
+    "busy",
+  );
+  calls[1].decide(false);
+  await started(3);
+  assert.equal(calls[2].password, "c1");
+  // a (served at the first turn) waits again; b (the second) finds only
+  // clients served before it, so it may not take a place.
+  const a3 = verifier.verify(basic("alice", "a3"), a);
+  await admitted();
+  assert.equal(
+    await quick(verifier.verify(basic("alice", "b2"), b)),
+    "busy",
+  );
+  calls[2].decide(false);
+  await started(4);
+  calls[3].decide(false);
+  await started(5);
+  calls[4].decide(false);
+  assert.deepEqual(await Promise.all([a1, b1, c1, d1, a3]), [
+    "denied",
+    "denied",
+    "denied",
+    "denied",
+    "denied",
+  ]);
+  assert.deepEqual(calls.map((call) => call.password), [
+    "a1",
+    "b1",
+    "c1",
+    "d1",
+    "a3",
+  ]);
+});
+
+Deno.test("BasicAuthVerifier: a flood of wrong passwords from 8 addresses does not starve a scraper that has not logged in", async () => {
+  // A stand-in for the worker that counts: each check answers on a later
+  // turn of the event loop, as the worker's message does. The password
+  // names the client, so each check can be told apart.
+  const checks: string[] = []; // whose check started, in order
+  let floodChecksDone = 0;
+  let progress = Promise.withResolvers<void>();
+  const compare = async (password: string) => {
+    checks.push(password.split(" ")[0]);
+    await new Promise((r) => setTimeout(r, 0));
+    if (password !== "scraper") floodChecksDone++;
+    progress.resolve();
+    progress = Promise.withResolvers();
+    return password === "scraper";
+  };
+  // No cache, so every scrape needs a check of its own during the flood.
+  const verifier = new BasicAuthVerifier(
+    new Map([["prometheus", "$2b$10$" + "a".repeat(53)]]),
+    { compare, cacheSize: 0 },
+  );
+  const hosts = Array.from({ length: 8 }, (_, i) => `198.51.100.${i + 1}`);
+  const flood = new Map<string, number>();
+  let flooding = true;
+  let guess = 0;
+  // 6 connections per address, each sending its next guess the moment it
+  // has an answer: more addresses than the queue's 4 places.
+  const floods = hosts.flatMap((host) =>
+    Array.from({ length: 6 }, async () => {
+      while (flooding) {
+        const result = await verifier.verify(
+          basic("prometheus", `${host} guess ${guess++}`),
+          from(host),
+        );
+        flood.set(result, (flood.get(result) ?? 0) + 1);
+        // Refusals are instant; yield so the loop does not spin the thread.
+        if (result !== "denied") await new Promise((r) => setTimeout(r, 0));
+      }
+    })
+  );
+
+  const scrapes: string[] = [];
+  // The flood's checks that ended while each scrape waited: a count of
+  // checks, which a loaded machine does not change as it does ms.
+  const checksWaited: number[] = [];
+  try {
+    for (let scrape = 0; scrape < 5; scrape++) {
+      // As between scrapes 15 s apart: every flooding address has had a
+      // check since the scraper's last one (or since the flood began).
+      const since = checks.lastIndexOf("scraper") + 1;
+      while (!hosts.every((host) => checks.indexOf(host, since) >= 0)) {
+        await progress.promise;
+      }
+      const before = floodChecksDone;
+      scrapes.push(
+        await verifier.verify(
+          basic("prometheus", "scraper"),
+          from("192.0.2.10"),
+        ),
+      );
+      checksWaited.push(floodChecksDone - before);
+    }
+  } finally {
+    flooding = false;
+    await Promise.all(floods);
+  }
+  console.log(
+    `scrapes behind ${checksWaited.join(", ")} of the flood's checks; ` +
+      `flood answers ${JSON.stringify(Object.fromEntries(flood))}`,
+  );
+  // Each scrape got in at its first attempt, though the queue was full.
+  assert.deepEqual(scrapes, ["ok", "ok", "ok", "ok", "ok"]);
+  // Behind at most one check per flooding address. By design it is the
+  // check running when it came (it was served least recently, so it goes
+  // next; the test before this one pins that order), and any that ended
+  // while its request was being hashed for the cache key, before it could
+  // queue: a window this count cannot see the end of, so the bound here
+  // is the one that holds however long that takes.
+  for (const waited of checksWaited) {
+    assert.ok(
+      waited <= hosts.length,
+      `waited behind ${waited} of the flood's checks`,
+    );
+  }
+  assert.equal(flood.get("ok"), undefined);
+  // The queue was full: the flood's addresses were refused or gave way.
+  assert.ok((flood.get("busy") ?? 0) > 0);
+  assert.ok((flood.get("limited") ?? 0) > 0);
+  // Every flooding address had turns, not only the first 5 to come.
+  for (const host of hosts) assert.ok(checks.includes(host), host);
 });
 
 Deno.test("BasicAuthVerifier: IPv6 clients count by /64, IPv4-mapped ones as IPv4", async () => {

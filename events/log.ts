@@ -69,11 +69,19 @@ export const WARN_INTERVAL_MS = 60_000;
 
 /** Counters an operator (and the metrics endpoint) wants from the writer. */
 export interface EventsLogStats {
-  /** Bytes the file has accepted. */
+  /**
+   * Bytes the file has accepted, in whole lines: the head of a row cut
+   * short by a failing write is not counted (and is taken out of the file
+   * again), so this is what the file holds and it never decreases.
+   */
   readonly bytesWritten: number;
   /** Write or sync calls that failed (each retried later). */
   readonly writeErrors: number;
-  /** Rows discarded because the disk stayed behind for all chunks. */
+  /**
+   * Rows discarded because the disk stayed behind for all chunks, and,
+   * once {@linkcode EventsLog.close} gives up, the rows it could not write:
+   * after close, every row formatted and not in the file.
+   */
   readonly droppedRows: number;
   /** Bytes formatted but not yet accepted by the file. */
   readonly pendingBytes: number;
@@ -90,6 +98,8 @@ const LOST = encoder.encode(`, ${LOST_FIELD}: `);
 const COMMA = 44;
 const SPACE = 32;
 const NEWLINE = 10;
+const DIGIT_0 = 48;
+const DIGIT_9 = 57;
 const LOST_MARKER_BYTES = GAP_START.length + UTC_SECOND_LENGTH + LOST.length +
   MAX_U64_DIGITS + 1;
 
@@ -186,6 +196,7 @@ export class EventsLog implements EventSink {
   #pos = 0;
   #queuedTo = 0; // bytes of the current chunk already queued
   #headWritten = 0; // bytes of the first segment already in the file
+  #headCounted = 0; // of those, the whole lines, counted in #bytesWritten
   #pump: Promise<void> | null = null;
   #syncWanted = false;
   #closed = false;
@@ -375,7 +386,7 @@ export class EventsLog implements EventSink {
   /**
    * Writes every pending byte, fsyncs and closes the file. Rejects (after
    * closing) if the data could not all be written; the message says how
-   * much was lost.
+   * much was lost, and the rows not written are counted as dropped.
    */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -389,6 +400,10 @@ export class EventsLog implements EventSink {
     await this.#drain();
     this.#wake();
     this.#file.close();
+    // Rows still waiting are lost now. Counted as dropped, so that the
+    // counter says what the file lacks: every row is in the file, whole,
+    // or counted here (or earlier, when no chunk was free for it).
+    this.#droppedRows += this.#rowsUnwritten();
     const pending = this.stats.pendingBytes;
     if (pending > 0 || this.#droppedRows > 0) {
       throw new Error(
@@ -524,10 +539,21 @@ export class EventsLog implements EventSink {
             chunk.subarray(start + this.#headWritten, end),
           );
           this.#headWritten += n;
-          this.#bytesWritten += n;
           this.#fileBytes += n;
+          // Whole lines only: a short write's cut row is counted once the
+          // rest of it is written, or taken out again (#cutToWholeLine),
+          // so the counter never has to go back.
+          let whole = this.#headWritten;
+          while (
+            whole > this.#headCounted && chunk[start + whole - 1] !== NEWLINE
+          ) {
+            whole--;
+          }
+          this.#bytesWritten += whole - this.#headCounted;
+          this.#headCounted = whole;
         }
         this.#headWritten = 0;
+        this.#headCounted = 0;
         this.#queue.shift();
         this.#queueStarts.shift();
         this.#queueEnds.shift();
@@ -563,6 +589,7 @@ export class EventsLog implements EventSink {
         ? error
         : new Error(String(error));
       this.#failing = true;
+      await this.#cutToWholeLine();
       const now = Date.now();
       if (now - this.#lastWarnMs >= WARN_INTERVAL_MS) {
         this.#lastWarnMs = now;
@@ -647,6 +674,66 @@ export class EventsLog implements EventSink {
     this.#queueStarts.unshift(0);
     this.#queueEnds.unshift(this.#header.length);
     this.#queueReleases.unshift(false);
+  }
+
+  /**
+   * After a write failed part-way through a row, takes that row's head
+   * back out of the file (ftruncate), so the file ends with a whole line.
+   *
+   * At a file size limit or on a full disk, a write is cut short at the
+   * last byte that fits, and the next one fails (EFBIG, ENOSPC). The row
+   * stays queued and is retried whole. The head is cut back out, rather
+   * than left in the file with the row counted as not written, because a
+   * reader of the file cannot tell a cut row from a whole one when the cut
+   * falls after a digit: `1000, 98765` cut to `1000, 98`
+   * reads as a row with a value that was never sampled. Only whole lines
+   * in the file, and `bytesWritten` (which counts whole lines only) equal
+   * to what it holds, are what an operator comparing the file with the
+   * counters expects. If the limit is lifted later, the retry appends the
+   * row whole.
+   */
+  async #cutToWholeLine(): Promise<void> {
+    if (this.#queue.length === 0) return;
+    const cut = this.#headWritten - this.#headCounted;
+    if (cut === 0) return;
+    try {
+      // This writer holds the file's lock and appends: its last bytes are
+      // the cut row's head. Shrinking never meets the size limit.
+      const size = (await this.#file.stat()).size;
+      await this.#file.truncate(size - cut);
+    } catch {
+      // The file keeps the head; a later retry appends the rest of the
+      // row after it, and close counts the row as dropped if none does.
+      return;
+    }
+    this.#headWritten = this.#headCounted;
+    this.#fileBytes -= cut;
+  }
+
+  /**
+   * Rows in what is still queued (the header block aside): lines that
+   * start with a digit. Markers start with `<<`, the column-name row with
+   * a letter, and names cannot hold a newline, so no other line does. A
+   * row whose head was left in the file, cut, counts too.
+   */
+  #rowsUnwritten(): number {
+    let rows = 0;
+    for (let i = 0; i < this.#queue.length; i++) {
+      const chunk = this.#queue[i];
+      if (chunk === this.#header) continue;
+      const first = this.#queueStarts[i];
+      const end = this.#queueEnds[i];
+      let at = first;
+      // A row whose head was left in the file, cut, starts here.
+      if (i === 0) at += this.#headCounted;
+      while (at < end) {
+        if (chunk[at] >= DIGIT_0 && chunk[at] <= DIGIT_9) rows++;
+        const newline = chunk.indexOf(NEWLINE, at);
+        if (newline < 0) break;
+        at = newline + 1;
+      }
+    }
+    return rows;
   }
 
   #wake(): void {

@@ -146,7 +146,8 @@ Deno.test("EventsLog keeps every row across many chunk hand-offs, in order", asy
  * header is on disk, limits its file size to that size plus `slackBytes`
  * (`prlimit --pid`): from then on the file refuses writes as a full disk
  * would, with EFBIG instead of ENOSPC (a regular file cannot be filled
- * any other way without root).
+ * any other way without root). With `plan.liftAfterFailure`, lifts the
+ * limit once the child has seen a write fail, before it closes the log.
  */
 async function runLimitedEventsLog(
   plan: Plan,
@@ -175,12 +176,27 @@ async function runLimitedEventsLog(
     throw new Error(`no ready line: ${out} ${await stderr}`);
   }
   const limit = Number(ready[1]) + slackBytes;
+  // The soft limit only: without CAP_SYS_RESOURCE (a container's root
+  // lacks it too) a hard limit cannot be raised again, and the tests lift
+  // it below.
   const set = await new Deno.Command("prlimit", {
-    args: [`--pid=${child.pid}`, `--fsize=${limit}`],
+    args: [`--pid=${child.pid}`, `--fsize=${limit}:unlimited`],
   }).output();
   assert.equal(set.code, 0, new TextDecoder().decode(set.stderr));
   const stdin = child.stdin.getWriter();
   await stdin.write(new TextEncoder().encode("go\n"));
+  if (plan.liftAfterFailure) {
+    while (!/\nfailed\n$/.test(out)) {
+      const { value, done } = await lines.next();
+      if (done) throw new Error(`no failed line: ${out} ${await stderr}`);
+      out += value;
+    }
+    const lifted = await new Deno.Command("prlimit", {
+      args: [`--pid=${child.pid}`, "--fsize=unlimited"],
+    }).output();
+    assert.equal(lifted.code, 0, new TextDecoder().decode(lifted.stderr));
+    await stdin.write(new TextEncoder().encode("lifted\n"));
+  }
   // Until the report, then the limit goes before the child exits: runs in
   // a fresh checkout died of SIGXFSZ at exit (153), signal handled or not,
   // from what Deno itself writes while shutting down (its caches).
@@ -223,9 +239,12 @@ Deno.test({
       /^Cannot finish events log .*events\.log: \d+ bytes unwritten, \d+ rows dropped \(File too large/,
     );
     assert.ok(report!.stats.writeErrors >= 1);
-    assert.ok(report!.stats.droppedRows > 0);
     assert.equal(report!.stats.bytesWritten, limit); // the header only
     assert.equal((await Deno.stat(path)).size, limit);
+    // No row is in the file: each was dropped when no chunk was free, or
+    // counted by close, which could not write it.
+    assert.equal(report!.stats.droppedRows, 5000);
+    assert.match(report!.closeError!, / 5000 rows dropped /);
   },
 });
 
@@ -241,14 +260,34 @@ Deno.test({
     const { status, report, limit } = await runLimitedEventsLog(plan, 1000);
     assert.equal(status.code, 0, `ended by ${status.signal}`);
     assert.ok(report!.stats.writeErrors >= 1);
-    assert.equal(report!.stats.bytesWritten, limit);
     assert.ok(report!.stats.pendingBytes > 0);
-    assert.match(report!.closeError!, /bytes unwritten, 0 rows dropped/);
     assert.match(
       report!.warnings[0],
       /^events log .*: cannot write \(File too large \(os error 27\)\)/,
     );
-    assert.equal((await Deno.stat(path)).size, limit);
+    // The rows `0, 9` .. that fit whole in the 1000 bytes past the header;
+    // the limit falls inside the next one (row 158, 4 bytes of 7).
+    let fit = 0;
+    let fitBytes = 0;
+    while (fitBytes + `${fit}, 9\n`.length <= 1000) {
+      fitBytes += `${fit}, 9\n`.length;
+      fit++;
+    }
+    assert.ok(fitBytes < 1000, "the limit cuts a row");
+    // That row's head, written up to the limit, was taken out again: the
+    // file ends with a whole line, and holds what bytesWritten says.
+    const text = await Deno.readTextFile(path);
+    assert.ok(text.endsWith("\n"), JSON.stringify(text.slice(-20)));
+    assert.equal((await Deno.stat(path)).size, limit - 1000 + fitBytes);
+    assert.equal(report!.stats.bytesWritten, limit - 1000 + fitBytes);
+    const rows = text.split("\n").filter((line) => /^\d/.test(line));
+    assert.deepEqual(rows, Array.from({ length: fit }, (_, i) => `${i}, 9`));
+    // Every row not in the file is counted as dropped, by close.
+    assert.equal(report!.stats.droppedRows, 500 - rows.length);
+    assert.match(
+      report!.closeError!,
+      new RegExp(` bytes unwritten, ${500 - rows.length} rows dropped `),
+    );
     // What ignoreFileSizeSignal() spares the process: the signal's default
     // action ends it, with every buffered row.
     const killed = await runLimitedEventsLog(
@@ -257,6 +296,35 @@ Deno.test({
     );
     assert.equal(killed.status.signal, "SIGXFSZ");
     assert.equal(killed.report, undefined);
+  },
+});
+
+Deno.test({
+  name:
+    "a row cut by the file size limit is written whole once the limit is lifted",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    await using dir = await tempDir();
+    const path = join(dir.path, "events.log");
+    const { status, report } = await runLimitedEventsLog({
+      path,
+      ignoreSignal: true,
+      rows: 500,
+      pauseMs: 0,
+      liftAfterFailure: true,
+    }, 1000);
+    assert.equal(status.code, 0, `ended by ${status.signal}`);
+    assert.ok(report!.stats.writeErrors >= 1);
+    assert.equal(report!.closeError, null);
+    // The row the limit cut (its head taken out again) was retried from
+    // its first byte: each row once, whole, in order.
+    const text = await Deno.readTextFile(path);
+    const rows = text.split("\n").filter((line) => /^\d/.test(line));
+    assert.deepEqual(rows, Array.from({ length: 500 }, (_, i) => `${i}, 9`));
+    assert.ok(text.endsWith('Rule: "rx > 5"\n'));
+    assert.equal(report!.stats.droppedRows, 0);
+    assert.equal(report!.stats.pendingBytes, 0);
+    assert.equal(report!.stats.bytesWritten, (await Deno.stat(path)).size);
   },
 });
 
