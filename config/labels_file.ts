@@ -22,7 +22,6 @@
  * @module
  */
 
-import { fileError } from "./errors.ts";
 import {
   MAX_KEY_CHARS,
   MAX_LABELS_FILE_BYTES,
@@ -151,8 +150,8 @@ export function parseLabelsFile(
 }
 
 /**
- * Reads and parses a labels file, reading at most
- * {@linkcode MAX_LABELS_FILE_BYTES} whatever the file is.
+ * Reads and parses a labels file: only a regular file, at most
+ * {@linkcode MAX_LABELS_FILE_BYTES} of it (config/read_text.ts).
  *
  * @example Usage
  * ```ts
@@ -168,45 +167,17 @@ export function parseLabelsFile(
  *
  * @param path The file.
  * @returns Its labels.
- * @throws {TypeError | RangeError} When it is not a valid labels file;
- * `Deno.errors.NotFound` when there is no such file, `Error` when it
- * cannot be read.
+ * @throws {TypeError | RangeError} When it is not a valid labels file
+ * or not a regular file; `Deno.errors.NotFound` when there is no such
+ * file, `Error` when it cannot be read.
  */
 export async function readLabelsFile(
   path: string,
 ): Promise<Record<string, string>> {
-  let text: string;
-  try {
-    text = await readConfigText(path, MAX_LABELS_FILE_BYTES);
-  } catch (error) {
-    throw asLabelsFileError(path, error);
-  }
+  const text = await readConfigText(path, {
+    maxBytes: MAX_LABELS_FILE_BYTES,
+    prefix: `Cannot read labels file ${terminalSafe(path)}`,
+    kind: "a labels file",
+  });
   return parseLabelsFile(text, path);
-}
-
-/**
- * readConfigText's error, reworded from `Cannot load config PATH: ` to
- * this file's kind, keeping its class.
- */
-function asLabelsFileError(path: string, error: unknown): unknown {
-  if (!(error instanceof Error)) return error;
-  if (error instanceof RangeError) {
-    return problem(
-      path,
-      `is larger than 64 KiB (${MAX_LABELS_FILE_BYTES} bytes), the most a labels file may be`,
-      "range",
-    );
-  }
-  const prefix = fileError(Error, path, 0, "").message;
-  const what = error.message.startsWith(prefix)
-    ? error.message.slice(prefix.length)
-    : error.message;
-  const message = `Cannot read labels file ${terminalSafe(path)}: ${what}`;
-  if (error instanceof Deno.errors.NotFound) {
-    return new Deno.errors.NotFound(message, { cause: error });
-  }
-  if (error instanceof TypeError) {
-    return new TypeError(message, { cause: error });
-  }
-  return new Error(message, { cause: error });
 }

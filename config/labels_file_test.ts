@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { parseLabelsFile, readLabelsFile } from "./labels_file.ts";
 import { MAX_LABELS_FILE_BYTES } from "./limits.ts";
 import { tempDir } from "../tests/temp_dir.ts";
+import { settles } from "../tests/until.ts";
 
 const FILE = "/etc/dpu-traceback/level_labels.ini";
 
@@ -180,9 +181,21 @@ Deno.test("readLabelsFile() reads a file, and refuses what is not one within 64 
     name: "NotFound",
     message: `Cannot read labels file ${dir.path}/none.ini: file not found`,
   });
-  await assert.rejects(readLabelsFile(dir.path), {
-    message: `Cannot read labels file ${dir.path}: is a directory, not a file`,
-  });
-  // A device is read up to the bound, never to its end.
-  await assert.rejects(readLabelsFile("/dev/zero"), RangeError);
+  // Only a regular file is read: a FIFO would hang the start, a device
+  // never end.
+  const fifo = `${dir.path}/fifo.ini`;
+  const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+  assert.equal(made.code, 0);
+  const kinds: [string, string][] = [
+    [dir.path, "a directory"],
+    [fifo, "a FIFO"],
+    ["/dev/zero", "a character device"],
+  ];
+  for (const [path, kind] of kinds) {
+    await assert.rejects(settles(path, readLabelsFile(path)), {
+      name: "TypeError",
+      message:
+        `Cannot read labels file ${path}: is ${kind}, not a regular file`,
+    });
+  }
 });
