@@ -13,6 +13,7 @@ import {
   type AlertSender,
   startAlertSender,
 } from "../alerts/sender.ts";
+import type { AlertmanagerCredentials } from "../alerts/alertmanager_client.ts";
 import type { AgentConfig } from "../config/types.ts";
 import { LISTEN_OFF } from "../config/values.ts";
 import { ignoreFileSizeSignal } from "../events/file_size_signal.ts";
@@ -41,6 +42,17 @@ export interface RunAgentOptions {
   readonly signal?: AbortSignal;
   /** No live status line and no closing table. */
   readonly quiet: boolean;
+  /**
+   * The instance and topology labels, when resolved before the run (the
+   * CLI does, cli/start_files.ts, so a bad labels file is a configuration
+   * error); resolved at the start of the run otherwise.
+   */
+  readonly topology?: Topology;
+  /**
+   * The Alertmanagers' credentials, one per Alertmanager, when read before
+   * the run (as the CLI does); read as the sender starts otherwise.
+   */
+  readonly credentials?: readonly AlertmanagerCredentials[];
 }
 
 /**
@@ -128,7 +140,7 @@ async function runStarting(
   // before any events.log gets a header.
   let topology: Topology;
   try {
-    topology = await resolveTopology(config);
+    topology = options.topology ?? await resolveTopology(config);
   } catch (error) {
     log.failed(error);
     return false;
@@ -161,6 +173,7 @@ async function runStarting(
     journalBuffer: agent.journal.buffer,
     state: publication,
     version: options.version,
+    credentials: options.credentials,
   };
   let endpoint: Endpoint | undefined;
   let ownSender: AlertSender | undefined;

@@ -32,8 +32,12 @@ export interface AlertmanagerCredentials {
 
 /**
  * Reads the files `config` names (password, bearer token, CA, client
- * certificate and key). Rejects with a one-line Error naming the file that
- * cannot be read, or a TypeError for a setting this client cannot honour.
+ * certificate and key) and checks them. `run` calls it before the agent
+ * starts and `check-config` calls it too, so what one accepts the other
+ * does. Rejects with one line naming the file and never quoting it:
+ * config/read_text.ts's errors for a file that cannot be read (missing,
+ * not a regular file, too large, not UTF-8), a TypeError for a setting
+ * this client cannot honour or a secret that is no header value.
  *
  * @example No files: nothing to read
  * ```ts
@@ -47,21 +51,13 @@ export async function readCredentials(
   config: AlertmanagerConfig,
 ): Promise<AlertmanagerCredentials> {
   const label = alertmanagerLabel(config.url);
-  const read = async (file: string, what: string) => {
-    let text: string;
-    try {
-      // Bounded, as every file the operator names: a token path pointing
-      // at /dev/zero or a log must not fill memory at start.
-      text = await readConfigText(file);
-    } catch (error) {
-      throw new Error(
-        `Cannot read the ${what} of Alertmanager ${label} from ${file}: ${
-          errorMessage(error).split("\n")[0]
-        }`,
-      );
-    }
-    return text;
-  };
+  // As every file the operator names (config/read_text.ts): a regular
+  // file only, bounded, so a token path naming a FIFO, /dev/zero or a log
+  // neither hangs nor fills memory at start, and no message quotes it.
+  const read = (file: string, what: string) =>
+    readConfigText(file, {
+      prefix: `Cannot read the ${what} of Alertmanager ${label} from ${file}`,
+    });
   const out: {
     authorization?: string;
     caCerts?: string[];

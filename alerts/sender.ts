@@ -17,7 +17,10 @@ import {
 } from "../config/types.ts";
 import { alertmanagerLabel, AlertStats } from "../metrics/alert_stats.ts";
 import type { MonitorShape } from "../metrics/shared_state.ts";
-import { readCredentials } from "./alertmanager_client.ts";
+import {
+  type AlertmanagerCredentials,
+  readCredentials,
+} from "./alertmanager_client.ts";
 import { peakKindOf, peakUnitOf } from "../rules/peak_format.ts";
 import type {
   AlertMonitor,
@@ -84,6 +87,13 @@ export interface AlertSenderOptions {
   readonly drainMs?: number;
   /** The worker module; tests substitute their own. */
   readonly workerUrl?: URL;
+  /**
+   * The Alertmanagers' credentials ({@linkcode readCredentials}), one per
+   * Alertmanager in configuration order, when they were read before the
+   * agent started (`run` reads them with `check-config`'s function); read
+   * here otherwise.
+   */
+  readonly credentials?: readonly AlertmanagerCredentials[];
 }
 
 /** A running sender. */
@@ -192,9 +202,9 @@ export interface PreparedSender {
 }
 
 /**
- * Reads the Alertmanagers' credential files once (rejecting with a
- * one-line error naming a file that cannot be read: the thread gets no
- * file access) and checks the timing: all a thread needs to run the
+ * Reads the Alertmanagers' credential files once, unless they were read
+ * already (rejecting with a one-line error naming a file that cannot be
+ * read: the thread gets no file access) and checks the timing: all a thread needs to run the
  * sender, its own ({@linkcode startAlertSender}) or the endpoint's
  * (agent/endpoint.ts).
  */
@@ -203,9 +213,13 @@ export async function prepareSender(
   heartbeat: SharedArrayBuffer,
 ): Promise<PreparedSender> {
   const config = options.config;
-  const credentials = await Promise.all(
-    config.alertmanagers.map(readCredentials),
-  );
+  const credentials = options.credentials ??
+    await Promise.all(config.alertmanagers.map(readCredentials));
+  if (credentials.length !== config.alertmanagers.length) {
+    throw new RangeError(
+      `Cannot start the Alertmanager sender: it has credentials for ${credentials.length} Alertmanagers, the configuration has ${config.alertmanagers.length}`,
+    );
+  }
   const stats = options.statsBuffer === undefined
     ? AlertStats.create(config.alertmanagers.length)
     : new AlertStats(options.statsBuffer);

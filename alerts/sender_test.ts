@@ -8,6 +8,7 @@ import {
   alertmanagerHosts,
   type AlertMonitor,
   type AlertSenderOptions,
+  prepareSender,
   startAlertSender,
 } from "./sender.ts";
 
@@ -415,7 +416,45 @@ Deno.test("a credential file that cannot be read stops the start with one line n
         basicAuth: { username: "u", passwordFile: "/nonexistent/pw" },
       }],
     })),
-    /^Error: Cannot read the password of Alertmanager http:\/\/127\.0\.0\.1:9 from \/nonexistent\/pw: [^\n]*$/,
+    {
+      name: "NotFound",
+      message:
+        "Cannot read the password of Alertmanager http://127.0.0.1:9 from /nonexistent/pw: file not found",
+    },
+  );
+});
+
+Deno.test("credentials read before the start are taken as given, one per Alertmanager", async () => {
+  const journal = EventJournal.create([2], 16);
+  // The CLI reads them before the agent starts (cli/start_files.ts): the
+  // password file is not read again, so its absence here is no error.
+  const config = {
+    ...alerting(["http://127.0.0.1:9"]),
+    alertmanagers: [{
+      url: "http://127.0.0.1:9",
+      timeoutMs: 100,
+      basicAuth: { username: "u", passwordFile: "/nonexistent/pw" },
+    }],
+  };
+  const prepared = await prepareSender(
+    options(journal, config, {
+      credentials: [{ authorization: "Basic dTpw" }],
+    }),
+    new SharedArrayBuffer(4),
+  );
+  assert.deepEqual(prepared.start.credentials, [{
+    authorization: "Basic dTpw",
+  }]);
+  await assert.rejects(
+    prepareSender(
+      options(journal, config, { credentials: [] }),
+      new SharedArrayBuffer(4),
+    ),
+    {
+      name: "RangeError",
+      message:
+        "Cannot start the Alertmanager sender: it has credentials for 0 Alertmanagers, the configuration has 1",
+    },
   );
 });
 

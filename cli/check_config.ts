@@ -1,6 +1,7 @@
 /**
- * The `check-config` command: validate a configuration (and the web config
- * it names) and summarize it, before a service restart finds a mistake.
+ * The `check-config` command: validate a configuration and every file it
+ * names for the start (cli/start_files.ts) and summarize it, before a
+ * service restart finds a mistake.
  *
  * @module
  */
@@ -8,16 +9,16 @@
 import { type LibraryProbe, probeNvml } from "../collectors/versions.ts";
 import { describeConfig } from "../config/describe.ts";
 import { loadConfig } from "../config/load.ts";
-import { resolveTopology } from "../config/topology.ts";
 import { withAutoGpuMonitor } from "../config/normalize.ts";
 import type { Logger } from "../logging/logger.ts";
-import { loadWebConfig, type WebConfig } from "../endpoint/web_config.ts";
+import type { WebConfig } from "../endpoint/web_config.ts";
+import { readStartFiles } from "./start_files.ts";
 import { asUsageError, EXIT_OK } from "./usage_error.ts";
 
 /**
  * Prints the summary of `configFile` and returns 0. Throws a
  * {@linkcode UsageError} naming the file and the problem when it, its
- * data IDs or its web config cannot be used.
+ * data IDs or a file it names for the start cannot be used.
  *
  * @example
  * ```ts ignore
@@ -34,22 +35,20 @@ export async function checkConfig(
     const config = await loadConfig(options.configFile, {
       dataIdsFile: options.dataIdsFile,
     });
-    // The endpoint's TLS and auth are checked too, so a bad certificate is
-    // found before the service restarts.
-    web = config.webConfigFile === undefined
-      ? undefined
-      : await loadWebConfig(config.webConfigFile);
-    // The topology is resolved as the agent resolves it at start, so a
-    // broken or missing labels file, or a host name that is no instance
-    // label, is found now.
-    const { fileLabels } = await resolveTopology(config);
+    // Every file the agent reads at start (the web config and its
+    // certificate, the labels file, the Alertmanagers' secrets) is read
+    // and checked by the very function run uses, so what passes here
+    // starts, and what would stop the start is found now. The web config
+    // even where listen is off: the run's command line may turn it on.
+    const start = await readStartFiles(config, { webConfig: "always" });
+    web = start.web;
     const full = withAutoGpuMonitor(config);
     // Whether a GPU monitor runs is found at start; say what this host has,
     // looked for as run looks, without loading NVML (a broken driver can
     // hang in its init).
     const gpu = full.monitors.some((m) => m.source === "nvml");
     summary = describeConfig(full, {
-      fileLabels,
+      fileLabels: start.topology.fileLabels,
       nvmlHere: gpu
         ? describeNvmlProbe(probeNvml(config.nvmlLibDir))
         : undefined,

@@ -38,7 +38,7 @@ Deno.test("check-config refuses a missing or broken labels file with exit 2 and 
     [undefined, `Cannot read labels file ${ini}: file not found`],
     [
       "rack\n",
-      `Cannot read labels file ${ini}: line 1: "rack" is not key=value`,
+      `Cannot read labels file ${ini}: line 1 is not key=value`,
     ],
     [
       Array.from({ length: 10 }, (_, i) => `f${i} = x`).join("\n"),

@@ -7,15 +7,15 @@
 
 import { fileURLToPath } from "node:url";
 import { runAgent } from "../agent/run.ts";
+import { fileKind } from "../base/file_kind.ts";
 import { loadConfig } from "../config/load.ts";
 import { withAutoGpuMonitor } from "../config/normalize.ts";
 import type { AgentConfig } from "../config/types.ts";
-import { LISTEN_OFF } from "../config/values.ts";
 import { VERSION } from "../config/version.ts";
 import type { Logger } from "../logging/logger.ts";
-import { loadWebConfig, type WebConfig } from "../endpoint/web_config.ts";
 import type { DemoOptions, RunOptions } from "./args.ts";
 import { applyRunOptions } from "./overrides.ts";
+import { readStartFiles, type StartFiles } from "./start_files.ts";
 import {
   asUsageError,
   EXIT_FAILURE,
@@ -32,7 +32,8 @@ const DEMO_SECONDS = 20;
 
 /**
  * `run`: returns the exit code. Throws a {@linkcode UsageError} when the
- * configuration, the options over it or the web config cannot be used.
+ * configuration, the options over it or a file it names for the start
+ * (cli/start_files.ts) cannot be used.
  *
  * @example
  * ```ts ignore
@@ -43,12 +44,14 @@ export async function runCommand(
   options: RunOptions,
   log: Logger,
 ): Promise<number> {
-  const { config, web } = await prepare(options);
+  const { config, start } = await prepare(options);
   const ok = await runAgent(config, {
     log,
     generator: `dpu-traceback ${VERSION}`,
     version: VERSION,
-    web,
+    web: start.web,
+    topology: start.topology,
+    credentials: start.credentials,
     durationS: options.durationS,
     quiet: options.quiet,
   });
@@ -71,10 +74,10 @@ export function demoCommand(
   }, log);
 }
 
-/** A run's configuration, with its web config when the endpoint has one. */
+/** A run's configuration, with what it reads at start. */
 interface Prepared {
   readonly config: AgentConfig;
-  readonly web?: WebConfig;
+  readonly start: StartFiles;
 }
 
 /** Everything a run needs from files, checked before anything starts. */
@@ -91,11 +94,10 @@ async function prepare(options: RunOptions): Promise<Prepared> {
         await checkCapture(m.input);
       }
     }
-    const web =
-      config.listen !== LISTEN_OFF && config.webConfigFile !== undefined
-        ? await loadWebConfig(config.webConfigFile)
-        : undefined;
-    return { config, web };
+    // Before anything starts, and by check-config's function: a labels
+    // file or an Alertmanager secret that cannot be used is the operator's
+    // to fix (exit 2), not a failure worth a service manager's restart.
+    return { config, start: await readStartFiles(config) };
   } catch (error) {
     // A file the operator named that cannot be used is theirs to fix.
     throw asUsageError(error);
@@ -115,5 +117,9 @@ async function checkCapture(path: string): Promise<void> {
     }
     throw error;
   }
-  if (!info.isFile) throw new UsageError(`Cannot replay ${path}: not a file`);
+  if (!info.isFile) {
+    throw new UsageError(
+      `Cannot replay ${path}: is ${fileKind(info)}, not a regular file`,
+    );
+  }
 }

@@ -16,13 +16,14 @@
  * - names and values follow the rules of `labels:` (topology_labels.ts),
  *   at most 10 labels.
  *
- * Every problem is one line:
- * `Cannot read labels file /etc/x.ini: line 3: "rack r12" is not key=value`.
+ * Every problem is one line naming the file, the line and what is wrong,
+ * and never the text: a labels file pointed at the wrong file (a token,
+ * `/etc/shadow`) must not put that file's lines in a log:
+ * `Cannot read labels file /etc/x.ini: line 3 is not key=value`.
  *
  * @module
  */
 
-import { fileError } from "./errors.ts";
 import {
   MAX_KEY_CHARS,
   MAX_LABELS_FILE_BYTES,
@@ -35,7 +36,6 @@ import {
   tooManyLabels,
 } from "./topology_labels.ts";
 import { parseValue } from "./values.ts";
-import { quoteText } from "./errors.ts";
 import { terminalSafe } from "../base/terminal_text.ts";
 
 /** A labels file's problem, as a one-line error of `kind`. */
@@ -66,7 +66,7 @@ function problem(
  * assert.deepEqual(parseLabelsFile(text, "/etc/x.ini"), { rack: "r12", rail: "3", switch_port: "Ethernet12" });
  * assert.throws(() => parseLabelsFile("rack r12\n", "/etc/x.ini"), {
  *   name: "TypeError",
- *   message: 'Cannot read labels file /etc/x.ini: line 1: "rack r12" is not key=value',
+ *   message: "Cannot read labels file /etc/x.ini: line 1 is not key=value",
  * });
  * ```
  *
@@ -87,7 +87,7 @@ export function parseLabelsFile(
     const line = body.slice(0, nul).split("\n").length;
     throw problem(
       path,
-      `line ${line}: contains a NUL character; a labels file is text`,
+      `line ${line} contains a NUL character; a labels file is text`,
     );
   }
   const lines = body.split("\n");
@@ -97,48 +97,43 @@ export function parseLabelsFile(
     if (line === "" || line.startsWith("#") || line.startsWith(";")) continue;
     if (line.startsWith("[")) {
       if (/^\[[^\]]*\]$/.test(line)) continue;
-      throw problem(
-        path,
-        `${at}: ${quoteText(line)} is not key=value or a [section]`,
-      );
+      throw problem(path, `${at} starts with [ but is not a [section]`);
     }
     const eq = line.indexOf("=");
     if (eq === -1) {
-      throw problem(path, `${at}: ${quoteText(line)} is not key=value`);
+      throw problem(path, `${at} is not key=value`);
     }
     const name = line.slice(0, eq).replace(/[ \t]+$/, "");
     let raw = line.slice(eq + 1).replace(/^[ \t]+/, "");
     if (name === "") {
-      throw problem(path, `${at}: ${quoteText(line)} has no key before =`);
+      throw problem(path, `${at} has no key before =`);
     }
     if (name.length > MAX_KEY_CHARS) {
       throw problem(
         path,
-        `${at}: the key ${
-          quoteText(name, 40)
-        } is longer than ${MAX_KEY_CHARS} characters`,
+        `${at}: the key is longer than ${MAX_KEY_CHARS} characters`,
         "range",
       );
     }
     const nameIssue = labelNameProblem(name);
     if (nameIssue !== undefined) {
-      throw problem(path, `${at}: ${quoteText(name)} ${nameIssue}`);
+      throw problem(path, `${at}: the key ${nameIssue}`);
     }
     if (raw.startsWith('"')) {
       if (raw.length < 2 || !raw.endsWith('"')) {
-        throw problem(path, `${at}: ${name} has an unclosed " in its value`);
+        throw problem(path, `${at}: the value has an unclosed "`);
       }
       raw = raw.slice(1, -1);
     }
     const value = parseValue(labelValue, raw);
     if (!value.ok) {
-      throw problem(path, `${at}: ${name} ${value.problem}`, value.kind);
+      throw problem(path, `${at}: the value ${value.problem}`, value.kind);
     }
     const earlier = lineOf.get(name);
     if (earlier !== undefined) {
       throw problem(
         path,
-        `${at}: ${name} is already set on line ${earlier}; give each key once (sections do not separate keys)`,
+        `${at}: the key is already set on line ${earlier}; give each key once (sections do not separate keys)`,
       );
     }
     lineOf.set(name, i + 1);
@@ -151,8 +146,8 @@ export function parseLabelsFile(
 }
 
 /**
- * Reads and parses a labels file, reading at most
- * {@linkcode MAX_LABELS_FILE_BYTES} whatever the file is.
+ * Reads and parses a labels file: only a regular file, at most
+ * {@linkcode MAX_LABELS_FILE_BYTES} of it (config/read_text.ts).
  *
  * @example Usage
  * ```ts
@@ -168,45 +163,17 @@ export function parseLabelsFile(
  *
  * @param path The file.
  * @returns Its labels.
- * @throws {TypeError | RangeError} When it is not a valid labels file;
- * `Deno.errors.NotFound` when there is no such file, `Error` when it
- * cannot be read.
+ * @throws {TypeError | RangeError} When it is not a valid labels file
+ * or not a regular file; `Deno.errors.NotFound` when there is no such
+ * file, `Error` when it cannot be read.
  */
 export async function readLabelsFile(
   path: string,
 ): Promise<Record<string, string>> {
-  let text: string;
-  try {
-    text = await readConfigText(path, MAX_LABELS_FILE_BYTES);
-  } catch (error) {
-    throw asLabelsFileError(path, error);
-  }
+  const text = await readConfigText(path, {
+    maxBytes: MAX_LABELS_FILE_BYTES,
+    prefix: `Cannot read labels file ${terminalSafe(path)}`,
+    kind: "a labels file",
+  });
   return parseLabelsFile(text, path);
-}
-
-/**
- * readConfigText's error, reworded from `Cannot load config PATH: ` to
- * this file's kind, keeping its class.
- */
-function asLabelsFileError(path: string, error: unknown): unknown {
-  if (!(error instanceof Error)) return error;
-  if (error instanceof RangeError) {
-    return problem(
-      path,
-      `is larger than 64 KiB (${MAX_LABELS_FILE_BYTES} bytes), the most a labels file may be`,
-      "range",
-    );
-  }
-  const prefix = fileError(Error, path, 0, "").message;
-  const what = error.message.startsWith(prefix)
-    ? error.message.slice(prefix.length)
-    : error.message;
-  const message = `Cannot read labels file ${terminalSafe(path)}: ${what}`;
-  if (error instanceof Deno.errors.NotFound) {
-    return new Deno.errors.NotFound(message, { cause: error });
-  }
-  if (error instanceof TypeError) {
-    return new TypeError(message, { cause: error });
-  }
-  return new Error(message, { cause: error });
 }

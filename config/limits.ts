@@ -22,7 +22,8 @@ import type { SourceKind } from "./types.ts";
 /**
  * Largest configuration (or `--data-ids`) file read, in bytes. 1024
  * columns and 1024 rules, all with the longest names, take under 512 KiB;
- * a file past this is a mistake (or `/dev/zero`), and reading stops here.
+ * a file past this is a mistake (a log named instead), and reading stops
+ * here.
  */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 

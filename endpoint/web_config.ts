@@ -193,36 +193,25 @@ export async function loadWebConfig(path: string): Promise<WebConfig> {
 }
 
 /**
- * Reads a web config, certificate or key file like every configuration
- * file: at most 1 MiB of UTF-8, so `/dev/zero` or a log named by mistake
- * is one line at once, not a hang. A missing or unreadable file is
- * rethrown as the runtime's error, for {@linkcode ioError} to word.
+ * Reads a web config, certificate or key file like every file the
+ * operator names (config/read_text.ts): only a regular file, at most 1 MiB
+ * of UTF-8, so a FIFO or `/dev/zero` is one line at once, not a hang. A
+ * missing or unreadable file is rethrown as the runtime's error, for
+ * {@linkcode ioError} to word.
  */
 async function readBounded(path: string, prefix: string): Promise<string> {
   try {
-    return await readConfigText(path);
+    return await readConfigText(path, { prefix });
   } catch (error) {
-    if (!(error instanceof Error)) throw error;
-    const cause = error.cause;
+    const cause = error instanceof Error ? error.cause : undefined;
     if (
       cause instanceof Deno.errors.NotFound ||
       cause instanceof Deno.errors.PermissionDenied ||
-      cause instanceof Deno.errors.NotCapable ||
-      cause instanceof Deno.errors.IsADirectory
+      cause instanceof Deno.errors.NotCapable
     ) {
       throw cause;
     }
-    if (/is a directory, not a file$/.test(error.message)) {
-      throw new Deno.errors.IsADirectory(path);
-    }
-    const Class = error.constructor as new (
-      message: string,
-      options?: ErrorOptions,
-    ) => Error;
-    throw new Class(
-      error.message.replace(/^Cannot load config .*?: /, `${prefix}: `),
-      { cause: error },
-    );
+    throw error;
   }
 }
 
@@ -574,9 +563,10 @@ function ioError(prefix: string, path: string, error: unknown): Error {
       return new Class(`${prefix}: ${problem}`, { cause: error });
     }
   }
-  // Too large or not UTF-8: readBounded() already said so, in full.
+  // Not a regular file, too large or not UTF-8: readBounded() already
+  // said so, in full.
   if (
-    (error instanceof RangeError || error instanceof TypeError) &&
+    error instanceof Error &&
     error.message.startsWith("Cannot load web config ")
   ) {
     return error;

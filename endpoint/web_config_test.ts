@@ -6,6 +6,7 @@ import { headerField } from "./http1.ts";
 import { serveMetrics } from "./server.ts";
 import { loadWebConfig, parseWebConfig, type WebConfig } from "./web_config.ts";
 import { tempDir } from "../tests/temp_dir.ts";
+import { settles } from "../tests/until.ts";
 import { selfSignedCert } from "../tests/tls_cert.ts";
 
 const HASH = "$2y$10$X0h1gDsPszWURQaxFh.zoubFi6DXncSjhoQNJgRrnGs7EsimhC7zG";
@@ -499,7 +500,11 @@ Deno.test("loadWebConfig: a missing web config file", async () => {
     message:
       `Cannot load web config ${dir}/nope.yml: no such file ${dir}/nope.yml`,
   });
-  await assert.rejects(loadWebConfig(dir), Deno.errors.IsADirectory);
+  await assert.rejects(loadWebConfig(dir), {
+    name: "TypeError",
+    message:
+      `Cannot load web config ${dir}: is a directory, not a regular file`,
+  });
 });
 
 Deno.test("loadWebConfig: TLS and basic auth end to end over HTTPS", async () => {
@@ -559,28 +564,46 @@ Deno.test("loadWebConfig: TLS and basic auth end to end over HTTPS", async () =>
   assert.equal(await ok.text(), "up 1\n");
 });
 
-Deno.test("a web config, certificate or key that is a device or huge is one line at once, not a hang", async () => {
-  await assert.rejects(
-    loadWebConfig("/dev/zero"),
-    (error: Error) => {
-      assert.ok(error instanceof RangeError);
-      assert.equal(
-        error.message,
-        "Cannot load web config /dev/zero: is larger than 1 MiB (1048576 bytes), the most a configuration file may be",
-      );
-      return true;
-    },
-  );
+Deno.test("a web config, certificate or key that is a device or a FIFO is one line at once, not a hang", async () => {
+  await assert.rejects(settles("/dev/zero", loadWebConfig("/dev/zero")), {
+    name: "TypeError",
+    message:
+      "Cannot load web config /dev/zero: is a character device, not a regular file",
+  });
   await using dir = await tempDir("web-config");
+  const fifo = `${dir.path}/fifo`;
+  const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+  assert.equal(made.code, 0);
+  await assert.rejects(settles(fifo, loadWebConfig(fifo)), {
+    name: "TypeError",
+    message: `Cannot load web config ${fifo}: is a FIFO, not a regular file`,
+  });
   const file = `${dir.path}/web.yml`;
-  await Deno.writeTextFile(
-    file,
-    "tls_server_config:\n  cert_file: /dev/urandom\n  key_file: /dev/urandom\n",
-  );
-  await assert.rejects(
-    loadWebConfig(file),
-    new RegExp(
-      `Cannot load web config ${file}: /dev/urandom: is larger than 1 MiB`,
-    ),
-  );
+  for (
+    const [cert, kind] of [["/dev/urandom", "a character device"], [
+      "fifo",
+      "a FIFO",
+    ]]
+  ) {
+    await Deno.writeTextFile(
+      file,
+      `tls_server_config:\n  cert_file: ${cert}\n  key_file: ${cert}\n`,
+    );
+    const path = cert.startsWith("/") ? cert : `${dir.path}/${cert}`;
+    await assert.rejects(settles(path, loadWebConfig(file)), {
+      name: "TypeError",
+      message:
+        `Cannot load web config ${file}: ${path}: is ${kind}, not a regular file`,
+    });
+  }
+  // Still bounded: a regular file past 1 MiB is refused by its size.
+  const big = `${dir.path}/big.yml`;
+  const handle = await Deno.open(big, { write: true, create: true });
+  await handle.truncate(10 * 1024 ** 3);
+  handle.close();
+  await assert.rejects(loadWebConfig(big), {
+    name: "RangeError",
+    message:
+      `Cannot load web config ${big}: is larger than 1 MiB (1048576 bytes), the most a configuration file may be`,
+  });
 });

@@ -9,6 +9,7 @@
 
 import { basename, dirname, join } from "node:path";
 import { errorMessage } from "../base/error_message.ts";
+import { fileKind, sameFile } from "../base/file_kind.ts";
 import {
   formatColumnNames,
   formatHeader,
@@ -809,24 +810,7 @@ async function openFile(
 
 /** Why `info` cannot be an events log, as the end of a sentence. */
 function notRegular(info: Deno.FileInfo): string {
-  const kind = info.isSymlink
-    ? "a symbolic link"
-    : info.isDirectory
-    ? "a directory"
-    : info.isFifo
-    ? "a FIFO"
-    : info.isSocket
-    ? "a socket"
-    : info.isCharDevice
-    ? "a character device"
-    : info.isBlockDevice
-    ? "a block device"
-    : "something else";
-  return `it is ${kind}, not a regular file`;
-}
-
-function sameFile(a: Deno.FileInfo, b: Deno.FileInfo): boolean {
-  return a.dev === b.dev && a.ino === b.ino;
+  return `it is ${fileKind(info)}, not a regular file`;
 }
 
 async function lstatIfExists(path: string): Promise<Deno.FileInfo | null> {

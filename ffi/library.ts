@@ -6,6 +6,7 @@
  */
 
 import { errorMessage } from "../base/error_message.ts";
+import { fileKind } from "../base/file_kind.ts";
 
 /**
  * Candidate paths for `stem` (e.g. `libdoca_common`) in `dirs`, each with
@@ -44,21 +45,30 @@ export interface OpenedLibrary<S extends Deno.ForeignLibraryInterface> {
 
 /**
  * Opens the first of `paths` that exists with `symbols`. Paths that do not
- * exist are skipped; a file that exists but cannot be loaded (wrong
- * architecture, a required symbol missing) is an error naming it, since
- * silently trying the next one would hide a broken install. Returns null
- * when none exists.
+ * exist are skipped; a file that exists but is not a regular file or
+ * cannot be loaded (wrong architecture, a required symbol missing) is an
+ * error naming it, since silently trying the next one would hide a broken
+ * install. Returns null when none exists.
  */
 export function openFirst<S extends Deno.ForeignLibraryInterface>(
   paths: readonly string[],
   symbols: S,
 ): OpenedLibrary<S> | null {
   for (const path of paths) {
+    let info: Deno.FileInfo;
     try {
-      Deno.statSync(path);
+      info = Deno.statSync(path);
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) continue;
       throw error;
+    }
+    // dlopen opens the file and waits: a FIFO put where a library belongs
+    // would hang the start for good. (A soname link is followed: the
+    // library behind it is a regular file.)
+    if (!info.isFile) {
+      throw new Error(
+        `Cannot load ${path}: is ${fileKind(info)}, not a regular file`,
+      );
     }
     try {
       return { library: Deno.dlopen(path, symbols), path };

@@ -276,6 +276,19 @@ Deno.test("replay needs an existing capture (exit 2)", async () => {
   ]);
   assert.equal(missing.code, 2);
   assertOneLineError(missing.stderr, /Cannot replay .*x\.csv: no such file/);
+  // A FIFO would block the replay's open: refused before it is opened.
+  const fifo = join(dir.path, "capture.csv");
+  const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+  assert.equal(made.code, 0);
+  const piped = await runMain(
+    ["--rules", file, "--source", "replay", "--input", fifo],
+    { signal: AbortSignal.timeout(60_000) },
+  );
+  assert.equal(piped.code, 2, piped.stderr);
+  assert.equal(
+    piped.stderr,
+    `dpu-traceback: Cannot replay ${fifo}: is a FIFO, not a regular file\n`,
+  );
 });
 
 Deno.test("a replay that hits a bad line exits 1 and keeps the rows already logged", async () => {

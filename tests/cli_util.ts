@@ -56,6 +56,12 @@ export interface MainOptions {
    * arguments.
    */
   readonly via?: readonly string[];
+  /**
+   * Ends the child (SIGTERM) when it aborts: a test of something that must
+   * not hang gives `AbortSignal.timeout(...)`, so a hang fails the test
+   * instead of stalling the suite.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -103,6 +109,7 @@ export function mainCommand(
     stdin: options.stdin ?? "null",
     stdout: options.stdout ?? "piped",
     stderr: options.stderr ?? "piped",
+    signal: options.signal,
   });
 }
 

@@ -21,3 +21,28 @@ export async function until(
     await new Promise((r) => setTimeout(r, 2));
   }
 }
+
+/**
+ * `promise`'s outcome, or a failure naming `what` once `ms` have passed
+ * without one: for a step that must not hang (a read that must be refused
+ * at once), so that a regression fails the test instead of stalling it.
+ * The timer is cleared as soon as `promise` settles.
+ */
+export async function settles<T>(
+  what: string,
+  promise: Promise<T>,
+  ms = 30_000,
+): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`timed out waiting for ${what}`)),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
