@@ -300,12 +300,15 @@ function parseMetricsWindowOption(
   return parsed.value;
 }
 
+/** `--seed`: digits only, up to 2^53 - 1 so that the number is exact. */
 function parseSeed(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n)) {
     throw new UsageError(
-      `--seed must be a non-negative integer, got ${formatValue(value)}`,
+      `--seed must be a non-negative integer, from 0 to ${Number.MAX_SAFE_INTEGER}, got ${
+        formatValue(value)
+      }`,
     );
   }
   return n;

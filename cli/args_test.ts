@@ -97,3 +97,30 @@ Deno.test("values echoed in usage errors are cut and escaped", () => {
     message: /^unexpected argument "x{100,}…"$/,
   });
 });
+
+Deno.test("a negative number after a numeric option is its value, judged by the option's own rule", () => {
+  const seed =
+    '--seed must be a non-negative integer, from 0 to 9007199254740991, got "-5"';
+  const duration = '--duration must be a positive number of seconds, got "-1"';
+  const window =
+    '--metrics-window must be a positive number of seconds, got "-3"';
+  for (
+    const [args, message] of [
+      [["--seed", "-5"], seed],
+      [["--seed=-5"], seed],
+      [["--duration", "-1"], duration],
+      [["--duration=-1"], duration],
+      [["--duration", "-.5"], duration.replace('"-1"', '"-.5"')],
+      [["--metrics-window", "-3"], window],
+      [["--metrics-window=-3"], window],
+    ] as const
+  ) {
+    assert.equal(usageError(...args), message, args.join(" "));
+  }
+  // Words that may be options still are: the value is missing.
+  assert.equal(usageError("--seed", "-q"), "--seed needs a value");
+  assert.equal(usageError("--seed", "--quiet"), "--seed needs a value");
+  // After --, a negative number is an argument like any other.
+  assert.equal(usageError("--", "-5"), 'unexpected argument "-5"');
+  assert.equal(runOptions("--seed", "5")?.seed, 5);
+});

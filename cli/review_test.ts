@@ -77,6 +77,14 @@ Deno.test("usage errors exit 2 with one line naming the problem", async () => {
     [[nic, "--json=yes"], new RegExp("^--json takes no value\\." + TRY)],
     [[nic, "--html", "-", "--json"], /^--html - writes the report to stdout/],
     [[nic, "--event", "9"], /^--event 9: there are 3 events in /],
+    // A negative number is the option's value, refused for what it is.
+    [
+      [nic, "--event", "-1"],
+      new RegExp(
+        '^--event must be an event number from the table \\(1, 2, \\.\\.\\.\\) or its start time \\(ISO-8601 or Unix seconds\\), got "-1"\\.' +
+          TRY,
+      ),
+    ],
   ];
   for (const [args, pattern] of cases) {
     const r = await review(args);

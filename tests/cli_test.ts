@@ -156,6 +156,34 @@ Deno.test("every command's option errors read the same: one sentence of ours, th
   }
 });
 
+/** Runs `demo` with `args` and asserts exit 2 and `line` alone on stderr. */
+async function assertRefused(args: readonly string[], line: string) {
+  // Refused while parsing: the rules file is never read.
+  const result = await runMain(["demo", "--quiet", ...args], {
+    testDefaults: false,
+  });
+  assert.equal(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
+  assert.equal(
+    result.stderr,
+    `dpu-traceback: ${line}. Try 'dpu-traceback --help'.\n`,
+  );
+}
+
+Deno.test("a negative number after a numeric option exits 2 with that option's rule", async () => {
+  await assertRefused(
+    ["--seed", "-5"],
+    '--seed must be a non-negative integer, from 0 to 9007199254740991, got "-5"',
+  );
+  await assertRefused(
+    ["--duration", "-1"],
+    '--duration must be a positive number of seconds, got "-1"',
+  );
+  await assertRefused(
+    ["--metrics-window", "-3"],
+    '--metrics-window must be a positive number of seconds, got "-3"',
+  );
+});
+
 Deno.test("--log-level debug follows an error with its stack and its cause's", async () => {
   await using dir = await tempDir();
   const missing = join(dir.path, "missing.csv");
