@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { errorLines, runMain, spawnMain } from "./cli_util.ts";
+import { errorLines, ROOT, runMain, spawnMain } from "./cli_util.ts";
 import { tempDir } from "./temp_dir.ts";
 
 const REFERENCE_RULES = {
@@ -181,6 +181,31 @@ Deno.test("a negative number after a numeric option exits 2 with that option's r
   await assertRefused(
     ["--metrics-window", "-3"],
     '--metrics-window must be a positive number of seconds, got "-3"',
+  );
+});
+
+Deno.test("an empty --event-log and an address no host can have exit 2 with one line", async () => {
+  await assertRefused(
+    ["--event-log", ""],
+    '--event-log must be a file path, got ""',
+  );
+  await assertRefused(
+    ["--listen", "300.1.1.1:9477"],
+    '--listen host 300.1.1.1 is not an IPv4 address: four numbers from 0 to 255 (no leading zeros), as in 127.0.0.1, got "300.1.1.1:9477"',
+  );
+  // The config's listen by the same rule: a configuration error.
+  await using dir = await tempDir();
+  const file = join(dir.path, "agent.yaml");
+  const demo = await Deno.readTextFile(join(ROOT, "deploy/demo.yaml"));
+  await Deno.writeTextFile(
+    file,
+    demo.replace(/^listen: .*$/m, 'listen: "300.1.1.1:9477"'),
+  );
+  const config = await runMain(["check-config", file]);
+  assert.equal(config.code, 2, config.stderr);
+  assert.match(
+    config.stderr,
+    /^dpu-traceback: Cannot load config \S+agent\.yaml:\d+: listen host 300\.1\.1\.1 is not an IPv4 address: four numbers from 0 to 255 \(no leading zeros\), as in 127\.0\.0\.1, got "300\.1\.1\.1:9477"\n$/,
   );
 });
 
