@@ -209,6 +209,27 @@ Deno.test("an empty --event-log and an address no host can have exit 2 with one 
   );
 });
 
+Deno.test("a busy port fails the start with exit 1 and one line, before the events log is touched", async () => {
+  await using dir = await tempDir();
+  using busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const address = `127.0.0.1:${busy.addr.port}`;
+  const eventLog = join(dir.path, "events.log");
+  const result = await runMain([
+    "demo",
+    "--quiet",
+    "--listen",
+    address,
+    "--event-log",
+    eventLog,
+  ]);
+  assert.equal(result.code, 1, result.stderr);
+  assert.equal(
+    result.stderr,
+    `dpu-traceback: Cannot serve metrics on ${address}: the address is in use (another dpu-traceback or exporter? choose one with --listen HOST:PORT, or --listen off)\n`,
+  );
+  await assert.rejects(() => Deno.lstat(eventLog), Deno.errors.NotFound);
+});
+
 Deno.test("--log-level debug follows an error with its stack and its cause's", async () => {
   await using dir = await tempDir();
   const missing = join(dir.path, "missing.csv");
