@@ -33,6 +33,24 @@ export interface AgentMonitor extends ServedMonitor {
 }
 
 /**
+ * The monitors of a run once their sources are open and before their logs
+ * are: what the threads that read the agent need to start.
+ */
+export interface OpenedSources {
+  /**
+   * The monitors that run, in configuration order (a GPU monitor made
+   * concrete from the GPUs NVML listed, one that is off left out), with
+   * their sources; as {@linkcode Agent.monitors} will hold them.
+   */
+  readonly monitors: readonly {
+    readonly config: MonitorConfig;
+    readonly collector: Collector;
+  }[];
+  /** The event journal, as {@linkcode Agent.journal} will be. */
+  readonly journal: EventJournal;
+}
+
+/**
  * Owns the monitors of one agent run.
  *
  * @example Ten simulated samples' worth of time, one rule
@@ -102,10 +120,11 @@ export class Agent {
   }
 
   /**
-   * Creates every collector, then opens every log (a header block each).
-   * On failure, closes whatever it opened and rethrows. A GPU monitor
-   * that finds no usable NVML or GPU is left out, with one line to `info`
-   * (no NVML here) or `warn` (an NVML that does not work).
+   * Creates every collector, awaits `beforeLogs`, then opens every log (a
+   * header block each). On failure, closes whatever it opened and
+   * rethrows. A GPU monitor that finds no usable NVML or GPU is left out,
+   * with one line to `info` (no NVML here) or `warn` (an NVML that does
+   * not work).
    */
   static async open(
     config: AgentConfig,
@@ -113,6 +132,14 @@ export class Agent {
       readonly version: string;
       readonly warn?: (message: string) => void;
       readonly info?: (message: string) => void;
+      /**
+       * What else must start before any log gets a header (the endpoint,
+       * the sender): called once the sources are open, with the monitors
+       * they make and the journal. If it throws, nothing has been written
+       * to any log; what it started is its caller's to stop should a log
+       * then fail to open.
+       */
+      readonly beforeLogs?: (opened: OpenedSources) => Promise<void>;
     },
   ): Promise<Agent> {
     // Collectors first: a bad source must fail before any log gets a header.
@@ -173,6 +200,13 @@ export class Agent {
     const journal = EventJournal.create(configs.map((m) => m.rules.length));
     const monitors: AgentMonitor[] = [];
     try {
+      await options.beforeLogs?.({
+        monitors: configs.map((m, i) => ({
+          config: m,
+          collector: collectors[i],
+        })),
+        journal,
+      });
       for (const [i, m] of configs.entries()) {
         const log = await EventsLog.open({
           path: m.eventLog,

@@ -302,7 +302,7 @@ Deno.test("the endpoint's thread serves the agent's events from the shared journ
     assert.equal(detail.events_log, `${dir.path}/events.log`);
     assert.match(
       detail.review,
-      /^dpu-traceback review \S+events\.log --event \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z --rule 'rx_moving'$/,
+      /^dpu-traceback review \S+events\.log --event \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z --rule='rx_moving'$/,
     );
     const missing = await get("/api/v1/events/2");
     assert.equal(missing.status, 404);

@@ -19,20 +19,55 @@ import {
   StatePublisher,
 } from "../metrics/shared_state.ts";
 
-/** A running publication. */
-export interface Publication {
+/** Where the monitors are published, and how it is laid out. */
+export interface SharedMonitors {
   /** The shared buffer readers build a `PublishedState` over. */
   readonly buffer: SharedArrayBuffer;
-  /** Its layout: the monitors as the publisher shaped them. */
+  /** Its layout: the monitors as the publisher shapes them. */
   readonly shapes: readonly MonitorShape[];
+}
+
+/** A running publication. */
+export interface Publication extends SharedMonitors {
   /** Stops publishing (readers keep the last state). */
   stop(): void;
 }
 
 /**
- * Starts publishing `monitors` every `publishMs` (default 100); a failed
- * publish is told once per failure on `log` and the readers keep the last
- * state.
+ * The shared buffer for monitors whose sources are open but whose logs are
+ * not yet: the threads that read it (the endpoint, the sender) can start,
+ * and fail, before any events.log gets a header; {@linkcode publishMonitors}
+ * then publishes into it. Until then a reader sees each monitor idle, with
+ * no data since `startMs`.
+ *
+ * @example
+ * ```ts ignore
+ * const shared = shareMonitors(opened.monitors, startMs);
+ * const endpoint = await Endpoint.start(shared, { listen, info, log });
+ * // ... the logs open, the Agent is made ...
+ * const publication = publishMonitors(agent.monitors, { startMs, log, shared });
+ * ```
+ */
+export function shareMonitors(
+  monitors: readonly Pick<ServedMonitor, "config" | "collector">[],
+  startMs: number,
+): SharedMonitors {
+  // A log's path is its monitor's event_log (events/log.ts keeps it).
+  const shapes = monitors.map((m) =>
+    shapeOf({
+      config: m.config,
+      collector: m.collector,
+      log: { path: m.config.eventLog },
+    })
+  );
+  return { buffer: sharedStateBuffer(shapes, startMs), shapes };
+}
+
+/**
+ * Starts publishing `monitors` every `publishMs` (default 100), into
+ * `shared` when given (from {@linkcode shareMonitors} for these monitors),
+ * else into a new buffer; a failed publish is told once per failure on
+ * `log` and the readers keep the last state.
  *
  * @example
  * ```ts ignore
@@ -48,10 +83,11 @@ export function publishMonitors(
     readonly startMs: number;
     readonly log: Logger;
     readonly publishMs?: number;
+    readonly shared?: SharedMonitors;
   },
 ): Publication {
-  const shapes = monitors.map(shapeOf);
-  const buffer = sharedStateBuffer(shapes);
+  const { buffer, shapes } = options.shared ??
+    shareMonitors(monitors, options.startMs);
   const publishing = new StatePublisher(monitors, buffer, options.startMs)
     .start(options.publishMs ?? 100, (error) =>
       options.log.error(

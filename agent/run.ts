@@ -19,9 +19,14 @@ import { LISTEN_OFF } from "../config/values.ts";
 import { ignoreFileSizeSignal } from "../events/file_size_signal.ts";
 import { type Logger, writeQuietly } from "../logging/logger.ts";
 import type { WebConfig } from "../endpoint/web_config.ts";
-import { Agent } from "./agent.ts";
+import { Agent, type OpenedSources } from "./agent.ts";
 import { Endpoint } from "./endpoint.ts";
-import { type Publication, publishMonitors } from "./publication.ts";
+import {
+  type Publication,
+  publishMonitors,
+  type SharedMonitors,
+  shareMonitors,
+} from "./publication.ts";
 import { longTimeout } from "./long_timeout.ts";
 import { startStatusLine } from "./status_line.ts";
 import { formatEventTable } from "./tally.ts";
@@ -146,80 +151,83 @@ async function runStarting(
     return false;
   }
 
+  const alerting = config.alerting;
+  // Published for the endpoint's thread and the sender alike.
+  const publishing = config.listen !== LISTEN_OFF || alerting !== undefined;
+  let shared: SharedMonitors | undefined;
+  let endpoint: Endpoint | undefined;
+  let ownSender: AlertSender | undefined;
+  // The threads start once the sources are open and before any log is:
+  // a busy port, an address gone or a credential file that cannot be read
+  // must fail the start before any events.log gets a header.
+  const startThreads = async ({ monitors, journal }: OpenedSources) => {
+    // Stopped while the sources opened: close them without starting threads.
+    if (!publishing || stop.signal.aborted) return;
+    shared = shareMonitors(monitors, startMs);
+    const sender = alerting === undefined ? undefined : {
+      config: alerting,
+      instance: topology.instance,
+      labels: topology.labels,
+      monitors: alertMonitors(monitors.map((m) => m.config)),
+      journalBuffer: journal.buffer,
+      state: shared,
+      version: options.version,
+      credentials: options.credentials,
+    };
+    if (config.listen !== LISTEN_OFF) {
+      // Everything a remote party drives (scrapes, Alertmanagers) runs
+      // on one thread of its own: a flooded, slow or failing endpoint or
+      // Alertmanager must never cost a sample (agent/endpoint.ts).
+      endpoint = await Endpoint.start(shared, {
+        listen: config.listen,
+        web,
+        info: {
+          version: options.version,
+          startMs,
+          windowNs: config.metricsWindowNs,
+          topology: topology.labels,
+        },
+        log,
+        journal,
+        sender,
+      });
+      log.info(`metrics on ${endpoint.url}`);
+    } else if (sender !== undefined) {
+      // No endpoint: the sender gets the thread alone (alerts/sender.ts).
+      ownSender = await startAlertSender({
+        ...sender,
+        onError: (line) => log.error(line),
+      });
+    }
+    if (alerting !== undefined) {
+      log.info(
+        `alerts to ${alerting.alertmanagers.length} Alertmanager${
+          alerting.alertmanagers.length === 1 ? "" : "s"
+        }`,
+      );
+    }
+  };
+
   let agent: Agent;
   try {
     agent = await Agent.open(config, {
       version: options.generator,
       warn: (m) => log.warn(m),
       info: (m) => log.info(m),
+      beforeLogs: startThreads,
     });
   } catch (error) {
     log.failed(error);
+    // A log that could not open, after the threads started.
+    await ownSender?.stop();
+    await endpoint?.shutdown();
     return false;
   }
 
   for (const line of describeConfig(config).split("\n")) log.debug(line);
-  const alerting = config.alerting;
-  // Published for the endpoint's thread and the sender alike.
-  const publication: Publication | undefined =
-    config.listen !== LISTEN_OFF || alerting !== undefined
-      ? publishMonitors(agent.monitors, { startMs, log })
-      : undefined;
-  const sender = alerting === undefined ? undefined : {
-    config: alerting,
-    instance: topology.instance,
-    labels: topology.labels,
-    monitors: alertMonitors(agent.monitors.map((m) => m.config)),
-    journalBuffer: agent.journal.buffer,
-    state: publication,
-    version: options.version,
-    credentials: options.credentials,
-  };
-  let endpoint: Endpoint | undefined;
-  let ownSender: AlertSender | undefined;
-  // Stopped while the logs opened: close them without starting threads.
-  if (!stop.signal.aborted && publication !== undefined) {
-    try {
-      if (config.listen !== LISTEN_OFF) {
-        // Everything a remote party drives (scrapes, Alertmanagers) runs
-        // on one thread of its own: a flooded, slow or failing endpoint or
-        // Alertmanager must never cost a sample (agent/endpoint.ts).
-        endpoint = await Endpoint.start(publication, {
-          listen: config.listen,
-          web,
-          info: {
-            version: options.version,
-            startMs,
-            windowNs: config.metricsWindowNs,
-            topology: topology.labels,
-          },
-          log,
-          journal: agent.journal,
-          sender,
-        });
-        log.info(`metrics on ${endpoint.url}`);
-      } else if (sender !== undefined) {
-        // No endpoint: the sender gets the thread alone (alerts/sender.ts).
-        ownSender = await startAlertSender({
-          ...sender,
-          onError: (line) => log.error(line),
-        });
-      }
-      if (alerting !== undefined) {
-        log.info(
-          `alerts to ${alerting.alertmanagers.length} Alertmanager${
-            alerting.alertmanagers.length === 1 ? "" : "s"
-          }`,
-        );
-      }
-    } catch (error) {
-      log.failed(error);
-      await endpoint?.shutdown();
-      publication.stop();
-      for (const problem of await agent.close()) log.failed(problem);
-      return false;
-    }
-  }
+  const publication: Publication | undefined = shared === undefined
+    ? undefined
+    : publishMonitors(agent.monitors, { startMs, log, shared });
 
   // logrotate renamed the logs: start new files, losing no row.
   onHangUp(() => {

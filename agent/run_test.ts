@@ -57,3 +57,77 @@ Deno.test("without the endpoint (listen: off) the agent's alerts still carry the
   // endpoint on.
   assert.match(descriptions.at(-1)!, /peak so far [0-9]/, descriptions.at(-1));
 });
+
+/** A one-monitor simulated agent logging to `eventLog`, endpoint on `listen`. */
+function simConfig(dir: string, eventLog: string, listen: string) {
+  return parseConfig(
+    stringify({
+      listen,
+      monitors: [{
+        name: "nic",
+        source: "sim",
+        sample_period_ns: 1_000_000,
+        depth: 10,
+        event_log: eventLog,
+        columns: [{ name: "port_0_rx_bytes", data_id: "0x1020000100000000" }],
+        rules: [{ name: "rx", value: "port_0_rx_bytes", above: 0 }],
+      }],
+    }),
+    `${dir}/agent.yaml`,
+  );
+}
+
+Deno.test("a start that fails on a busy port writes nothing to the events log", async () => {
+  await using dir = await tempDir("run");
+  using busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const address = `127.0.0.1:${busy.addr.port}`;
+  const fresh = `${dir.path}/fresh/events.log`;
+  const kept = `${dir.path}/events.log`;
+  const before = "an earlier run's rows\n";
+  await Deno.writeTextFile(kept, before);
+  for (const eventLog of [fresh, kept]) {
+    const lines: string[] = [];
+    const ok = await runAgent(simConfig(dir.path, eventLog, address), {
+      log: new Logger({ program: "test", write: (l) => lines.push(l) }),
+      generator: "test 1.0",
+      version: "1.0",
+      // Never reached: the start fails.
+      durationS: 120,
+      quiet: true,
+    });
+    assert.equal(ok, false);
+    assert.deepEqual(lines, [
+      `test: Cannot serve metrics on ${address}: the address is in use (another dpu-traceback or exporter? choose one with --listen HOST:PORT, or --listen off)`,
+    ]);
+  }
+  // Not even created: the endpoint is bound before any log is opened.
+  await assert.rejects(() => Deno.lstat(fresh), Deno.errors.NotFound);
+  assert.equal(await Deno.readTextFile(kept), before);
+});
+
+Deno.test("a log that cannot open after the endpoint listens stops the endpoint", async () => {
+  await using dir = await tempDir("run");
+  // A directory where the log belongs: refused as it opens.
+  const eventLog = `${dir.path}/events.log`;
+  await Deno.mkdir(eventLog);
+  const lines: string[] = [];
+  const ok = await runAgent(simConfig(dir.path, eventLog, "127.0.0.1:0"), {
+    log: new Logger({ program: "test", write: (l) => lines.push(l) }),
+    generator: "test 1.0",
+    version: "1.0",
+    durationS: 120,
+    quiet: true,
+  });
+  assert.equal(ok, false);
+  assert.equal(lines.length, 2, lines.join("\n"));
+  const port = /^test: metrics on http:\/\/127\.0\.0\.1:(\d+)\/$/.exec(
+    lines[0],
+  )?.[1];
+  assert.ok(port, lines[0]);
+  assert.equal(
+    lines[1],
+    `test: Cannot open events log ${eventLog}: it is a directory, not a regular file`,
+  );
+  // The endpoint's port is free again: it was shut down.
+  Deno.listen({ hostname: "127.0.0.1", port: Number(port) }).close();
+});

@@ -82,7 +82,7 @@ Deno.test("a rule's start fires an alert with its labels, annotations and times"
   assert.match(d, /; active now, value at start unknown, peak so far 90\. /);
   assert.ok(
     d.includes(
-      `dpu-traceback review /var/log/dpu-traceback/events.log --event 2026-11-24T00:00:02.345123456Z --rule 'pfc storm'\\''s'`,
+      `dpu-traceback review /var/log/dpu-traceback/events.log --event 2026-11-24T00:00:02.345123456Z --rule='pfc storm'\\''s'`,
     ),
     d,
   );

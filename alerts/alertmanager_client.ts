@@ -13,6 +13,7 @@
 
 import { readConfigText } from "../config/read_text.ts";
 import { errorMessage } from "../base/error_message.ts";
+import { RateLimitedLines } from "../base/rate_limited_lines.ts";
 import { terminalSafe } from "../base/terminal_text.ts";
 import type { AlertmanagerConfig } from "../config/types.ts";
 import { alertmanagerLabel, type AlertStats } from "../metrics/alert_stats.ts";
@@ -172,9 +173,22 @@ export interface AlertmanagerClientOptions {
   readonly maxBackoffMs?: number;
   /** Random numbers in [0, 1) for the jitter; Math.random by default. */
   readonly random?: () => number;
-  /** Told of a failure when pushes start failing, and of every refusal. */
+  /**
+   * Told of a failure when pushes start failing, and of refusals: at most
+   * {@linkcode REFUSAL_LINES} a minute, then how many more there were.
+   */
   readonly onError?: (line: string) => void;
+  /** The clock those refusal lines are counted by, ms; performance.now by default. */
+  readonly now?: () => number;
 }
+
+/**
+ * Refusal lines told per minute at most. Each push refused is one line, and
+ * an Alertmanager that refuses what it is sent (a bad label, a proxy's 403)
+ * refuses it again at every resend, for every batch: 34 lines in 12 s. The
+ * first few say what is wrong; the rest are counted.
+ */
+export const REFUSAL_LINES = 5;
 
 type Outcome =
   | { readonly kind: "sent" }
@@ -234,6 +248,7 @@ export class AlertmanagerClient {
   readonly #maxBackoffMs: number;
   readonly #random: () => number;
   readonly #onError: (line: string) => void;
+  readonly #refusals: RateLimitedLines;
   /** Newest state of each alert by its labels, oldest first. */
   readonly #queue = new Map<string, PostableAlert>();
   readonly #closing = new AbortController();
@@ -281,6 +296,12 @@ export class AlertmanagerClient {
     this.#delayMs = this.#backoffMs;
     this.#random = options.random ?? Math.random;
     this.#onError = options.onError ?? (() => {});
+    this.#refusals = new RateLimitedLines(this.#onError, {
+      about: `Alertmanager ${this.label}`,
+      burst: REFUSAL_LINES,
+      intervalMs: 60_000,
+      now: options.now,
+    });
   }
 
   /** Alerts waiting to be pushed. */
@@ -321,6 +342,8 @@ export class AlertmanagerClient {
     this.#closing.abort();
     await this.#loop;
     this.#http?.close();
+    // Refusals held back are counted before the client goes.
+    this.#refusals.flush();
   }
 
   async #run(): Promise<void> {
@@ -361,7 +384,7 @@ export class AlertmanagerClient {
         this.#stats.setLastSuccess(this.#index, Date.now());
       } else {
         this.#stats.addFailed(this.#index, batch.length);
-        this.#onError(
+        this.#refusals.write(
           `Alertmanager ${this.label} refused ${batch.length} alert(s), not retried: ${outcome.message}`,
         );
       }

@@ -156,6 +156,48 @@ Deno.test("a 400 is refused: counted as failed and not retried", async () => {
   );
 });
 
+Deno.test("refusals are told at most 5 a minute, then how many more there were", async () => {
+  await using am = fakeAlertmanager();
+  am.answer = { status: 400 };
+  const stats = AlertStats.create(1);
+  const errors: string[] = [];
+  let now = 0;
+  const c = client(am.url, stats, {
+    onError: (l) => errors.push(l),
+    now: () => now,
+  });
+  const label = c.label;
+  const refused =
+    `Alertmanager ${label} refused 1 alert(s), not retried: HTTP 400 fake answer 400`;
+  // One push, refused, per alert: as a refusing Alertmanager at each resend.
+  const push = async (name: string) => {
+    c.send([alert(name)]);
+    await c.idle();
+  };
+  for (let i = 0; i < 34; i++) await push(`a${i}`);
+  assert.equal(am.pushes.length, 34);
+  assert.equal(stats.read(0).failed, 34);
+  assert.deepEqual(errors, Array(5).fill(refused));
+  // A minute on: the count of those held back, then the next refusal.
+  now = 60_000;
+  await push("b");
+  await push("c");
+  assert.deepEqual(errors.slice(5), [
+    `Alertmanager ${label}: 29 more messages like these were not logged`,
+    refused,
+    refused,
+  ]);
+  // Held back when the client closes: counted then.
+  for (let i = 0; i < 5; i++) await push(`d${i}`);
+  await c.close();
+  assert.deepEqual(errors.slice(8), [
+    refused,
+    refused,
+    refused,
+    `Alertmanager ${label}: 2 more messages like these were not logged`,
+  ]);
+});
+
 /**
  * One push answered `status` with `retryAfter`, then 200: how long the
  * client waited before its retry, ms, and its counters after it.

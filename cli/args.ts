@@ -14,6 +14,7 @@ import {
   listen,
   metricsWindow,
   parseValue,
+  text,
 } from "../config/values.ts";
 import { parseOptions } from "./parse_options.ts";
 import { UsageError } from "./usage_error.ts";
@@ -166,18 +167,20 @@ export function parseCommand(args: readonly string[]): Command {
       "--rules and --config name the same file; give one of them",
     );
   }
-  const configFile = values.rules ?? values.config;
+  const configFile = pathOption("--rules", values.rules) ??
+    pathOption("--config", values.config);
+  const dataIdsFile = pathOption("--data-ids", values["data-ids"]);
 
   if (command === "check-config") {
     if (rest.length > 1) {
       throw new UsageError(`check-config takes one file, got ${rest.length}`);
     }
-    const file = rest[0] ?? configFile;
+    const file = pathOption("check-config's FILE", rest[0]) ?? configFile;
     if (file === undefined) throw new UsageError("check-config needs a FILE");
     return {
       kind: "check-config",
       configFile: file,
-      dataIdsFile: values["data-ids"],
+      dataIdsFile,
     };
   }
   if (rest.length > 0) {
@@ -185,21 +188,29 @@ export function parseCommand(args: readonly string[]): Command {
   }
 
   const options = {
-    dataIdsFile: values["data-ids"],
+    dataIdsFile,
     device: values.device,
-    eventLog: values["event-log"],
+    eventLog: parseEventLogOption(values["event-log"]),
     source: parseSource(values.source),
-    input: values.input,
+    input: pathOption("--input", values.input),
     durationS: parseDuration(values.duration),
     listen: values.listen === undefined
       ? undefined
       : parseListenOption(values.listen),
-    webConfigFile: values["web-config-file"],
+    webConfigFile: pathOption("--web-config-file", values["web-config-file"]),
     metricsWindowS: parseMetricsWindowOption(values["metrics-window"]),
     seed: parseSeed(values.seed),
     forceOwnership: values["force-ownership"] ?? false,
-    docaLibDir: values["doca-lib-dir"],
-    nvmlLibDir: values["nvml-lib-dir"],
+    docaLibDir: pathOption(
+      "--doca-lib-dir",
+      values["doca-lib-dir"],
+      "directory",
+    ),
+    nvmlLibDir: pathOption(
+      "--nvml-lib-dir",
+      values["nvml-lib-dir"],
+      "directory",
+    ),
     gpu: parseGpuOption(values.gpu),
     quiet: values.quiet ?? false,
     logLevel: parseLogLevel(values["log-level"]),
@@ -300,15 +311,51 @@ function parseMetricsWindowOption(
   return parsed.value;
 }
 
+/** `--seed`: digits only, up to 2^53 - 1 so that the number is exact. */
 function parseSeed(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n)) {
     throw new UsageError(
-      `--seed must be a non-negative integer, got ${formatValue(value)}`,
+      `--seed must be a non-negative integer, from 0 to ${Number.MAX_SAFE_INTEGER}, got ${
+        formatValue(value)
+      }`,
     );
   }
   return n;
+}
+
+/**
+ * A file or directory the operator names. An empty one names nothing (a
+ * shell variable that was not set, as in `--event-log "$LOG"`): refused
+ * here, rather than failing later to open "" (exit 1, or a message with
+ * no name in it).
+ */
+function pathOption(
+  option: string,
+  value: string | undefined,
+  kind: "file" | "directory" = "file",
+): string | undefined {
+  if (value === "") {
+    throw new UsageError(`${option} must be a ${kind} path, got ""`);
+  }
+  return value;
+}
+
+/**
+ * `--event-log`: a path, and by the same rule as the config's `event_log`
+ * (one line of text), since it is written into headers, alerts and the
+ * events API.
+ */
+function parseEventLogOption(value: string | undefined): string | undefined {
+  if (pathOption("--event-log", value) === undefined) return undefined;
+  const parsed = parseValue(text, value);
+  if (!parsed.ok) {
+    throw new UsageError(
+      `--event-log ${parsed.problem}, got ${formatValue(value)}`,
+    );
+  }
+  return parsed.value;
 }
 
 /** The listen address, checked by the same rule as the config's `listen`. */

@@ -97,3 +97,78 @@ Deno.test("values echoed in usage errors are cut and escaped", () => {
     message: /^unexpected argument "x{100,}…"$/,
   });
 });
+
+Deno.test("a negative number after a numeric option is its value, judged by the option's own rule", () => {
+  const seed =
+    '--seed must be a non-negative integer, from 0 to 9007199254740991, got "-5"';
+  const duration = '--duration must be a positive number of seconds, got "-1"';
+  const window =
+    '--metrics-window must be a positive number of seconds, got "-3"';
+  for (
+    const [args, message] of [
+      [["--seed", "-5"], seed],
+      [["--seed=-5"], seed],
+      [["--duration", "-1"], duration],
+      [["--duration=-1"], duration],
+      [["--duration", "-.5"], duration.replace('"-1"', '"-.5"')],
+      [["--metrics-window", "-3"], window],
+      [["--metrics-window=-3"], window],
+    ] as const
+  ) {
+    assert.equal(usageError(...args), message, args.join(" "));
+  }
+  // Words that may be options still are: the value is missing.
+  assert.equal(usageError("--seed", "-q"), "--seed needs a value");
+  assert.equal(usageError("--seed", "--quiet"), "--seed needs a value");
+  // After --, a negative number is an argument like any other.
+  assert.equal(usageError("--", "-5"), 'unexpected argument "-5"');
+  assert.equal(runOptions("--seed", "5")?.seed, 5);
+});
+
+Deno.test("an empty path is refused where it is given, naming the option", () => {
+  for (
+    const option of [
+      "--event-log",
+      "--input",
+      "--web-config-file",
+      "--data-ids",
+    ]
+  ) {
+    assert.equal(
+      usageError(option, ""),
+      `${option} must be a file path, got ""`,
+    );
+  }
+  for (const option of ["--doca-lib-dir", "--nvml-lib-dir"]) {
+    assert.equal(
+      usageError(`${option}=`),
+      `${option} must be a directory path, got ""`,
+    );
+  }
+  assert.throws(() => parseCommand(["--rules", ""]), {
+    name: "UsageError",
+    message: '--rules must be a file path, got ""',
+  });
+  assert.throws(() => parseCommand(["check-config", ""]), {
+    name: "UsageError",
+    message: `check-config's FILE must be a file path, got ""`,
+  });
+  // As the config's event_log: one line.
+  assert.equal(
+    usageError("--event-log", "a\nb"),
+    '--event-log must not contain line breaks or other control characters, got "a\\nb"',
+  );
+  assert.equal(runOptions("--event-log", "e.log")?.eventLog, "e.log");
+});
+
+Deno.test("--listen refuses an address no host can have", () => {
+  assert.equal(
+    usageError("--listen", "300.1.1.1:9477"),
+    '--listen host 300.1.1.1 is not an IPv4 address: four numbers from 0 to 255 (no leading zeros), as in 127.0.0.1, got "300.1.1.1:9477"',
+  );
+  assert.equal(
+    usageError("--listen", "[::1::2]:9477"),
+    '--listen host [::1::2] is not an IPv6 address, got "[::1::2]:9477"',
+  );
+  assert.equal(runOptions("--listen", "10.0.0.1:0")?.listen, "10.0.0.1:0");
+});

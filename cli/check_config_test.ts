@@ -91,3 +91,30 @@ Deno.test("check-config refuses what the agent refuses at start: a host name it 
     fixed.stdout,
   );
 });
+
+Deno.test("check-config refuses a percentage past the ratio's range with exit 2 and one line", async () => {
+  await using dir = await tempDir();
+  const yaml = join(dir.path, "config.yaml");
+  const withAbove = (above: string) =>
+    Deno.writeTextFile(
+      yaml,
+      `monitors:
+  - name: nic
+    source: sim
+    columns: [{ name: drops, data_id: "0x1" }, { name: packets, data_id: "0x2" }]
+    rules: [{ name: drops, ratio: drops, to: packets, window: 1ms, above: ${above} }]
+`,
+    );
+  await withAbove("1e309%");
+  const refused = await runMain(["check-config", yaml]);
+  assert.equal(refused.code, 2, refused.stderr);
+  assert.equal(
+    refused.stderr,
+    `dpu-traceback: Cannot load config ${yaml}:5: monitors[0].rules[0] ("drops").above is too large: a ratio threshold must be from 0 to 1e306 (0 % to 1e308 %), got "1e309%"\n`,
+  );
+  // The largest is shown as the percentage it is, not as the ratio.
+  await withAbove("1e308%");
+  const largest = await runMain(["check-config", yaml]);
+  assert.equal(largest.code, 0, largest.stderr);
+  assert.match(largest.stdout, /over 1 ms goes above 1e\+308 %;/);
+});

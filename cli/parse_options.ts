@@ -11,7 +11,9 @@ import { UsageError } from "./usage_error.ts";
 
 /**
  * Parses `args` against `options`, strictly (an unknown option or a
- * missing value is an error) and allowing positionals. Throws a
+ * missing value is an error) and allowing positionals. A negative number
+ * after an option that takes a value is that value (`--seed -5` is
+ * `--seed=-5`), for the option's own check to judge. Throws a
  * {@linkcode UsageError} whose message is one line of our own, the node
  * error kept as its cause.
  *
@@ -27,6 +29,7 @@ import { UsageError } from "./usage_error.ts";
  * assert.deepEqual(positionals, ["events.log"]);
  * assert.throws(() => parseOptions(["--bogus"], options), UsageError);
  * assert.throws(() => parseOptions(["--since"], options), /^UsageError: --since needs a value$/);
+ * assert.equal(parseOptions(["--since", "-5"], options).values.since, "-5");
  * ```
  */
 export function parseOptions<const T extends ParseArgsOptionsConfig>(
@@ -42,7 +45,7 @@ export function parseOptions<const T extends ParseArgsOptionsConfig>(
 > {
   try {
     return parseArgs({
-      args: [...args],
+      args: negativeValuesJoined(args, options),
       options,
       strict: true,
       allowPositionals: true,
@@ -50,6 +53,48 @@ export function parseOptions<const T extends ParseArgsOptionsConfig>(
   } catch (error) {
     throw new UsageError(argsProblem(error), { cause: error });
   }
+}
+
+/** A negative number: `-5`, `-1.5`, `-.5`, `-1e3`. */
+const NEGATIVE_NUMBER = /^-\.?[0-9]/;
+
+/**
+ * `args` with each option that takes a value and is followed by a negative
+ * number written `--name=-5`. node:util takes any word that starts with
+ * `-` for an option, and says the option "needs a value"; but no option's
+ * name starts with a digit or a dot, so that word can only be the value,
+ * and the option's own check can then say what it allows. Words after
+ * `--` are positionals, left as they are.
+ */
+function negativeValuesJoined(
+  args: readonly string[],
+  options: ParseArgsOptionsConfig,
+): string[] {
+  const valued = new Map<string, string>();
+  for (const [name, option] of Object.entries(options)) {
+    if (option.type !== "string") continue;
+    valued.set(`--${name}`, name);
+    if (option.short !== undefined) valued.set(`-${option.short}`, name);
+  }
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "--") {
+      out.push(...args.slice(i));
+      break;
+    }
+    const name = valued.get(arg);
+    const next = args[i + 1];
+    if (
+      name !== undefined && next !== undefined && NEGATIVE_NUMBER.test(next)
+    ) {
+      out.push(`--${name}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
 }
 
 /**

@@ -2,12 +2,15 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { ReviewIo } from "../review/review.ts";
 import { runReview } from "./review.ts";
+import { parseReviewArgs } from "./review_args.ts";
 import { FIXTURES, gzip } from "../review/test_util.ts";
 import { tempDir } from "../tests/temp_dir.ts";
+import { ROOT } from "../tests/cli_util.ts";
 import { EventJournal } from "../events/event_journal.ts";
 import { EventsLog } from "../events/log.ts";
 import { traceCommand } from "../events/trace_command.ts";
 import { nicConfig } from "../metrics/metrics_test_util.ts";
+import type { MonitorConfig } from "../config/types.ts";
 import { Monitor } from "../rules/monitor.ts";
 import { writeRecord } from "../rules/rules_test_util.ts";
 
@@ -77,6 +80,14 @@ Deno.test("usage errors exit 2 with one line naming the problem", async () => {
     [[nic, "--json=yes"], new RegExp("^--json takes no value\\." + TRY)],
     [[nic, "--html", "-", "--json"], /^--html - writes the report to stdout/],
     [[nic, "--event", "9"], /^--event 9: there are 3 events in /],
+    // A negative number is the option's value, refused for what it is.
+    [
+      [nic, "--event", "-1"],
+      new RegExp(
+        '^--event must be an event number from the table \\(1, 2, \\.\\.\\.\\) or its start time \\(ISO-8601 or Unix seconds\\), got "-1"\\.' +
+          TRY,
+      ),
+    ],
   ];
   for (const [args, pattern] of cases) {
     const r = await review(args);
@@ -446,10 +457,12 @@ Deno.test("--event TIME that names no event exits 2 with one line", async () => 
   );
 });
 
-Deno.test("the review command an alert hands out names its event alone, with another of the rule 300 ms after", async () => {
-  await using dir = await tempDir();
-  const m = nicConfig(join(dir.path, "events.log"));
-  const rule = m.rules[0].name; // lat "high"
+/**
+ * An events log for `m` (nicConfig's, whatever its names and path)
+ * holding two events of its first rule 300 ms apart, in one second;
+ * returns them as the agent journals them.
+ */
+async function twoEventsLogged(m: MonitorConfig) {
   const log = await EventsLog.open({
     path: m.eventLog,
     version: "test",
@@ -491,6 +504,14 @@ Deno.test("the review command an alert hands out names its event alone, with ano
     11_000_000n,
     311_000_000n,
   ]);
+  return events;
+}
+
+Deno.test("the review command an alert hands out names its event alone, with another of the rule 300 ms after", async () => {
+  await using dir = await tempDir();
+  const m = nicConfig(join(dir.path, "events.log"));
+  const rule = m.rules[0].name; // lat "high"
+  const events = await twoEventsLogged(m);
   for (const [k, event] of events.entries()) {
     const command = traceCommand(m.eventLog, event.startNs, rule);
     // The arguments a POSIX shell hands the program.
@@ -524,4 +545,93 @@ Deno.test("the review command an alert hands out names its event alone, with ano
     "2026-11-21T14:50:00.111000123Z (event 1), 2026-11-21T14:50:00.411000123Z (event 2); " +
     "give one of these times, or --event N with its number",
   ]);
+});
+
+/** Rule names a shell or an option parser could take for something else. */
+const HOSTILE_NAMES = [
+  "-x",
+  "--json",
+  "-5",
+  "--rule=y",
+  "-",
+  "a=b",
+  "it's",
+  '$(touch pwned) `touch pwned` "q" \\ ;|&<>*?[a] ~ #',
+  " spaced ",
+];
+
+/** The arguments a POSIX shell (`sh -c`) hands dpu-traceback for `command`. */
+async function shellArgs(command: string, cwd?: string): Promise<string[]> {
+  const printed = await new Deno.Command("sh", {
+    args: ["-c", command.replace(/^dpu-traceback /, "printf '%s\\0' ")],
+    cwd,
+    stdout: "piped",
+  }).output();
+  assert.equal(printed.code, 0, command);
+  return new TextDecoder().decode(printed.stdout).split("\0").slice(0, -1);
+}
+
+Deno.test("the review command reads back as its rule and log through a shell, whatever their names", async () => {
+  await using dir = await tempDir();
+  for (const path of ["/var/log/e.log", "-e.log", "-my log", "--"]) {
+    for (const name of HOSTILE_NAMES) {
+      const command = traceCommand(path, 0n, name);
+      const [review, ...args] = await shellArgs(command, dir.path);
+      assert.equal(review, "review");
+      const request = parseReviewArgs(args);
+      assert.deepEqual(request.rules, [name], command);
+      // ./-e.log is -e.log, as an argument that is no option.
+      assert.deepEqual(
+        request.paths,
+        [path.startsWith("-") ? `./${path}` : path],
+        command,
+      );
+    }
+  }
+  // Nothing in a name was run.
+  assert.deepEqual(await Array.fromAsync(Deno.readDir(dir.path)), []);
+});
+
+Deno.test("the review command, pasted into sh, reviews its event for a rule named like an option", async () => {
+  await using dir = await tempDir();
+  // A relative log starting with -, in the working directory.
+  const m = nicConfig(join(dir.path, "-nic events.log"));
+  const rule = `-x ${HOSTILE_NAMES.at(-2)}`;
+  const events = await twoEventsLogged({
+    ...m,
+    rules: [{ ...m.rules[0], name: rule }, ...m.rules.slice(1)],
+  });
+  const command = traceCommand("-nic events.log", events[1].startNs, rule);
+  // dpu-traceback as the operator's shell finds it, on the PATH: this
+  // checkout's main.ts.
+  await using bin = await tempDir();
+  const program = join(bin.path, "dpu-traceback");
+  await Deno.writeTextFile(
+    program,
+    `#!/bin/sh\nexec "$DENO" run -A "$MAIN" "$@" --json\n`,
+  );
+  await Deno.chmod(program, 0o755);
+  const ran = await new Deno.Command("sh", {
+    args: ["-c", command],
+    cwd: dir.path,
+    env: {
+      PATH: `${bin.path}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
+      DENO: Deno.execPath(),
+      MAIN: join(ROOT, "main.ts"),
+      NO_COLOR: "1",
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(ran.stderr);
+  assert.equal(ran.code, 0, `${command}\n${stderr}`);
+  const { event } = JSON.parse(new TextDecoder().decode(ran.stdout));
+  assert.deepEqual(
+    [event.id, event.rule, event.start_ns],
+    [2, rule, String(events[1].startNs)],
+  );
+  assert.deepEqual(
+    (await Array.fromAsync(Deno.readDir(dir.path))).map((e) => e.name),
+    ["-nic events.log"],
+  );
 });

@@ -11,8 +11,8 @@
  * - `rate`: a non-negative finite number per second, as a number or a
  *   string with an optional exponent, SI suffix and `/s` (`"1M/s"`,
  *   `"200k/s"`, `"1e6"`).
- * - `ratio`: a non-negative finite number, or a percentage (`"0.1%"` is
- *   0.001); no `/s`.
+ * - `ratio`: a number from 0 to {@linkcode MAX_RATIO}, or a percentage
+ *   (`"0.1%"` is 0.001) from 0 % to 1e308 %; no `/s`.
  *
  * One space may separate the number from its suffix (`"0.1 %"`, as
  * `check-config` prints it). Commas are refused: `1,000` is a thousand to
@@ -44,6 +44,14 @@ const COUNT = new RegExp(`^(${DIGITS})(?:\\.([0-9]+))?( ?)([kMGTPE]?)$`);
 const RATE = new RegExp(
   `^(${DIGITS}(?:\\.[0-9]+)?)(?:[eE]([+-]?[0-9]+))?( ?)([kMGTPE]?)(/s)?$`,
 );
+/**
+ * The largest ratio threshold. The rule compares floats, so any finite
+ * ratio would work; but a ratio is shown as a percentage (check-config,
+ * review, alerts), and past 1.8e306 x 100 that is Infinity. A round bound
+ * below it keeps every threshold showable: 1e306, 1e308 %.
+ */
+export const MAX_RATIO = 1e306;
+const RATIO_RANGE = "from 0 to 1e306 (0 % to 1e308 %)";
 const RATIO = new RegExp(
   `^(${DIGITS}(?:\\.[0-9]+)?)(?:[eE]([+-]?[0-9]+))?( ?)(%?)$`,
 );
@@ -192,8 +200,8 @@ export function parseRateThreshold(value: unknown): Parsed<number> {
 }
 
 /**
- * Parses a `ratio` threshold: a non-negative finite number or a
- * percentage.
+ * Parses a `ratio` threshold: a number or a percentage, from 0 to
+ * {@linkcode MAX_RATIO}.
  *
  * @example Usage
  * ```ts
@@ -203,6 +211,7 @@ export function parseRateThreshold(value: unknown): Parsed<number> {
  * assert.deepEqual(parseRatioThreshold("0.1%"), { ok: true, value: 0.001 });
  * assert.deepEqual(parseRatioThreshold(0.5), { ok: true, value: 0.5 });
  * assert.equal(parseRatioThreshold("1/s").ok, false);
+ * assert.equal(parseRatioThreshold("1e309%").ok, false); // past 1e308 %
  * ```
  */
 export function parseRatioThreshold(value: unknown): Parsed<number> {
@@ -210,6 +219,7 @@ export function parseRatioThreshold(value: unknown): Parsed<number> {
   const number = plainNumber(
     value,
     `must be a fraction or a percentage, ${example}`,
+    ratioInRange,
   );
   if (number !== undefined) return number;
   const text = value as string;
@@ -225,16 +235,24 @@ export function parseRatioThreshold(value: unknown): Parsed<number> {
     return bad(`must be a fraction or a percentage, ${example}`);
   }
   const [, mantissa, exponent = "0", , percent] = match;
-  return finite(decimal(mantissa, exponent, percent === "" ? 0 : -2));
+  return ratioInRange(decimal(mantissa, exponent, percent === "" ? 0 : -2));
+}
+
+/** `ratio` if it is at most {@linkcode MAX_RATIO} (Infinity is not). */
+function ratioInRange(ratio: number): Parsed<number> {
+  return ratio <= MAX_RATIO
+    ? ok(ratio)
+    : bad(`is too large: a ratio threshold must be ${RATIO_RANGE}`, "range");
 }
 
 /**
- * A number (or bigint) threshold for `rate` or `ratio`; undefined for a
- * string, which the caller parses.
+ * A number (or bigint) threshold for `rate` or `ratio`, checked by
+ * `inRange`; undefined for a string, which the caller parses.
  */
 function plainNumber(
   value: unknown,
   what: string,
+  inRange: (n: number) => Parsed<number> = finite,
 ): Parsed<number> | undefined {
   switch (typeof value) {
     case "undefined":
@@ -244,12 +262,12 @@ function plainNumber(
     case "bigint":
       return value < 0n
         ? bad("must not be negative", "range")
-        : ok(Number(value));
+        : inRange(Number(value));
     case "number":
       if (Number.isNaN(value)) return bad(what);
       if (value < 0) return bad("must not be negative", "range");
       // -0 reads as 0: a threshold has no sign.
-      return finite(value === 0 ? 0 : value);
+      return inRange(value === 0 ? 0 : value);
     default:
       return bad(what);
   }

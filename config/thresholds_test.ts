@@ -16,6 +16,8 @@ const COMMAS =
   "groups digits with commas; use _ (1_000_000) or the digits alone";
 const PERCENT = "is a percentage, which only a ratio threshold can be";
 const NOT_FINITE = "is too large: a threshold must be a finite number";
+const RATIO_TOO_LARGE =
+  "is too large: a ratio threshold must be from 0 to 1e306 (0 % to 1e308 %)";
 
 Deno.test("parseCountThreshold() reads exact u64 values", () => {
   const cases: [unknown, bigint][] = [
@@ -202,6 +204,10 @@ Deno.test("parseRatioThreshold() reads fractions and percentages", () => {
     ["100%", 1],
     ["150%", 1.5],
     ["1e-3", 0.001],
+    // The largest: its percentage is still a number to show.
+    ["1e308%", 1e306],
+    ["1e306", 1e306],
+    [1e306, 1e306],
   ];
   for (const [value, expected] of cases) {
     assert.deepEqual(
@@ -224,7 +230,12 @@ Deno.test("parseRatioThreshold() refuses rates, suffixes and non-numbers", () =>
     ["NaN", syntax, "type"],
     ["0.1%%", syntax, "type"],
     ["%", syntax, "type"],
-    ["1e400%", NOT_FINITE, "range"],
+    ["1e309%", RATIO_TOO_LARGE, "range"],
+    ["1e400%", RATIO_TOO_LARGE, "range"],
+    ["1e307", RATIO_TOO_LARGE, "range"],
+    [1e307, RATIO_TOO_LARGE, "range"],
+    [Infinity, RATIO_TOO_LARGE, "range"],
+    [10n ** 400n, RATIO_TOO_LARGE, "range"],
     ["-0.1%", "must not be negative", "range"],
     [-0.001, "must not be negative", "range"],
     [NaN, syntax, "type"],

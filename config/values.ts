@@ -564,14 +564,42 @@ export const listen: z.ZodType<string> = z.string({
         : 'must be "HOST:PORT" such as "0.0.0.0:9477" (IPv6 as "[::1]:9477")',
     );
   }
-  if (match[1] !== undefined && !match[1].includes(":")) {
+  const [, ipv6, host] = match;
+  if (ipv6 !== undefined && !ipv6.includes(":")) {
     return push("must use brackets only around an IPv6 address");
+  }
+  // An address that cannot be one fails here, with the rule, rather than
+  // at the bind (exit 1, "failed to lookup address information").
+  if (ipv6 !== undefined && !isIpv6(ipv6.replace(/%.*$/, ""))) {
+    return push(`host [${ipv6}] is not an IPv6 address`);
+  }
+  if (host !== undefined && /^[0-9.]+$/.test(host) && !isIpv4(host)) {
+    return push(
+      `host ${host} is not an IPv4 address: four numbers from 0 to 255 (no leading zeros), as in 127.0.0.1`,
+      "range",
+    );
   }
   // Port 0 asks the system for a free port (tests; the agent prints it).
   if (Number(match[3]) > 65535) {
     push(`port ${match[3]} is not between 0 and 65535`, "range");
   }
 });
+
+/**
+ * Dotted-quad IPv4 as people mean it: four numbers from 0 to 255. A
+ * leading zero is refused, since the resolver may read `010` as octal (8),
+ * and so are the resolver's shorter forms (`127.1`).
+ */
+function isIpv4(host: string): boolean {
+  const parts = host.split(".");
+  return parts.length === 4 &&
+    parts.every((p) => /^(?:0|[1-9][0-9]{0,2})$/.test(p) && Number(p) <= 255);
+}
+
+/** Whether `address` (no zone) is an IPv6 address, as a URL parser reads one. */
+function isIpv6(address: string): boolean {
+  return URL.canParse(`http://[${address}]/`);
+}
 
 /**
  * The metrics window in seconds: {@linkcode MIN_METRICS_WINDOW_S} to

@@ -205,7 +205,10 @@ Deno.test("parseListen() checks HOST:PORT", () => {
       "localhost:1",
       "[::1]:65535",
       "[fe80::1%eth0]:9477",
+      "[::ffff:127.0.0.1]:9477",
       "127.0.0.1:0",
+      "255.255.255.255:9477",
+      "host-1.example:9477",
       "off",
     ]
   ) {
@@ -222,6 +225,17 @@ Deno.test("parseListen() checks HOST:PORT", () => {
     ["[127.0.0.1]:9477", "type", /IPv6/],
     ["host:port", "type", /HOST:PORT/],
     [9477, "type", /string/],
+    [
+      "300.1.1.1:9477",
+      "range",
+      /^host 300\.1\.1\.1 is not an IPv4 address: four numbers from 0 to 255 \(no leading zeros\), as in 127\.0\.0\.1$/,
+    ],
+    ["1.2.3:9477", "range", /^host 1\.2\.3 is not an IPv4 address: /],
+    ["1.2.3.4.5:9477", "range", /^host 1\.2\.3\.4\.5 is not an IPv4 /],
+    ["010.0.0.1:9477", "range", /^host 010\.0\.0\.1 is not an IPv4 /],
+    ["1..2.3:9477", "range", /^host 1\.\.2\.3 is not an IPv4 /],
+    ["[::1::2]:9477", "type", /^host \[::1::2\] is not an IPv6 address$/],
+    ["[12345::]:9477", "type", /^host \[12345::\] is not an IPv6 address$/],
   ];
   for (const [value, kind, problem] of cases) {
     const parsed = parseListen(value);

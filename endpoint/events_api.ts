@@ -165,7 +165,7 @@ export function listEvents(
  * const event = answer.body as { review: string; peak_kind: string };
  * assert.equal(
  *   event.review,
- *   "dpu-traceback review /var/log/dpu-traceback/events.log --event 2026-11-21T14:50:00.250000000Z --rule 'it'\\''s hot'",
+ *   "dpu-traceback review /var/log/dpu-traceback/events.log --event 2026-11-21T14:50:00.250000000Z --rule='it'\\''s hot'",
  * );
  * assert.equal(event.peak_kind, "min");
  * assert.equal(oneEvent(journal, monitors, "2", 0).status, 404);

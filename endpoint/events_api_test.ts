@@ -256,7 +256,7 @@ Deno.test("one event carries the review command and its events.log", () => {
   assert.equal(body.events_log, "/var/log/dpu-traceback/nic events.log");
   assert.equal(
     body.review,
-    "dpu-traceback review '/var/log/dpu-traceback/nic events.log' --event 2026-11-21T14:50:07.999000123Z --rule 'credit'\\''s low'",
+    "dpu-traceback review '/var/log/dpu-traceback/nic events.log' --event 2026-11-21T14:50:07.999000123Z --rule='credit'\\''s low'",
   );
   for (const bad of ["0", "-1", "1.5", "abc", "01", "1".repeat(16), ""]) {
     const refused = oneEvent(journal, monitors, bad, 0);
@@ -270,7 +270,17 @@ Deno.test("one event carries the review command and its events.log", () => {
 });
 
 Deno.test("the review command survives a shell whatever the rule's name", async () => {
-  const names = ["plain", "it's", '$(touch x) `y` "z" \\ ;|&', "a\nb", "''"];
+  const names = [
+    "plain",
+    "it's",
+    '$(touch x) `y` "z" \\ ;|&',
+    "a\nb",
+    "''",
+    "-x",
+    "--json",
+    "-5",
+    "a=b",
+  ];
   for (const name of names) {
     const command = traceCommand("/tmp/e.log", 0n, name);
     // What a POSIX shell hands the program, printed one argument a line.
@@ -286,8 +296,7 @@ Deno.test("the review command survives a shell whatever the rule's name", async 
       "/tmp/e.log",
       "--event",
       "1970-01-01T00:00:00.000000000Z",
-      "--rule",
-      name,
+      `--rule=${name}`,
       "",
     ]);
   }

@@ -470,7 +470,7 @@ Deno.test("GET /api/v1/events serves the journal behind the same auth and limits
     assert.equal(detail.events_log, fed.agentMonitor.log.path);
     assert.match(
       detail.review,
-      / --event 2023-11-14T22:13:21.201000000Z --rule 'lat "high"'$/,
+      / --event 2023-11-14T22:13:21.201000000Z --rule='lat "high"'$/,
     );
     assert.equal((await get("/api/v1/events/9")).status, 404);
     const bad = await get("/api/v1/events?limit=0");

@@ -30,7 +30,7 @@ import { endpointRoutes } from "./routes.ts";
 import { type MetricsServer, serveMetrics } from "./server.ts";
 import { type MonitorShape, PublishedState } from "../metrics/shared_state.ts";
 import type { WebConfig } from "./web_config.ts";
-import { RateLimitedLines } from "./rate_limited_lines.ts";
+import { RateLimitedLines } from "../base/rate_limited_lines.ts";
 import { linkableUrl } from "./linkable_url.ts";
 import {
   type RunningSender,
@@ -119,7 +119,9 @@ export async function serveEndpoint(
     journald: start.log.journald,
   });
   // A flood of broken connections must not become a flood of log lines.
-  const lines = new RateLimitedLines((line) => log.error(line));
+  const lines = new RateLimitedLines((line) => log.error(line), {
+    about: "metrics endpoint",
+  });
   const state = new PublishedState(start.buffer, start.shapes);
   state.refresh();
   const metrics = new AgentMetrics(state.monitors, start.info, state.freshness);

@@ -13,7 +13,7 @@ Deno.test("the command's --event is the start sample's time to the ns, and reads
     ]
   ) {
     const command = traceCommand("/var/log/dpu-traceback/events.log", ns, "r");
-    const m = / --event (\S+) --rule 'r'$/.exec(command);
+    const m = / --event (\S+) --rule='r'$/.exec(command);
     assert.ok(m, command);
     assert.deepEqual(parseTimePoint("--event", m[1]), { ns, spanNs: 1n });
   }
@@ -22,10 +22,21 @@ Deno.test("the command's --event is the start sample's time to the ns, and reads
 Deno.test("the events log is quoted only where a shell would split or expand it", () => {
   assert.equal(
     traceCommand("/var/log/a_b-1.2/events.log", 0n, "x"),
-    "dpu-traceback review /var/log/a_b-1.2/events.log --event 1970-01-01T00:00:00.000000000Z --rule 'x'",
+    "dpu-traceback review /var/log/a_b-1.2/events.log --event 1970-01-01T00:00:00.000000000Z --rule='x'",
   );
   assert.equal(
     traceCommand("/tmp/$HOME's log", 0n, "x"),
-    "dpu-traceback review '/tmp/$HOME'\\''s log' --event 1970-01-01T00:00:00.000000000Z --rule 'x'",
+    "dpu-traceback review '/tmp/$HOME'\\''s log' --event 1970-01-01T00:00:00.000000000Z --rule='x'",
+  );
+});
+
+Deno.test("a name or a relative path starting with - cannot be taken for an option", () => {
+  assert.equal(
+    traceCommand("-nic.log", 0n, "--json"),
+    "dpu-traceback review ./-nic.log --event 1970-01-01T00:00:00.000000000Z --rule='--json'",
+  );
+  assert.equal(
+    traceCommand("-my log", 0n, "-x"),
+    "dpu-traceback review './-my log' --event 1970-01-01T00:00:00.000000000Z --rule='-x'",
   );
 });

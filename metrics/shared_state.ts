@@ -150,7 +150,11 @@ function layoutOf(shapes: readonly MonitorShape[]): Layout {
 }
 
 /**
- * The shared buffer for `shapes`: pass it to both sides.
+ * The shared buffer for `shapes`: pass it to both sides. With `startMs`
+ * (when the agent started), a reader that looks before the first
+ * publication (an endpoint started before the monitors' logs open) sees
+ * each monitor idle with no data since then, as the first publication
+ * would say, rather than no data since 1970.
  *
  * @example
  * ```ts
@@ -162,8 +166,16 @@ function layoutOf(shapes: readonly MonitorShape[]): Layout {
  */
 export function sharedStateBuffer(
   shapes: readonly MonitorShape[],
+  startMs?: number,
 ): SharedArrayBuffer {
-  return new SharedArrayBuffer(layoutOf(shapes).bytes);
+  const layout = layoutOf(shapes);
+  const buffer = new SharedArrayBuffer(layout.bytes);
+  if (startMs !== undefined) {
+    // No reader has the buffer yet: plain writes.
+    const slots = new Float64Array(buffer, HEADER_BYTES);
+    for (const b of layout.bases) slots[b + DATA_AT_MS] = startMs;
+  }
+  return buffer;
 }
 
 /**
@@ -375,7 +387,11 @@ export class StatePublisher {
  *
  * @example See {@linkcode PublishedState}.
  */
-export function shapeOf(m: ServedMonitor): MonitorShape {
+export function shapeOf(
+  m: Pick<ServedMonitor, "config" | "collector"> & {
+    readonly log: Pick<ServedMonitor["log"], "path">;
+  },
+): MonitorShape {
   return {
     config: m.config,
     devices: (m.collector.devices ?? []).map((d) => d.labels),

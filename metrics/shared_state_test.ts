@@ -205,3 +205,27 @@ Deno.test("a publication that throws leaves the shared state whole, and start() 
   running.stop();
   assert.equal(errors.length, 1);
 });
+
+Deno.test("before the first publication a reader sees each monitor idle, with no data since the start it was given", async () => {
+  const fed = await fedMonitor(1e9, mixedConfig);
+  try {
+    const shapes = [shapeOf(fed.agentMonitor)];
+    const state = new PublishedState(
+      sharedStateBuffer(shapes, NOW - 2500),
+      shapes,
+    );
+    state.refresh();
+    const metrics = new AgentMetrics(state.monitors, {
+      version: "test",
+      startMs: NOW - 2500,
+      windowNs: 1e9,
+    }, state.freshness);
+    assert.equal(state.freshness.hasData(0), false);
+    assert.equal(state.freshness.ageMs(0, NOW), 2500);
+    assert.deepEqual(metrics.readiness(NOW).problems, [
+      `${fed.agentMonitor.config.name}: not started`,
+    ]);
+  } finally {
+    await fed.close();
+  }
+});

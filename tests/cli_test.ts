@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { errorLines, runMain, spawnMain } from "./cli_util.ts";
+import { errorLines, ROOT, runMain, spawnMain } from "./cli_util.ts";
 import { tempDir } from "./temp_dir.ts";
 
 const REFERENCE_RULES = {
@@ -154,6 +154,80 @@ Deno.test("every command's option errors read the same: one sentence of ours, th
     assert.equal(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
     assert.equal(result.stderr, `dpu-traceback: ${line}\n`);
   }
+});
+
+/** Runs `demo` with `args` and asserts exit 2 and `line` alone on stderr. */
+async function assertRefused(args: readonly string[], line: string) {
+  // Refused while parsing: the rules file is never read.
+  const result = await runMain(["demo", "--quiet", ...args], {
+    testDefaults: false,
+  });
+  assert.equal(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
+  assert.equal(
+    result.stderr,
+    `dpu-traceback: ${line}. Try 'dpu-traceback --help'.\n`,
+  );
+}
+
+Deno.test("a negative number after a numeric option exits 2 with that option's rule", async () => {
+  await assertRefused(
+    ["--seed", "-5"],
+    '--seed must be a non-negative integer, from 0 to 9007199254740991, got "-5"',
+  );
+  await assertRefused(
+    ["--duration", "-1"],
+    '--duration must be a positive number of seconds, got "-1"',
+  );
+  await assertRefused(
+    ["--metrics-window", "-3"],
+    '--metrics-window must be a positive number of seconds, got "-3"',
+  );
+});
+
+Deno.test("an empty --event-log and an address no host can have exit 2 with one line", async () => {
+  await assertRefused(
+    ["--event-log", ""],
+    '--event-log must be a file path, got ""',
+  );
+  await assertRefused(
+    ["--listen", "300.1.1.1:9477"],
+    '--listen host 300.1.1.1 is not an IPv4 address: four numbers from 0 to 255 (no leading zeros), as in 127.0.0.1, got "300.1.1.1:9477"',
+  );
+  // The config's listen by the same rule: a configuration error.
+  await using dir = await tempDir();
+  const file = join(dir.path, "agent.yaml");
+  const demo = await Deno.readTextFile(join(ROOT, "deploy/demo.yaml"));
+  await Deno.writeTextFile(
+    file,
+    demo.replace(/^listen: .*$/m, 'listen: "300.1.1.1:9477"'),
+  );
+  const config = await runMain(["check-config", file]);
+  assert.equal(config.code, 2, config.stderr);
+  assert.match(
+    config.stderr,
+    /^dpu-traceback: Cannot load config \S+agent\.yaml:\d+: listen host 300\.1\.1\.1 is not an IPv4 address: four numbers from 0 to 255 \(no leading zeros\), as in 127\.0\.0\.1, got "300\.1\.1\.1:9477"\n$/,
+  );
+});
+
+Deno.test("a busy port fails the start with exit 1 and one line, before the events log is touched", async () => {
+  await using dir = await tempDir();
+  using busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const address = `127.0.0.1:${busy.addr.port}`;
+  const eventLog = join(dir.path, "events.log");
+  const result = await runMain([
+    "demo",
+    "--quiet",
+    "--listen",
+    address,
+    "--event-log",
+    eventLog,
+  ]);
+  assert.equal(result.code, 1, result.stderr);
+  assert.equal(
+    result.stderr,
+    `dpu-traceback: Cannot serve metrics on ${address}: the address is in use (another dpu-traceback or exporter? choose one with --listen HOST:PORT, or --listen off)\n`,
+  );
+  await assert.rejects(() => Deno.lstat(eventLog), Deno.errors.NotFound);
 });
 
 Deno.test("--log-level debug follows an error with its stack and its cause's", async () => {

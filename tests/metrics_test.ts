@@ -124,7 +124,7 @@ Deno.test("a running agent serves rates, bursts, rules and health over HTTP", as
         .json();
       assert.match(
         one.review,
-        /^dpu-traceback review .+ --event \S+Z --rule '/,
+        /^dpu-traceback review .+ --event \S+Z --rule='/,
       );
     }
     assert.equal((await agent.get("/api/v1/events?limit=0")).status, 400);

@@ -1,6 +1,7 @@
 /**
- * Log lines at a bounded rate: what a remote party can make the endpoint
- * say (a refused connection, a broken handshake) must not become a flood
+ * Log lines at a bounded rate: what a remote party can make the agent say
+ * again and again (a refused connection or a broken handshake at the
+ * endpoint, an Alertmanager refusing every push) must not become a flood
  * in the journal.
  *
  * @module
@@ -18,7 +19,12 @@
  *
  * const out: string[] = [];
  * let now = 0;
- * const lines = new RateLimitedLines((l) => out.push(l), { burst: 2, intervalMs: 1000, now: () => now });
+ * const lines = new RateLimitedLines((l) => out.push(l), {
+ *   about: "metrics endpoint",
+ *   burst: 2,
+ *   intervalMs: 1000,
+ *   now: () => now,
+ * });
  * for (let i = 0; i < 5; i++) lines.write(`bad request ${i}`);
  * now = 1000;
  * lines.write("bad request 5");
@@ -32,6 +38,7 @@
  */
 export class RateLimitedLines {
   readonly #write: (line: string) => void;
+  readonly #about: string;
   readonly #burst: number;
   readonly #intervalMs: number;
   readonly #now: () => number;
@@ -39,16 +46,21 @@ export class RateLimitedLines {
   #passed = 0;
   #suppressed = 0;
 
-  /** Lines go to `write`; default 10 lines per 10 s. */
+  /**
+   * Lines go to `write`; default 10 lines per 10 s. The line that counts
+   * those held back starts with `about` (`metrics endpoint: 3 more ...`).
+   */
   constructor(
     write: (line: string) => void,
     options: {
+      readonly about: string;
       readonly burst?: number;
       readonly intervalMs?: number;
       readonly now?: () => number;
-    } = {},
+    },
   ) {
     this.#write = write;
+    this.#about = options.about;
     this.#burst = options.burst ?? 10;
     this.#intervalMs = options.intervalMs ?? 10_000;
     this.#now = options.now ?? (() => performance.now());
@@ -74,7 +86,7 @@ export class RateLimitedLines {
   flush(): void {
     if (this.#suppressed === 0) return;
     this.#write(
-      `metrics endpoint: ${this.#suppressed} more messages like these were not logged`,
+      `${this.#about}: ${this.#suppressed} more messages like these were not logged`,
     );
     this.#suppressed = 0;
   }
