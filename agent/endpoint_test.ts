@@ -469,7 +469,7 @@ Deno.test("an Alertmanager credential that cannot be read fails the endpoint's s
           version: "0.1.0",
         },
       }),
-      /^Error: Cannot read the password of Alertmanager http:\/\/127\.0\.0\.1:9 from \/nonexistent\/pw: [^\n]*$/,
+      /^NotFound: Cannot read the password of Alertmanager http:\/\/127\.0\.0\.1:9 from \/nonexistent\/pw: [^\n]*$/,
     );
   } finally {
     publication.stop();
