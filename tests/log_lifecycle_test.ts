@@ -128,7 +128,14 @@ Deno.test({
     let code;
     try {
       assert.ok(url, stderr.join(""));
-      const size = (await Deno.stat(path)).size;
+      // The endpoint listens before the log is opened (a busy port must
+      // not leave a header behind): wait for the header to be written.
+      let size = 0;
+      for (let i = 0; i < 3000 && size === 0; i++) {
+        size = await Deno.stat(path).then((s) => s.size, () => 0);
+        if (size === 0) await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.ok(size > 0, "the events log was never written");
       const limited = await new Deno.Command("prlimit", {
         args: [`--pid=${child.pid}`, `--fsize=${size}`],
       }).output();
