@@ -312,6 +312,11 @@ function journaled(
     tally.listener(monitor, rule, active, unixMs);
     const at = monitor.ring.offsetBack(0);
     if (active) {
+      // A loss within the history depth before the start: the event may be
+      // the stall's doing (the reference's types compare across it).
+      const ring = monitor.ring;
+      const back = ring.lossBack;
+      const near = back < ring.capacity / 2;
       // A rule's peak is, at its start, what it measured on the start sample.
       journal.started(
         index,
@@ -321,6 +326,8 @@ function journaled(
         monitor.samples,
         unixMs,
         monitor.rules[rule].peak,
+        near ? ring.lostBefore(back) : 0,
+        near ? back : -1,
       );
     } else {
       journal.ended(

@@ -103,6 +103,7 @@ export interface RuleLook {
  * const burst = {
  *   id: 1, monitor: 0, rule: 0, startNs: 1_500_000_000n, endNs: 1_502_000_000n,
  *   startSample: 10, endSample: 30, peak: 7, startMs: 1_500, endMs: 1_502, value: 5,
+ *   lostBefore: 0, lossBack: -1,
  * };
  * const firing = alert.tick({ ...none, last: burst, activations: 1 }, 1_050)!;
  * assert.equal(firing.labels.alertname, "drops");
@@ -230,6 +231,7 @@ export class RuleAlert {
    * const open = {
    *   id: 1, monitor: 0, rule: 0, startNs: 1_000_000_000n, endNs: undefined,
    *   startSample: 10, endSample: undefined, peak: NaN, startMs: 1_000, endMs: NaN, value: 5,
+   *   lostBefore: 0, lossBack: -1,
    * };
    * alert.tick({ open, last: undefined, activations: 1, livePeak: NaN }, 1_000);
    * assert.equal(alert.nextDueMs(1_000), 31_000); // the resend
@@ -284,7 +286,7 @@ export class RuleAlert {
     const description =
       `Rule ${rule.rule} of monitor ${rule.monitor} (${rule.device}) on ${this.#settings.instance} ${times} since ${
         isoMs(first.startNs)
-      }; ${now}. Traceback in ${rule.eventLog}: ${review}`;
+      }; ${now}.${afterLoss(newest)} Traceback in ${rule.eventLog}: ${review}`;
     const summary = rule.summary ??
       `${rule.rule} on ${rule.monitor} (${rule.device}) of ${this.#settings.instance}`;
     const base = this.#settings.endpointUrl?.replace(/\/+$/, "");
@@ -306,6 +308,19 @@ export class RuleAlert {
         : { generatorURL: `${base}/api/v1/events/${first.id}` }),
     };
   }
+}
+
+/**
+ * What an on-call must know of an event that began just after the source
+ * lost samples (the agent or the device stalled): the reference's types
+ * compare across the loss, so the event may be the stall's doing.
+ */
+function afterLoss(event: JournalEvent): string {
+  if (!(event.lostBefore > 0)) return "";
+  const when = event.lossBack === 0
+    ? "right after"
+    : `${event.lossBack} samples after`;
+  return ` It began ${when} the source lost ${event.lostBefore} samples (a stall): a rule of the reference's types compares across the loss, so check the traceback's <<Gap>> line before acting.`;
 }
 
 /** A timestamp in ns since the epoch as RFC 3339 with milliseconds. */

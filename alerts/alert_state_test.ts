@@ -41,6 +41,8 @@ function event(
     startMs: T0 + startMs + 1,
     endMs: endMs === undefined ? NaN : T0 + endMs + 1,
     value,
+    lostBefore: 0,
+    lossBack: -1,
   };
 }
 
@@ -87,6 +89,29 @@ Deno.test("a rule's start fires an alert with its labels, annotations and times"
     d,
   );
   assert.equal(alert.firing, true);
+});
+
+Deno.test("an alert for an event that began after lost samples says so; one without says nothing of it", () => {
+  const alert = new RuleAlert(RULE, SETTINGS);
+  const stalled = { ...event(4, 2_345), lostBefore: 11_067, lossBack: 3 };
+  const sent = alert.tick(look(stalled, undefined, 1, 90), T0 + 2_400)!;
+  assert.match(
+    sent.annotations.description,
+    /peak so far 90\. It began 3 samples after the source lost 11067 samples \(a stall\): a rule of the reference's types compares across the loss, so check the traceback's <<Gap>> line before acting\. Traceback in /,
+  );
+  const right = { ...event(5, 2_345), lostBefore: 2, lossBack: 0 };
+  const other = new RuleAlert(RULE, SETTINGS);
+  assert.match(
+    other.tick(look(right, undefined, 1, 90), T0 + 2_400)!.annotations
+      .description,
+    /It began right after the source lost 2 samples/,
+  );
+  const plain = new RuleAlert(RULE, SETTINGS);
+  assert.doesNotMatch(
+    plain.tick(look(event(6, 2_345), undefined, 1, 90), T0 + 2_400)!
+      .annotations.description,
+    /lost|stall/,
+  );
 });
 
 Deno.test("a firing alert is resent every interval with a lease of 4 intervals", () => {

@@ -51,6 +51,11 @@ export interface EventSummary {
   readonly peak_kind: "max" | "min";
   /** What the rule measured on the start sample (in `peak`'s units); null when not known. */
   readonly start_value: number | null;
+  /**
+   * Samples the source lost within the rule's depth before the start (a
+   * stall; the reference's types compare across it); 0 when none.
+   */
+  readonly lost_before_start: number;
 }
 
 /** One event as `/api/v1/events/ID` serves it. */
@@ -291,6 +296,7 @@ function summarize(
     peak: Number.isFinite(peak) ? peak : null,
     peak_kind: peakKindOf(config),
     start_value: Number.isFinite(event.value) ? event.value : null,
+    lost_before_start: event.lostBefore,
   };
 }
 

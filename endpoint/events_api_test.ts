@@ -85,6 +85,7 @@ Deno.test("events are listed newest first with their summaries", () => {
         peak: -3,
         peak_kind: "min",
         start_value: null, // not given: unknown
+        lost_before_start: 0,
       },
       {
         id: 1,
@@ -101,6 +102,7 @@ Deno.test("events are listed newest first with their summaries", () => {
         peak: 17,
         peak_kind: "max",
         start_value: 9,
+        lost_before_start: 0,
       },
     ],
     truncated: false,

@@ -50,7 +50,9 @@ const PEAK = 13; // float64; NaN while open (read the rule's live peak)
 const START_MS = 15; // float64: the start marker's wall-clock time, ms
 const END_MS = 17; // float64: the end marker's; NaN while open
 const VALUE = 19; // float64: what the rule measured on the start sample
-const RECORD = 21;
+const LOST = 21; // float64: samples lost shortly before the start (0: none)
+const LOSS_BACK = 23; // samples from that loss to the start sample; -1: none
+const RECORD = 24;
 
 // A reader's tries at a record the writer keeps changing.
 const MAX_READ_TRIES = 10_000;
@@ -88,6 +90,19 @@ export interface JournalEvent {
    * the event, in the rule's `peak` units); NaN when not known.
    */
   readonly value: number;
+  /**
+   * Samples the source lost within the rule's history depth before the
+   * start sample (the newest such loss; 0 when none): the agent or the
+   * device stalled just before the event began. The reference's types
+   * compare across such a loss (signal rules do not), so their event may
+   * be the loss's doing.
+   */
+  readonly lostBefore: number;
+  /**
+   * How many samples before the start sample that loss fell (0: right
+   * before it); -1 when {@linkcode lostBefore} is 0.
+   */
+  readonly lossBack: number;
 }
 
 /** Where the writer learns an event's start or end sample. */
@@ -200,7 +215,9 @@ export class EventJournal {
    * Records that rule `rule` of monitor `monitor` started on the sample at
    * `words[at]` (sample number `sample`), its marker written at wall time
    * `unixMs`, the rule having measured `value` on that sample (NaN when
-   * not known). Returns the event's id. Allocates nothing.
+   * not known), `lost` samples having been lost `lossBack` samples before
+   * it (see {@linkcode JournalEvent.lostBefore}). Returns the event's id.
+   * Allocates nothing.
    */
   started(
     monitor: number,
@@ -210,15 +227,44 @@ export class EventJournal {
     sample: number,
     unixMs: number,
     value = NaN,
+    lost = 0,
+    lossBack = -1,
   ): number {
     // An index out of range would mark another record as being written
     // for ever, and readers would wait on it: refuse it (integer compares).
     if (!this.#hasRule(monitor, rule)) return 0;
     const id = ++this.#count[0];
     const open = this.#ruleRecord(monitor, rule, 0);
-    this.#write(open, id, monitor, rule, words, at, sample, unixMs, value);
     const slot = this.#ringRecord(id);
-    this.#write(slot, id, monitor, rule, words, at, sample, unixMs, value);
+    const known = lost > 0;
+    const l = known ? lost : 0;
+    const b = known ? lossBack : -1;
+    this.#write(
+      open,
+      id,
+      monitor,
+      rule,
+      words,
+      at,
+      sample,
+      unixMs,
+      value,
+      l,
+      b,
+    );
+    this.#write(
+      slot,
+      id,
+      monitor,
+      rule,
+      words,
+      at,
+      sample,
+      unixMs,
+      value,
+      l,
+      b,
+    );
     // Readers look for ids up to the newest: publish it last.
     Atomics.add(this.#words, HEADER_VERSION, 1);
     this.#storeFloat(NEWEST_ID, id);
@@ -418,6 +464,8 @@ export class EventJournal {
     sample: number,
     unixMs: number,
     value: number,
+    lost: number,
+    lossBack: number,
   ): void {
     const w = this.#words;
     this.#begin(record);
@@ -434,6 +482,8 @@ export class EventJournal {
     this.#storeFloat(record + START_MS, unixMs);
     this.#storeFloat(record + END_MS, NaN);
     this.#storeFloat(record + VALUE, value);
+    this.#storeFloat(record + LOST, lost);
+    Atomics.store(w, record + LOSS_BACK, lossBack);
     this.#commit(record);
   }
 
@@ -505,6 +555,8 @@ export class EventJournal {
       startMs: float(START_MS),
       endMs: float(END_MS),
       value: float(VALUE),
+      lostBefore: float(LOST),
+      lossBack: copy[LOSS_BACK],
     };
   }
 }

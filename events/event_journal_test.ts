@@ -51,6 +51,8 @@ Deno.test("a start and an end are recorded with their samples, times and peak", 
       startMs: 1_700_000_000_123,
       endMs: "NaN",
       value: 312_004.5,
+      lostBefore: 0,
+      lossBack: -1,
     },
   );
   // Other rules are untouched.
@@ -72,9 +74,31 @@ Deno.test("a start and an end are recorded with their samples, times and peak", 
     endMs: 1_700_000_000_124,
     // The start's value stays with the event once it ended.
     value: 312_004.5,
+    lostBefore: 0,
+    lossBack: -1,
   });
   assert.deepEqual(journal.recent(), [last]);
   assert.deepEqual(journal.event(1), last);
+});
+
+Deno.test("an event that began after lost samples says how many and how long before, also once ended", () => {
+  const journal = EventJournal.create([1]);
+  const id = journal.started(0, 0, startOf(3), 0, 30, 1, 5, 11_067, 3);
+  assert.deepEqual(
+    [journal.open(0, 0)?.lostBefore, journal.open(0, 0)?.lossBack],
+    [11_067, 3],
+  );
+  journal.ended(0, 0, endOf(3), 0, 40, 9, 2);
+  assert.deepEqual(
+    [journal.event(id)?.lostBefore, journal.last(0, 0)?.lossBack],
+    [11_067, 3],
+  );
+  // No loss: 0 and -1, whatever back is given.
+  journal.started(0, 0, startOf(4), 0, 50, 3, 5, 0, 7);
+  assert.deepEqual(
+    [journal.open(0, 0)?.lostBefore, journal.open(0, 0)?.lossBack],
+    [0, -1],
+  );
 });
 
 Deno.test("an end with no open event is ignored", () => {

@@ -110,7 +110,7 @@ Deno.test("a 20 s stall neither starts nor ends a signal rule, and the log marks
   ]);
 });
 
-Deno.test("an agent stopped with SIGSTOP for 1 s starts no rule on the samples it lost", async () => {
+Deno.test("an agent stopped with SIGSTOP for 1 s starts no signal rule on the samples it lost; a reference-type event it starts says so", async () => {
   await using dir = await tempDir();
   const log = join(dir.path, "events.log");
   const config = join(dir.path, "stall.yaml");
@@ -136,6 +136,12 @@ Deno.test("an agent stopped with SIGSTOP for 1 s starts no rule on the samples i
       - name: rx over 10 MB in one sample
         increase: port_0_rx_bytes
         above: 10000000
+      # A reference type: it compares across the loss, as the reference
+      # does (about 2.5 GB per 1000 samples, some 17 GB across the pause).
+      - name: rx over 5 GB per depth
+        column: port_0_rx_bytes
+        comparison_type: dt_gt
+        comparison_value: 5000000000
 `,
   );
   const agent = await startedAgent(["run", "--config", config]);
@@ -154,6 +160,16 @@ Deno.test("an agent stopped with SIGSTOP for 1 s starts no rule on the samples i
       "/metrics",
       (body) => /lost_samples_total\{[^}]*\} [1-9]/.test(body),
     );
+    // The reference-type rule started on the loss, and says so.
+    const api = await agent.waitFor(
+      "/api/v1/events",
+      (body) => body.includes("rx over 5 GB per depth"),
+    );
+    const [event] = (JSON.parse(api).events as {
+      rule: string;
+      lost_before_start: number;
+    }[]).filter((e) => e.rule === "rx over 5 GB per depth");
+    assert.ok(event.lost_before_start > 0, api);
   } finally {
     if (stopped) agent.signal("SIGCONT");
   }
@@ -161,10 +177,22 @@ Deno.test("an agent stopped with SIGSTOP for 1 s starts no rule on the samples i
   assert.equal(code, 0);
   const text = await Deno.readTextFile(log);
   const starts = text.match(/^<<Event start>>.*$/gm) ?? [];
-  assert.deepEqual(starts.map((l) => /Rule: "([^"]*)"/.exec(l)?.[1]), [
-    "rx above 20 GB/s",
-  ]);
-  assert.doesNotMatch(text, /^<<Event end>>/m);
+  // The signal rules: one start, from the first window, none from the
+  // pause. The reference type: at least the pause's (a loaded machine may
+  // stall the agent again on its own).
+  const started = starts.map((l) => /Rule: "([^"]*)"/.exec(l)?.[1]);
+  assert.deepEqual(
+    started.filter((r) => r !== "rx over 5 GB per depth"),
+    ["rx above 20 GB/s"],
+  );
+  assert.ok(started.includes("rx over 5 GB per depth"), text.slice(0, 2000));
+  // Only the reference-type rule's event may have ended meanwhile.
+  assert.deepEqual(
+    (text.match(/^<<Event end>>.*$/gm) ?? []).filter((l) =>
+      !l.includes("rx over 5 GB per depth")
+    ),
+    [],
+  );
   // The active rule writes every row; the loss is marked before the row
   // after it.
   assert.match(
