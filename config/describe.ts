@@ -6,8 +6,7 @@
  * @module
  */
 
-import { formatDuration } from "./durations.ts";
-import { formatBytes } from "./errors.ts";
+import { formatBytes, formatDuration } from "../base/units.ts";
 import { ringBytes } from "./ring_budget.ts";
 import { LISTEN_OFF } from "./values.ts";
 import {
@@ -19,6 +18,11 @@ import {
   type RuleConfig,
   type SignalRuleConfig,
 } from "./types.ts";
+
+/** A configured duration in ns, exactly, as check-config prints one. */
+function duration(ns: number): string {
+  return formatDuration(ns / 1e9, { exact: true });
+}
 
 /**
  * The relation each rule type tests, for the one-line rule summary. `inc_gt`
@@ -57,7 +61,7 @@ const CONDITION: Readonly<
  *   describeConfig(parseConfig(text, "rules.json")),
  *   `rules.json: reference form, 1 monitor, metrics on 0.0.0.0:9477 (10 s windows)
  * monitor nic: source doca
- *   sample period 100000 ns (10 kHz), depth 1024 samples, ring 2048 samples (32 KiB)
+ *   sample period 100 µs (10 kHz), depth 1024 samples, ring 2048 samples (32 KiB)
  *   event log events.log
  *   columns (1):
  *     [0] rx 0x0000000000000001
@@ -160,12 +164,12 @@ function describeAlerting(config: AgentConfig): string[] {
   const resend = alerting.resendIntervalMs * 1e6;
   return [
     `alerting: ${n} Alertmanager${n === 1 ? "" : "s"}, resent every ${
-      formatDuration(resend)
-    } while firing (ends ${formatDuration(4 * resend)} ahead), held ${
-      formatDuration(alerting.holdMs * 1e6)
+      duration(resend)
+    } while firing (ends ${duration(4 * resend)} ahead), held ${
+      duration(alerting.holdMs * 1e6)
     } after an event ends`,
     ...alerting.alertmanagers.map((am) => {
-      const parts = [`timeout ${formatDuration(am.timeoutMs * 1e6)}`];
+      const parts = [`timeout ${duration(am.timeoutMs * 1e6)}`];
       if (am.tls !== undefined) {
         const tls = [
           ...(am.tls.caFile === undefined ? [] : [`CA ${am.tls.caFile}`]),
@@ -192,7 +196,7 @@ function describeAlerting(config: AgentConfig): string[] {
 
 function describeEndpoint(config: AgentConfig): string {
   if (config.listen === LISTEN_OFF) return "no metrics endpoint";
-  const window = `${config.metricsWindowNs / 1e9} s windows`;
+  const window = `${duration(config.metricsWindowNs)} windows`;
   return config.webConfigFile === undefined
     ? `metrics on ${config.listen} (${window})`
     : `metrics on ${config.listen} (${window}, web config ${config.webConfigFile})`;
@@ -228,7 +232,7 @@ function describeMonitor(
         }`,
       ]
       : []),
-    `  sample period ${m.samplePeriodNs} ns (${
+    `  sample period ${duration(m.samplePeriodNs)} (${
       formatRate(1e9 / m.samplePeriodNs)
     }), depth ${m.depth} samples, ring ${slots} samples (${
       formatBytes(ringBytes(m.columns.length, m.depth))
@@ -336,7 +340,7 @@ export function describeSignalRule(
   monitor: Pick<MonitorConfig, "columns">,
 ): string {
   const column = columnName(rule.column, monitor);
-  const window = formatDuration(rule.windowNs);
+  const window = duration(rule.windowNs);
   const signal = {
     value: `the value of ${column}`,
     increase: `the increase of ${column} per sample`,
@@ -357,12 +361,12 @@ export function describeSignalRule(
     ends = `${clear} and ${raise} on fewer than ${m} of the last ${n} samples`;
   } else {
     starts = rule.forNs > 0
-      ? `stays ${raise} for ${formatDuration(rule.forNs)}`
+      ? `stays ${raise} for ${duration(rule.forNs)}`
       : `goes ${raise}`;
     ends = clear;
   }
   ends = rule.keepFiringForNs > 0
-    ? `stays ${ends} for ${formatDuration(rule.keepFiringForNs)}`
+    ? `stays ${ends} for ${duration(rule.keepFiringForNs)}`
     : `is ${ends}`;
   return `${JSON.stringify(rule.name)} (${
     rule.severity ?? DEFAULT_SEVERITY

@@ -16,7 +16,7 @@ Deno.test("describeConfig() summarizes a reference config", () => {
     [
       "rules.json: reference form, 1 monitor, metrics on 0.0.0.0:9477 (10 s windows)",
       "monitor nic: source doca",
-      "  sample period 100000 ns (10 kHz), depth 1024 samples, ring 2048 samples (32 KiB)",
+      "  sample period 100 µs (10 kHz), depth 1024 samples, ring 2048 samples (32 KiB)",
       "  event log events.log",
       "  columns (1):",
       "    [0] port_0_rx_bytes 0x1020000100000000",
@@ -64,7 +64,7 @@ monitors:
   assert.ok(lines.includes("monitor nic: source sim, seed 7"));
   assert.ok(
     lines.includes(
-      "  sample period 10000 ns (100 kHz), depth 10000 samples, ring 20000 samples (625 KiB)",
+      "  sample period 10 µs (100 kHz), depth 10000 samples, ring 20000 samples (625 KiB)",
     ),
   );
   assert.ok(lines.includes("  event log demo-out/events.log"));
