@@ -466,7 +466,8 @@ Deno.test("review reads a signal rule's event: its definition from the header, a
   assert.equal(traceback.code, 0, traceback.stderr);
   assert.match(
     traceback.stdout,
-    /\n {2}rule {6}rate of rx over 4 ms below 500000\/s, clear at or above 800000\/s, severity critical, history depth 8\n {2}summary {3}rx below 500k\/s\n/,
+    // The rule in check-config's words (config/rule_description.ts).
+    /\n {2}rule {6}"rx slow" \(critical\): starts when the rate of rx over 4 ms goes below 500000\/s; ends when it is at or above 800000\/s, history depth 8\n {2}summary {3}rx below 500k\/s\n/,
   );
   assert.match(
     traceback.stdout,
@@ -477,7 +478,7 @@ Deno.test("review reads a signal rule's event: its definition from the header, a
   assert.equal(html.code, 0, html.stderr);
   assert.ok(
     html.stdout.includes(
-      "<dt>Rule</dt><dd>rate of rx over 4 ms below 500000/s, clear at or above 800000/s, severity critical</dd>",
+      "<dt>Rule</dt><dd>&quot;rx slow&quot; (critical): starts when the rate of rx over 4 ms goes below 500000/s; ends when it is at or above 800000/s</dd>",
     ),
   );
   assert.ok(
