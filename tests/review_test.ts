@@ -274,7 +274,9 @@ Deno.test("review DIR goes on past a truncated gzip, an unreadable file and NUL 
     warnings.includes(
       `dpu-traceback: warning: ${
         join(dir.path, "nic-events.log")
-      }: line 27: not an events log line: "${"?".repeat(40)}..."; skipped`,
+      }: line 27: not an events log line: "${
+        "\\u0000".repeat(40)
+      }..."; skipped`,
     ),
     r.stderr,
   );
