@@ -1,6 +1,6 @@
 /**
  * Numbers and times written for people: durations (measured and
- * configured), byte counts, SI-scaled values, counts, UTC times. One
+ * configured), byte counts, counts, UTC times. One
  * formatter per unit, shared by check-config, the closing table, review
  * (table, traceback, report), /ready, the alerts and the log lines.
  * Rates (`/s`) and ratios (`%`) are base/peak_text.ts's measureText.
@@ -32,36 +32,8 @@ export function instantOfNs(ns: bigint): Instant {
   return { sec: Number(sec), ns: Number(ns - sec * 1_000_000_000n) };
 }
 
-/** SI prefixes by power of 1000: "" (1), "k", "M", ... */
+/** SI prefixes by power of 1000: "" (1), "k", "M", ... (a chart's axis). */
 export const SI: readonly string[] = ["", "k", "M", "G", "T", "P", "E", "Z"];
-
-/**
- * `x` with 3 significant digits and an SI prefix: 1960000 -> "1.96M".
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { formatSi } from "./units.ts";
- *
- * assert.equal(formatSi(1960000), "1.96M");
- * assert.equal(formatSi(-0.5), "-0.5");
- * ```
- */
-export function formatSi(x: number): string {
-  if (!Number.isFinite(x)) return String(x);
-  const a = Math.abs(x);
-  if (a < 1000) {
-    const digits = a >= 100 || Number.isInteger(x) ? 0 : a >= 10 ? 1 : 2;
-    return String(Number(x.toFixed(digits)));
-  }
-  let k = Math.min(SI.length - 1, Math.floor(Math.log10(a) / 3));
-  let scaled = x / 10 ** (3 * k);
-  if (Math.abs(Number(scaled.toPrecision(3))) >= 1000 && k < SI.length - 1) {
-    k++;
-    scaled = x / 10 ** (3 * k);
-  }
-  return `${Number(scaled.toPrecision(3))}${SI[k]}`;
-}
 
 /** How {@linkcode formatDuration} writes a duration. */
 export interface DurationOptions {

@@ -4,18 +4,8 @@ import {
   formatBytes,
   formatCount,
   formatDuration,
-  formatSi,
   formatUtc,
 } from "./units.ts";
-
-Deno.test("formatSi: three significant digits and a prefix", () => {
-  assert.deepEqual(
-    [0, 7, 12.345, 999, 1000, 1960000, 999950, -17700000, 3e18, 0.5].map(
-      formatSi,
-    ),
-    ["0", "7", "12.3", "999", "1k", "1.96M", "1M", "-17.7M", "3E", "0.5"],
-  );
-});
 
 Deno.test("formatDuration picks the unit an operator reads", () => {
   assert.deepEqual(

@@ -492,5 +492,5 @@ Deno.test("review reads a signal rule's event: its definition from the header, a
     html.stdout.includes("<dt>Column&#39;s lowest value</dt><dd>19600 at "),
   );
   // The threshold is drawn on the rate panel, per second.
-  assert.ok(html.stdout.includes("threshold 500k/s (over 4 ms)"));
+  assert.ok(html.stdout.includes("threshold 500000/s (over 4 ms)"));
 });
