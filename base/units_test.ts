@@ -9,18 +9,18 @@ import {
 
 Deno.test("formatDuration picks the unit an operator reads", () => {
   assert.deepEqual(
-    [0.00012, 0.0123, 4.0123, 192, 7380].map(formatDuration),
+    [0.00012, 0.0123, 4.0123, 192, 7380].map((s) => formatDuration(s)),
     ["120 µs", "12.3 ms", "4.012 s", "3 min 12.0 s", "2 h 03 min"],
   );
 });
 
 Deno.test("formatDuration: nanoseconds below a microsecond, and the sign of a clock stepped back", () => {
   assert.deepEqual(
-    [3e-7, 0, 1.5e-6, 0.9999995e-3].map(formatDuration),
+    [3e-7, 0, 1.5e-6, 0.9999995e-3].map((s) => formatDuration(s)),
     ["300 ns", "0 ns", "1.5 µs", "1 ms"],
   );
   assert.deepEqual(
-    [-9.7, -0.0004, -3e-7, -192].map(formatDuration),
+    [-9.7, -0.0004, -3e-7, -192].map((s) => formatDuration(s)),
     ["-9.700 s", "-400 µs", "-300 ns", "-3 min 12.0 s"],
   );
 });
