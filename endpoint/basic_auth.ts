@@ -173,7 +173,7 @@ export function isBcryptHash(hash: string): boolean {
  * );
  * assert.equal(
  *   basicAuthUserProblem("ops", `$2y$14$${tail}`),
- *   "bcrypt cost 14 is too slow to check on every login (about 1.0 s per " +
+ *   "bcrypt cost 14 is too slow to check on every login (about 1.000 s per " +
  *     "check on a fast x86 core, several times that on a DPU's Arm cores); " +
  *     "use cost 12 or less",
  * );
