@@ -30,6 +30,7 @@ import {
 import { longTimeout } from "./long_timeout.ts";
 import { startStatusLine } from "./status_line.ts";
 import { formatEventTable } from "./tally.ts";
+import { countOf, formatCount } from "../base/units.ts";
 
 /** How one run goes. */
 export interface RunAgentOptions {
@@ -274,9 +275,10 @@ async function runStarting(
     for (const m of agent.monitors) {
       writeQuietly(
         Deno.stdout,
-        `${m.monitor.name}: ${m.monitor.samples} samples` +
+        // Counts as review writes them ("40,123 samples").
+        `${m.monitor.name}: ${countOf(m.monitor.samples, "sample")}` +
           (m.monitor.droppedSamples > 0
-            ? `, ${m.monitor.droppedSamples} lost by the source`
+            ? `, ${formatCount(m.monitor.droppedSamples)} lost by the source`
             : "") +
           `, events log ${m.log.path}\n`,
       );

@@ -9,7 +9,12 @@ import { terminalSafe } from "../base/terminal_text.ts";
 import type { RuleConfig } from "../config/types.ts";
 import type { Monitor, TransitionListener } from "../rules/monitor.ts";
 import { peakCell } from "../base/peak_text.ts";
-import { formatDuration, formatUtc, instantOfNs } from "../base/units.ts";
+import {
+  formatCount,
+  formatDuration,
+  formatUtc,
+  instantOfNs,
+} from "../base/units.ts";
 import { peakKindOf, peakUnitOf } from "../rules/peak_format.ts";
 
 /** One event: a rule's activation and, once it happened, its end. */
@@ -228,7 +233,8 @@ export function formatEventTable(
       e.endNs === null
         ? "active"
         : formatDuration(Number(e.endNs - e.startNs) / 1e9),
-      e.endSample === null ? "-" : String(e.endSample - e.startSample),
+      // Counts as review's SAMPLES column writes them ("40,123").
+      e.endSample === null ? "-" : formatCount(e.endSample - e.startSample),
       peakCell(e),
       // A token of [a-z0-9_] when loaded; a rule built in code may say anything.
       terminalSafe(e.severity),
@@ -243,7 +249,9 @@ export function formatEventTable(
   });
   const note = earlier === 0
     ? ""
-    : `${earlier} earlier events not shown (all are in the events logs: dpu-traceback review)\n`;
+    : `${
+      formatCount(earlier)
+    } earlier events not shown (all are in the events logs: dpu-traceback review)\n`;
   // Numbers (SAMPLES, PEAK) right-aligned, so their digits line up.
   const right = (c: number) => c === 4 || c === 5;
   return note +

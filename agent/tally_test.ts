@@ -8,6 +8,7 @@ import {
   MAX_TALLIED_EVENTS,
 } from "./tally.ts";
 import { HOSTILE, TERMINAL_CONTROL } from "../review/test_util.ts";
+import { formatCount } from "../base/units.ts";
 
 /** 2026-11-21T14:50:00Z, in ns. */
 const T0 = 1_795_272_600_000_000_000n;
@@ -78,8 +79,9 @@ Deno.test("a rule that flaps all run long keeps the tally bounded and the table 
   const lines = formatEventTable(tally.events, tally.earlier).split("\n");
   assert.equal(
     lines[0],
+    // A count as review writes one (formatCount: "199,000").
     `${
-      events - MAX_TALLIED_EVENTS
+      formatCount(events - MAX_TALLIED_EVENTS)
     } earlier events not shown (all are in the events logs: dpu-traceback review)`,
   );
   assert.equal(lines.length, 1 + 1 + MAX_TALLIED_EVENTS + 1);

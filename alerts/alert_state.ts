@@ -25,7 +25,7 @@ import {
 export interface PostableAlert {
   /** What identifies the alert: Alertmanager groups, routes and dedupes by these. */
   readonly labels: Readonly<Record<string, string>>;
-  /** What a person reads: `summary`, `description`, `events`. */
+  /** What a person reads: `summary`, `description`, `events`, and `rule` when known. */
   readonly annotations: Readonly<Record<string, string>>;
   /** The start sample's time of the alert's first event. */
   readonly startsAt: string;
@@ -53,6 +53,12 @@ export interface AlertRule {
   readonly peakKind?: PeakKind;
   /** The unit of what the rule measures (`/s`, `%`); none when not given. */
   readonly peakUnit?: PeakUnit;
+  /**
+   * The rule in words, the line check-config prints for it and review
+   * states for its events (config/rule_description.ts): the `rule`
+   * annotation. None when not given.
+   */
+  readonly description?: string;
 }
 
 /** What all of an agent's alerts share. */
@@ -296,6 +302,7 @@ export class RuleAlert {
         summary,
         description,
         events: String(this.#events),
+        ...(rule.description === undefined ? {} : { rule: rule.description }),
       },
       // Alertmanager refuses (400) an alert that ends before it starts:
       // sample times on a clock ahead of the host's by more than the

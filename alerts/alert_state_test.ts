@@ -376,3 +376,14 @@ Deno.test("nextDueMs: an event whose end time is unknown never resolves by the h
   assert.equal(alert.nextDueMs(T0 + 1000), T0 + 30_000);
   assert.equal(alert.tick(look(undefined, ended), T0 + 29_999), undefined);
 });
+
+Deno.test("the rule's description, when given, is the alert's rule annotation", () => {
+  const description =
+    '"pfc storm\'s" (critical): starts when the rate of pause over 1 ms goes above 1000/s; ends when it is at or below 1000/s';
+  const sent = new RuleAlert({ ...RULE, description }, SETTINGS)
+    .tick(look(event(1, 0), undefined, 1, 5), T0 + 10);
+  assert.equal(sent?.annotations.rule, description);
+  const plain = new RuleAlert(RULE, SETTINGS)
+    .tick(look(event(1, 0), undefined, 1, 5), T0 + 10);
+  assert.equal(plain?.annotations.rule, undefined);
+});

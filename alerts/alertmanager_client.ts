@@ -15,6 +15,7 @@ import { readConfigText } from "../config/read_text.ts";
 import { errorMessage } from "../base/error_message.ts";
 import { RateLimitedLines } from "../base/rate_limited_lines.ts";
 import { terminalSafe } from "../base/terminal_text.ts";
+import { formatDuration } from "../base/units.ts";
 import type { AlertmanagerConfig } from "../config/types.ts";
 import { alertmanagerLabel, type AlertStats } from "../metrics/alert_stats.ts";
 import type { PostableAlert } from "./alert_state.ts";
@@ -444,7 +445,9 @@ export class AlertmanagerClient {
       return {
         kind: "retry",
         message: timedOut
-          ? `no answer within ${timeoutMs / 1000} s`
+          ? `no answer within ${
+            formatDuration(timeoutMs / 1000, { exact: true })
+          }`
           : causes(error),
       };
     }

@@ -278,7 +278,7 @@ Deno.test("a push that hangs past the timeout is retried", async () => {
   await c.close();
   assert.ok(stats.read(0).failed >= 1);
   assert.equal(stats.read(0).sent, 1);
-  assert.match(errors[0], /no answer within 0\.1 s/);
+  assert.match(errors[0], /no answer within 100 ms/);
 });
 
 Deno.test("a dropped connection and a refused one are retried", async () => {

@@ -10,6 +10,7 @@
  */
 
 import { configuredDevice } from "../config/device.ts";
+import { describeRule } from "../config/describe.ts";
 import {
   type AlertingConfig,
   DEFAULT_SEVERITY,
@@ -116,7 +117,8 @@ const STOP_GRACE_MS = 1000;
 
 /**
  * The monitors as alerts describe them, from their configurations (in the
- * agent's order).
+ * agent's order): each rule with the one-line description check-config
+ * prints for it, for the alert's `rule` annotation.
  *
  * @example
  * ```ts
@@ -131,7 +133,10 @@ const STOP_GRACE_MS = 1000;
  * }]);
  * assert.deepEqual(nic, {
  *   name: "nic", device: "sim", eventLog: "events.log",
- *   rules: [{ name: "rx high", severity: "warning", peakKind: "max", peakUnit: "" }],
+ *   rules: [{
+ *     name: "rx high", severity: "warning", peakKind: "max", peakUnit: "",
+ *     description: '"rx high": gt rx > 5 for 8 samples in a row',
+ *   }],
  * });
  * ```
  */
@@ -148,6 +153,7 @@ export function alertMonitors(
       ...(r.summary === undefined ? {} : { summary: r.summary }),
       peakKind: peakKindOf(r),
       peakUnit: peakUnitOf(r),
+      description: describeRule(r, m),
     })),
   }));
 }

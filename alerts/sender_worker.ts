@@ -47,6 +47,8 @@ export interface AlertMonitor {
     readonly summary?: string;
     readonly peakKind?: PeakKind;
     readonly peakUnit?: PeakUnit;
+    /** The rule in words, as check-config prints it (config/describe.ts). */
+    readonly description?: string;
   }[];
 }
 
@@ -172,6 +174,7 @@ export function runSender(
         eventLog: m.eventLog,
         peakKind: r.peakKind,
         peakUnit: r.peakUnit,
+        description: r.description,
       }, settings)
     )
   );

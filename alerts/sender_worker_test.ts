@@ -153,6 +153,11 @@ Deno.test("with the published state, alerts show the live peak and count bursts 
       alert.annotations.description,
       /active now, value at start unknown, peak so far 1234/,
     );
+    // The rule in check-config's words, for whoever gets the page.
+    assert.equal(
+      alert.annotations.rule,
+      '"rx high" (critical): gt rx > 5 for 4 samples in a row',
+    );
     assert.equal(alert.generatorURL, undefined);
     assert.deepEqual(replies, []);
   } finally {

@@ -15,3 +15,20 @@ Deno.test("measures read the same in the closing table and in alerts", () => {
   );
   assert.equal(peakCell({ peak: NaN, peakKind: "min", peakUnit: "%" }), "-");
 });
+
+Deno.test("configured figures read exactly, in the same units as measured ones", () => {
+  const exact = { exact: true };
+  // A u64 threshold keeps every digit; a measured float would not.
+  assert.equal(measureText(2n ** 64n - 1n, "", exact), "18446744073709551615");
+  assert.equal(measureText(5n, "/s", exact), "5/s");
+  // No rounding to 6 digits: check-config shows what the agent compares.
+  assert.equal(measureText(1234567.25, "/s", exact), "1234567.25/s");
+  assert.equal(measureText(1234567.25, "/s"), "1234570/s");
+  // A ratio as a percentage, without the noise of x 100.
+  assert.equal(measureText(0.001, "%", exact), "0.1 %");
+  assert.equal(measureText(0.0007, "%", exact), "0.07 %");
+  assert.equal(measureText(1e307, "%", exact), "1e+307");
+  // Exponents stay as JavaScript writes them.
+  assert.equal(measureText(1e21, "", exact), "1e+21");
+  assert.equal(measureText(NaN, "/s", exact), "-");
+});

@@ -12,10 +12,13 @@
  * controls (a UTF-8 terminal may still honour U+009B as CSI), the line
  * and paragraph separators, and the bidirectional marks, embeddings,
  * overrides and isolates that make text read in another order than it is.
+ * A regular expression's character class, as text: config/names.ts
+ * refuses in a name exactly what this escapes in output.
  */
-const UNSAFE =
-  // deno-lint-ignore no-control-regex
-  /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+export const TERMINAL_UNSAFE_CLASS =
+  "[\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]";
+
+const UNSAFE = new RegExp(TERMINAL_UNSAFE_CLASS, "g");
 
 /**
  * `text` with every character a terminal could act on (C0 and C1

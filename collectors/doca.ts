@@ -32,6 +32,7 @@ import { libraryPaths, openFirst } from "../ffi/library.ts";
 import type { SampleSink } from "../rules/sample_sink.ts";
 import type { Collector } from "./collector.ts";
 import { PollStats } from "./poll_stats.ts";
+import { formatDuration } from "../base/units.ts";
 
 /** How to reach the device and what to sample. */
 export interface DocaOptions {
@@ -345,8 +346,8 @@ export class DocaCollector implements Collector {
       let failingSince = 0; // performance.now() at the first of them
       let warned = false; // about the failures going on now
       let lastWarnMs = -Infinity;
-      const seconds = () =>
-        ((performance.now() - failingSince) / 1000).toFixed(1);
+      const failingFor = () =>
+        formatDuration((performance.now() - failingSince) / 1000);
       const stop = () => {
         clearTimeout(timer);
         resolve();
@@ -371,7 +372,7 @@ export class DocaCollector implements Collector {
           if (failures >= MAX_TRANSIENT_FAILURES) {
             signal.removeEventListener("abort", stop);
             return reject(fail(
-              `DOCA source ${this.deviceName}: gave up after query_counters failed ${failures} times in a row over ${seconds()} s`,
+              `DOCA source ${this.deviceName}: gave up after query_counters failed ${failures} times in a row over ${failingFor()}`,
               this.#common,
               status,
             ));
@@ -385,7 +386,7 @@ export class DocaCollector implements Collector {
             warned = true;
             lastWarnMs = performance.now();
             this.#warn?.(
-              `DOCA source ${this.deviceName}: query_counters has failed ${failures} times in a row (${name}) over ${seconds()} s; ` +
+              `DOCA source ${this.deviceName}: query_counters has failed ${failures} times in a row (${name}) over ${failingFor()}; ` +
                 `retrying every second, giving up after ${MAX_TRANSIENT_FAILURES} in a row`,
             );
           }
@@ -405,7 +406,7 @@ export class DocaCollector implements Collector {
         } else {
           if (warned) {
             this.#warn?.(
-              `DOCA source ${this.deviceName}: query_counters works again after ${failures} failures in a row over ${seconds()} s`,
+              `DOCA source ${this.deviceName}: query_counters works again after ${failures} failures in a row over ${failingFor()}`,
             );
             warned = false;
           }
@@ -663,7 +664,11 @@ function configure(
   session.samplePeriodNs = Number(period[0]);
   if (session.samplePeriodNs !== options.samplePeriodNs) {
     options.warn?.(
-      `${name} samples every ${session.samplePeriodNs} ns, not the ${options.samplePeriodNs} ns configured; ` +
+      `${name} samples every ${
+        formatDuration(session.samplePeriodNs / 1e9, { exact: true })
+      }, not the ${
+        formatDuration(options.samplePeriodNs / 1e9, { exact: true })
+      } configured; ` +
         "rule windows count samples, so they span time at the device's period",
     );
   }

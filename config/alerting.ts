@@ -10,7 +10,8 @@
  */
 
 import { z } from "zod";
-import { formatDuration, parseDuration } from "./durations.ts";
+import { formatDuration } from "../base/units.ts";
+import { parseDuration } from "./durations.ts";
 import {
   MAX_ALERT_HOLD_NS,
   MAX_ALERT_RESEND_NS,
@@ -93,9 +94,9 @@ function durationWithin(
   max: number,
   advice = "",
 ): z.ZodType<number> {
-  const problem = `must be from ${formatDuration(min)} to ${
-    formatDuration(max)
-  }${advice}`;
+  const problem = `must be from ${
+    formatDuration(min / 1e9, { exact: true })
+  } to ${formatDuration(max / 1e9, { exact: true })}${advice}`;
   return grammar((value): Parsed<number> => {
     const parsed = parseDuration(value);
     // parseDuration's own ceiling (7 days) is past every range here.

@@ -6,38 +6,16 @@
  * @module
  */
 
-import { formatDuration } from "./durations.ts";
-import { formatBytes } from "./errors.ts";
+import { formatBytes, formatDuration } from "../base/units.ts";
 import { ringBytes } from "./ring_budget.ts";
+import { ruleDescription, ruleFactsOf } from "./rule_description.ts";
 import { LISTEN_OFF } from "./values.ts";
-import {
-  type AgentConfig,
-  type ComparisonType,
-  DEFAULT_SEVERITY,
-  isReferenceRule,
-  type MonitorConfig,
-  type RuleConfig,
-  type SignalRuleConfig,
-} from "./types.ts";
+import type { AgentConfig, MonitorConfig, RuleConfig } from "./types.ts";
 
-/**
- * The relation each rule type tests, for the one-line rule summary. `inc_gt`
- * matches once the counter has risen by at least the value (the reference's
- * `cur >= target`), hence `>=` despite its name.
- */
-// What each type compares, in the operator's words; H is the depth.
-const CONDITION: Readonly<
-  Record<
-    ComparisonType,
-    (column: string, value: bigint, depth: number) => string
-  >
-> = {
-  gt: (c, v, h) => `${c} > ${v} for ${h} samples in a row`,
-  lt: (c, v, h) => `${c} < ${v} for ${h} samples in a row`,
-  dt_gt: (c, v, h) => `${c} rises by > ${v} over ${h} samples`,
-  dt_lt: (c, v, h) => `${c} rises by < ${v} over ${h} samples`,
-  inc_gt: (c, v) => `${c} rises by >= ${v} from one sample to the next`,
-};
+/** A configured duration in ns, exactly, as check-config prints one. */
+function duration(ns: number): string {
+  return formatDuration(ns / 1e9, { exact: true });
+}
 
 /**
  * Summarizes a configuration in a few lines: the form and listen address,
@@ -57,7 +35,7 @@ const CONDITION: Readonly<
  *   describeConfig(parseConfig(text, "rules.json")),
  *   `rules.json: reference form, 1 monitor, metrics on 0.0.0.0:9477 (10 s windows)
  * monitor nic: source doca
- *   sample period 100000 ns (10 kHz), depth 1024 samples, ring 2048 samples (32 KiB)
+ *   sample period 100 µs (10 kHz), depth 1024 samples, ring 2048 samples (32 KiB)
  *   event log events.log
  *   columns (1):
  *     [0] rx 0x0000000000000001
@@ -160,12 +138,12 @@ function describeAlerting(config: AgentConfig): string[] {
   const resend = alerting.resendIntervalMs * 1e6;
   return [
     `alerting: ${n} Alertmanager${n === 1 ? "" : "s"}, resent every ${
-      formatDuration(resend)
-    } while firing (ends ${formatDuration(4 * resend)} ahead), held ${
-      formatDuration(alerting.holdMs * 1e6)
+      duration(resend)
+    } while firing (ends ${duration(4 * resend)} ahead), held ${
+      duration(alerting.holdMs * 1e6)
     } after an event ends`,
     ...alerting.alertmanagers.map((am) => {
-      const parts = [`timeout ${formatDuration(am.timeoutMs * 1e6)}`];
+      const parts = [`timeout ${duration(am.timeoutMs * 1e6)}`];
       if (am.tls !== undefined) {
         const tls = [
           ...(am.tls.caFile === undefined ? [] : [`CA ${am.tls.caFile}`]),
@@ -192,7 +170,7 @@ function describeAlerting(config: AgentConfig): string[] {
 
 function describeEndpoint(config: AgentConfig): string {
   if (config.listen === LISTEN_OFF) return "no metrics endpoint";
-  const window = `${config.metricsWindowNs / 1e9} s windows`;
+  const window = `${duration(config.metricsWindowNs)} windows`;
   return config.webConfigFile === undefined
     ? `metrics on ${config.listen} (${window})`
     : `metrics on ${config.listen} (${window}, web config ${config.webConfigFile})`;
@@ -228,7 +206,7 @@ function describeMonitor(
         }`,
       ]
       : []),
-    `  sample period ${m.samplePeriodNs} ns (${
+    `  sample period ${duration(m.samplePeriodNs)} (${
       formatRate(1e9 / m.samplePeriodNs)
     }), depth ${m.depth} samples, ring ${slots} samples (${
       formatBytes(ringBytes(m.columns.length, m.depth))
@@ -254,11 +232,8 @@ function describeMonitor(
 }
 
 /**
- * One rule on one line. A reference rule reads as its type and condition,
- * e.g. `"Rx Bytes/s > 1MeBs": dt_gt port_0_rx_bytes rises by > 1048576
- * over 1024 samples` (with its severity in parentheses after the name
- * when it is not the default); a signal rule as when it starts and ends,
- * with its severity (see {@linkcode describeSignalRule}).
+ * One rule on one line, as check-config prints it and review states the
+ * rule of an event (config/rule_description.ts, which says how it reads).
  *
  * @example Usage
  * ```ts
@@ -273,140 +248,13 @@ function describeMonitor(
  *   describeRule({ name: "busy", column: 0, comparisonType: "gt", comparisonValue: 5n }, monitor),
  *   '"busy": gt rx > 5 for 2 samples in a row',
  * );
- * assert.equal(
- *   describeRule({
- *     name: "busy now", signal: "value", column: 0, windowNs: 0, direction: "above",
- *     threshold: 5n, clear: 5n, forNs: 0, keepFiringForNs: 0, severity: "info",
- *   }, monitor),
- *   '"busy now" (info): starts when the value of rx goes above 5; ends when it is at or below 5',
- * );
  * ```
  */
 export function describeRule(
   rule: RuleConfig,
   monitor: Pick<MonitorConfig, "columns" | "depth">,
 ): string {
-  if (!isReferenceRule(rule)) return describeSignalRule(rule, monitor);
-  const column = columnName(rule.column, monitor);
-  const condition = CONDITION[rule.comparisonType](
-    column,
-    rule.comparisonValue,
-    monitor.depth,
-  );
-  const severity = rule.severity ?? DEFAULT_SEVERITY;
-  const label = severity === DEFAULT_SEVERITY ? "" : ` (${severity})`;
-  return `${
-    JSON.stringify(rule.name)
-  }${label}: ${rule.comparisonType} ${condition}`;
-}
-
-/**
- * A signal rule in words: its name and severity, then when it starts and
- * when it ends, e.g. `"ECN storm" (critical): starts when the rate of
- * port_0_rx_ecn_packets over 1 ms stays above 1,000,000/s for 500 µs; ends
- * when it stays at or below 200,000/s for 10 ms`. Thresholds show as the
- * signal reads: counts for `value` and `increase`, per second for `rate`,
- * a percentage for `ratio`.
- *
- * @example M of N on a ratio
- * ```ts
- * import assert from "node:assert/strict";
- * import { describeSignalRule } from "./describe.ts";
- *
- * const monitor = {
- *   columns: [
- *     { name: "drops", dataId: "0x0000000000000001", kind: "counter" as const },
- *     { name: "packets", dataId: "0x0000000000000002", kind: "counter" as const },
- *   ],
- * };
- * assert.equal(
- *   describeSignalRule({
- *     name: "drops", signal: "ratio", column: 0, denominator: 1, windowNs: 1_000_000,
- *     direction: "above", threshold: 0.001, clear: 0.0005, forNs: 0,
- *     mOfN: { m: 3, n: 5 }, keepFiringForNs: 0,
- *   }, monitor),
- *   '"drops" (warning): starts when the ratio of drops to packets over 1 ms is above 0.1 % ' +
- *     "on at least 3 of the last 5 samples; ends when it is at or below 0.05 % " +
- *     "and above 0.1 % on fewer than 3 of the last 5 samples",
- * );
- * ```
- */
-export function describeSignalRule(
-  rule: SignalRuleConfig,
-  monitor: Pick<MonitorConfig, "columns">,
-): string {
-  const column = columnName(rule.column, monitor);
-  const window = formatDuration(rule.windowNs);
-  const signal = {
-    value: `the value of ${column}`,
-    increase: `the increase of ${column} per sample`,
-    rate: `the rate of ${column} over ${window}`,
-    ratio: `the ratio of ${column} to ${
-      columnName(rule.denominator ?? -1, monitor)
-    } over ${window}`,
-  }[rule.signal];
-  const raise = `${rule.direction} ${formatThreshold(rule, rule.threshold)}`;
-  const clear = `${
-    rule.direction === "above" ? "at or below" : "at or above"
-  } ${formatThreshold(rule, rule.clear)}`;
-  let starts: string;
-  let ends: string;
-  if (rule.mOfN !== undefined) {
-    const { m, n } = rule.mOfN;
-    starts = `is ${raise} on at least ${m} of the last ${n} samples`;
-    ends = `${clear} and ${raise} on fewer than ${m} of the last ${n} samples`;
-  } else {
-    starts = rule.forNs > 0
-      ? `stays ${raise} for ${formatDuration(rule.forNs)}`
-      : `goes ${raise}`;
-    ends = clear;
-  }
-  ends = rule.keepFiringForNs > 0
-    ? `stays ${ends} for ${formatDuration(rule.keepFiringForNs)}`
-    : `is ${ends}`;
-  return `${JSON.stringify(rule.name)} (${
-    rule.severity ?? DEFAULT_SEVERITY
-  }): starts when ${signal} ${starts}; ends when it ${ends}`;
-}
-
-function columnName(
-  index: number,
-  monitor: Pick<MonitorConfig, "columns">,
-): string {
-  return monitor.columns[index]?.name ?? `column ${index}`;
-}
-
-/**
- * A threshold as the rule's signal reads it: a count for `value` and
- * `increase`, per second for `rate`, a percentage for `ratio`; digits in
- * groups of three.
- */
-function formatThreshold(
-  rule: Pick<SignalRuleConfig, "signal">,
-  value: bigint | number,
-): string {
-  switch (rule.signal) {
-    case "rate":
-      return `${groupDigits(String(value))}/s`;
-    case "ratio": {
-      const percent = Number(value) * 100;
-      // Past 1.8e306 x 100 overflows: show the ratio itself.
-      if (!Number.isFinite(percent)) return String(value);
-      // toPrecision drops the float noise of x 100 (0.0007 x 100).
-      return `${groupDigits(String(Number(percent.toPrecision(15))))} %`;
-    }
-    default:
-      return groupDigits(String(value));
-  }
-}
-
-/** `1234567.5` as `1,234,567.5`; exponent forms (1e+21) stay as they are. */
-function groupDigits(text: string): string {
-  if (/e/i.test(text)) return text;
-  const dot = text.indexOf(".");
-  const whole = dot === -1 ? text : text.slice(0, dot);
-  return whole.replace(/\B(?=(\d{3})+$)/g, ",") +
-    (dot === -1 ? "" : text.slice(dot));
+  return ruleDescription(ruleFactsOf(rule, monitor));
 }
 
 function formatRate(hz: number): string {

@@ -8,7 +8,9 @@
  *   micro sign (U+00B5) and the Greek mu (U+03BC) look the same, so both
  *   spell micro;
  * - one space between the number and the unit (`10 ms`), because that is
- *   how `check-config` prints durations and an operator copies from it;
+ *   how `check-config` prints durations (base/units.ts's `formatDuration`
+ *   with `exact`, which writes only what this reads back) and an operator
+ *   copies from it;
  * - a decimal mantissa when the result is a whole number of nanoseconds
  *   (`1.5ms`, not `1.5ns`); no sign, exponent or digit grouping;
  * - a plain `0` (number or string) is zero, any other plain number is
@@ -121,38 +123,4 @@ export function parseWindow(value: unknown): Parsed<number> {
     return bad(`must be longer than 0, ${EXAMPLE}`, "range");
   }
   return parsed;
-}
-
-/** Units for printing, largest first (`min`, not the `m` a file may use). */
-const SHOWN: readonly (readonly [number, string])[] = [
-  [3_600_000_000_000, "h"],
-  [60_000_000_000, "min"],
-  [1_000_000_000, "s"],
-  [1_000_000, "ms"],
-  [1_000, "µs"],
-];
-
-/**
- * A duration in nanoseconds the way an operator reads it: the largest
- * unit that shows it exactly with at most three decimals, a space before
- * the unit (`500 µs`, `1.5 ms`, `10 s`, `250 ns`).
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { formatDuration } from "./durations.ts";
- *
- * assert.equal(formatDuration(500_000), "500 µs");
- * assert.equal(formatDuration(1_500_000), "1.5 ms");
- * assert.equal(formatDuration(1_000_001), "1000.001 µs");
- * assert.equal(formatDuration(90_000_000_000), "1.5 min");
- * ```
- */
-export function formatDuration(ns: number): string {
-  for (const [unit, name] of SHOWN) {
-    if (ns >= unit && ns % (unit / 1000) === 0) {
-      return `${Number((ns / unit).toFixed(3))} ${name}`;
-    }
-  }
-  return `${ns} ns`;
 }

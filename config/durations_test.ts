@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { formatDuration, parseDuration, parseWindow } from "./durations.ts";
+import { formatDuration } from "../base/units.ts";
+import { parseDuration, parseWindow } from "./durations.ts";
 import { MAX_RULE_DURATION_NS } from "./limits.ts";
 
 const UNITS_HINT = "(ns, us, µs, ms, s, m (minutes) or h)";
@@ -128,7 +129,7 @@ Deno.test("parseWindow() refuses a window of no time", () => {
   assert.equal(parseWindow("1.5ns").ok, false);
 });
 
-Deno.test("formatDuration() picks the largest unit that shows the value exactly", () => {
+Deno.test("formatDuration(exact) picks the largest unit that shows a configured value exactly", () => {
   const cases: [number, string][] = [
     [0, "0 ns"],
     [1, "1 ns"],
@@ -146,14 +147,16 @@ Deno.test("formatDuration() picks the largest unit that shows the value exactly"
     [6_000_000_000_000, "100 min"],
     [MAX_RULE_DURATION_NS, "168 h"],
   ];
-  for (const [ns, text] of cases) assert.equal(formatDuration(ns), text);
+  for (const [ns, text] of cases) {
+    assert.equal(formatDuration(ns / 1e9, { exact: true }), text);
+  }
 });
 
-Deno.test("what formatDuration() prints, parseDuration() reads back", () => {
+Deno.test("what formatDuration(exact) prints, parseDuration() reads back", () => {
   for (
     const ns of [1, 999, 1_500, 100_000, 1_234_500, 90_000_000_000, 3_600e9]
   ) {
-    assert.deepEqual(parseDuration(formatDuration(ns)), {
+    assert.deepEqual(parseDuration(formatDuration(ns / 1e9, { exact: true })), {
       ok: true,
       value: ns,
     });

@@ -477,30 +477,3 @@ function fileName(file: string): string {
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
-
-/**
- * A byte count for a message, in the largest binary unit that keeps it
- * at least 1 (`1.5 GiB`).
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { formatBytes } from "./errors.ts";
- *
- * assert.equal(formatBytes(1024 * 1024 * 1024), "1 GiB");
- * assert.equal(formatBytes(1536), "1.5 KiB");
- * assert.equal(formatBytes(100), "100 bytes");
- * ```
- */
-export function formatBytes(bytes: number): string {
-  const units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-  if (bytes < 1024) return `${bytes} bytes`;
-  let value = bytes;
-  let unit = "bytes";
-  for (const next of units) {
-    if (value < 1024) break;
-    value /= 1024;
-    unit = next;
-  }
-  return `${Number(value.toFixed(1))} ${unit}`;
-}

@@ -3,7 +3,6 @@ import {
   configError,
   cutText,
   fileError,
-  formatBytes,
   formatPath,
   formatValue,
   lookup,
@@ -166,13 +165,6 @@ Deno.test("error lines stay short whatever the file holds", () => {
     messages[6],
     /^Cannot load config a\.yaml: (\[0\]){33}… is nested too deep$/,
   );
-});
-
-Deno.test("formatBytes() uses the largest unit", () => {
-  assert.equal(formatBytes(0), "0 bytes");
-  assert.equal(formatBytes(65536), "64 KiB");
-  assert.equal(formatBytes(1024 ** 3 + 1), "1 GiB");
-  assert.equal(formatBytes(2 ** 60 * 3), "3 EiB");
 });
 
 Deno.test("formatPath() names a rule or column by its name, unless the name is the field", () => {

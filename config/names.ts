@@ -13,6 +13,7 @@
 
 import { z } from "zod";
 import { MAX_NAME_CHARS } from "./limits.ts";
+import { TERMINAL_UNSAFE_CLASS } from "../base/terminal_text.ts";
 
 /** What a refused character is, for the message. */
 function characterKind(code: number): string | undefined {
@@ -32,10 +33,12 @@ function characterKind(code: number): string | undefined {
   return undefined;
 }
 
-/** Characters {@linkcode characterKind} names, to find the first fast. */
-const REFUSED =
-  // deno-lint-ignore no-control-regex
-  /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]|\p{Surrogate}/v;
+/**
+ * Characters {@linkcode characterKind} names, to find the first fast:
+ * what a terminal could act on (the class terminalSafe escapes), and
+ * lone surrogates.
+ */
+const REFUSED = new RegExp(`${TERMINAL_UNSAFE_CLASS}|\\p{Surrogate}`, "v");
 
 /**
  * Why `name` cannot be a rule or column name, or undefined if it can: the

@@ -9,11 +9,10 @@
 
 import { posix } from "node:path";
 import { type ConfigDocument, plainDocument } from "./document.ts";
-import { formatDuration } from "./durations.ts";
+import { formatBytes, formatDuration } from "../base/units.ts";
 import {
   configError,
   type ConfigPath,
-  formatBytes,
   formatPath,
   formatValue,
   lookup,
@@ -496,13 +495,15 @@ function resolveSignalRule(
     throw tooShallow(
       "window",
       `${
-        typeof written === "string" ? written : formatDuration(rule.windowNs)
+        typeof written === "string"
+          ? written
+          : formatDuration(rule.windowNs / 1e9, { exact: true })
       } needs depth >= ${
         Math.ceil((rule.windowNs + samplePeriodNs) / (2 * samplePeriodNs))
       } at a ${
-        formatDuration(samplePeriodNs)
+        formatDuration(samplePeriodNs / 1e9, { exact: true })
       } period (W <= (2 x depth - 1) x period), ${hadDepth}, which fits a window of at most ${
-        formatDuration((2 * depth - 1) * samplePeriodNs)
+        formatDuration((2 * depth - 1) * samplePeriodNs / 1e9, { exact: true })
       }`,
     );
   }

@@ -31,7 +31,8 @@ import { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { fileKind, type FileKindInfo, sameFile } from "../base/file_kind.ts";
 import { terminalSafe } from "../base/terminal_text.ts";
-import { fileError, formatBytes } from "./errors.ts";
+import { fileError } from "./errors.ts";
+import { formatBytes } from "../base/units.ts";
 import { MAX_CONFIG_BYTES } from "./limits.ts";
 
 /** Opened for reading, never waiting, never taking a controlling terminal. */

@@ -12,7 +12,7 @@
 
 import { z } from "zod";
 import { alertingSchema } from "./alerting.ts";
-import { formatDuration } from "./durations.ts";
+import { formatDuration } from "../base/units.ts";
 import {
   MAX_COLUMNS,
   MAX_MONITORS,
@@ -83,8 +83,8 @@ export function samplePeriod(source: SourceKind): z.ZodType<number> {
     min,
     max,
     `must be between ${min} and ${max} for source ${source} (${
-      formatDuration(min)
-    } to ${formatDuration(max)})`,
+      formatDuration(min / 1e9, { exact: true })
+    } to ${formatDuration(max / 1e9, { exact: true })})`,
   );
 }
 

@@ -54,6 +54,7 @@
 
 import { clientKey } from "./client_key.ts";
 import { type Answer, textAnswer } from "./answer.ts";
+import { formatDuration } from "../base/units.ts";
 
 /**
  * What {@linkcode BasicAuthVerifier.verify} decided: "limited" when this
@@ -172,7 +173,7 @@ export function isBcryptHash(hash: string): boolean {
  * );
  * assert.equal(
  *   basicAuthUserProblem("ops", `$2y$14$${tail}`),
- *   "bcrypt cost 14 is too slow to check on every login (about 1.0 s per " +
+ *   "bcrypt cost 14 is too slow to check on every login (about 1.000 s per " +
  *     "check on a fast x86 core, several times that on a DPU's Arm cores); " +
  *     "use cost 12 or less",
  * );
@@ -192,7 +193,9 @@ export function basicAuthUserProblem(
   if (cost > MAX_BCRYPT_COST) {
     const seconds = SECONDS_AT_MAX_COST * 2 ** (cost - MAX_BCRYPT_COST);
     return `bcrypt cost ${cost} is too slow to check on every login (about ` +
-      `${aboutTime(seconds)} per check on a fast x86 core, several times ` +
+      `${
+        formatDuration(seconds)
+      } per check on a fast x86 core, several times ` +
       `that on a DPU's Arm cores); use cost ${MAX_BCRYPT_COST} or less`;
   }
   return undefined;
@@ -608,14 +611,6 @@ export async function basicAuthRefusal(
 /** The cost field of a hash {@linkcode isBcryptHash} accepted. */
 function bcryptCost(hash: string): number {
   return Number(hash.slice(4, 6));
-}
-
-/** `seconds` rounded for a message: 0.5 s, 2.0 s, 32 s, 17 min, 36 h. */
-function aboutTime(seconds: number): string {
-  if (seconds < 10) return `${seconds.toFixed(1)} s`;
-  if (seconds < 120) return `${Math.round(seconds)} s`;
-  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
-  return `${Math.round(seconds / 3600)} h`;
 }
 
 /** User and password of a well-formed `Basic` header, else undefined. */

@@ -816,14 +816,14 @@ Deno.test("BasicAuthVerifier and basicAuthUserProblem: costs above 12 and user n
     [
       "slow",
       "$2b$13$" + tail,
-      "bcrypt cost 13 is too slow to check on every login (about 0.5 s per " +
+      "bcrypt cost 13 is too slow to check on every login (about 500 ms per " +
       "check on a fast x86 core, several times that on a DPU's Arm cores); " +
       "use cost 12 or less",
     ],
     [
       "slower",
       "$2y$31$" + tail,
-      "bcrypt cost 31 is too slow to check on every login (about 36 h per " +
+      "bcrypt cost 31 is too slow to check on every login (about 36 h 24 min per " +
       "check on a fast x86 core, several times that on a DPU's Arm cores); " +
       "use cost 12 or less",
     ],

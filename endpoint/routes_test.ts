@@ -203,7 +203,7 @@ Deno.test("GET /readyz follows the data, not just the process", async () => {
     };
     assert.deepEqual(await ready(), [
       503,
-      "not ready\nnic: no data yet after 0.0 s\n",
+      "not ready\nnic: no data yet after 0 ns\n",
     ]);
     fed.feed(T0, 1n, 1n);
     fed.metrics.tick(now);
@@ -212,7 +212,7 @@ Deno.test("GET /readyz follows the data, not just the process", async () => {
     now += 1500;
     assert.deepEqual(await ready(), [
       503,
-      "not ready\nnic: no data for 1.5 s\n",
+      "not ready\nnic: no data for 1.500 s\n",
     ]);
     fed.feed(T0 + MS, 2n, 1n);
     fed.metrics.tick(now);

@@ -21,6 +21,7 @@
  */
 
 import { errorMessage } from "../base/error_message.ts";
+import { formatDuration } from "../base/units.ts";
 import { EventJournal } from "../events/event_journal.ts";
 import { Logger, type LogLevel } from "../logging/logger.ts";
 import { type AgentInfo, AgentMetrics } from "../metrics/agent_metrics.ts";
@@ -176,7 +177,9 @@ export async function serveEndpoint(
       lines.write(
         `metrics endpoint: ${
           errorMessage(problem).split("\n")[0]
-        }; trying again in ${waitMs / 1000} s (alerts go on)`,
+        }; trying again in ${
+          formatDuration(waitMs / 1000, { exact: true })
+        } (alerts go on)`,
       );
       relisten = setTimeout(retry, waitMs);
       waitMs = Math.min(MAX_RELISTEN_MS, waitMs * 2);

@@ -14,6 +14,7 @@ import type { Monitor } from "../rules/monitor.ts";
 import type { MonitorRule } from "../rules/monitor_rule.ts";
 import type { WindowAggregator } from "./aggregate.ts";
 import { type DataFreshness, Freshness } from "./freshness.ts";
+import { formatDuration } from "../base/units.ts";
 
 /**
  * What the endpoint reads of a running monitor: a live
@@ -89,7 +90,7 @@ export interface Readiness {
   /** True when every monitor's source is running and its data is fresh. */
   readonly ready: boolean;
   /**
-   * One line per monitor that is not up, e.g. `nic: no data for 12.0 s`;
+   * One line per monitor that is not up, e.g. `nic: no data for 12.100 s`;
    * empty when ready.
    */
   readonly problems: readonly string[];
@@ -144,7 +145,7 @@ export const MIN_STALE_MS = 1000;
  * // Times are host Unix ms; the agent started at 0.
  * assert.deepEqual(metrics.readiness(500), {
  *   ready: false,
- *   problems: ["nic: no data yet after 0.5 s"],
+ *   problems: ["nic: no data yet after 500 ms"],
  * });
  * monitor.claim();
  * monitor.commit(); // one sample
@@ -152,7 +153,7 @@ export const MIN_STALE_MS = 1000;
  * assert.deepEqual(metrics.readiness(700), { ready: true, problems: [] });
  * // Stale after 10 periods, but never sooner than 1 s.
  * assert.deepEqual(metrics.staleAfterMs, [1000]);
- * assert.deepEqual(metrics.readiness(1700).problems, ["nic: no data for 1.1 s"]);
+ * assert.deepEqual(metrics.readiness(1700).problems, ["nic: no data for 1.100 s"]);
  * ```
  */
 export class AgentMetrics {
@@ -226,10 +227,10 @@ export class AgentMetrics {
     }
     const age = this.freshness.ageMs(i, nowMs);
     if (!this.freshness.hasData(i)) {
-      return `${name}: no data yet after ${(age / 1000).toFixed(1)} s`;
+      return `${name}: no data yet after ${formatDuration(age / 1000)}`;
     }
     if (age > this.staleAfterMs[i]) {
-      return `${name}: no data for ${(age / 1000).toFixed(1)} s`;
+      return `${name}: no data for ${formatDuration(age / 1000)}`;
     }
     return undefined;
   }

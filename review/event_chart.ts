@@ -18,7 +18,8 @@ import {
   scale,
   WIDTH as W,
 } from "./svg.ts";
-import { formatDuration, formatSi } from "../base/units.ts";
+import { formatDuration } from "../base/units.ts";
+import { measureText } from "../base/peak_text.ts";
 import { POINT_STRIDE } from "./window.ts";
 
 const LEFT = 80;
@@ -45,16 +46,26 @@ function thresholds(e: ReviewEvent): { value?: Threshold; rate?: Threshold } {
   // The chart draws the column and its rate: a ratio of two columns has
   // no line to put its threshold on.
   if (e.kind === "ratio") return {};
+  // As the rule's description writes it (measureText, exact): the
+  // header's u64 digits, a rate's float.
+  const exact = /^[0-9]+$/.test(e.threshold!) ? BigInt(e.threshold!) : value;
   if (e.kind === "gt" || e.kind === "lt" || e.kind === "value") {
-    return { value: { y: value, label: `threshold ${formatSi(value)}` } };
+    return {
+      value: {
+        y: value,
+        label: `threshold ${measureText(exact, "", { exact: true })}`,
+      },
+    };
   }
   if (e.kind === "rate") {
     const windowNs = e.signal?.windowNs ?? 0;
     return {
       rate: {
         y: value,
-        label: `threshold ${formatSi(value)}/s${
-          windowNs > 0 ? ` (over ${formatDuration(windowNs / 1e9)})` : ""
+        label: `threshold ${measureText(exact, "/s", { exact: true })}${
+          windowNs > 0
+            ? ` (over ${formatDuration(windowNs / 1e9, { exact: true })})`
+            : ""
         }`,
       },
     };
@@ -69,9 +80,9 @@ function thresholds(e: ReviewEvent): { value?: Threshold; rate?: Threshold } {
   return {
     rate: {
       y: perS,
-      label: `threshold ≈ ${formatSi(perS)}/s (${formatSi(value)} over ${
-        samples === 1 ? "1 sample" : `${samples} samples`
-      })`,
+      label: `threshold ≈ ${measureText(perS, "/s")} (${
+        measureText(exact, "", { exact: true })
+      } over ${samples === 1 ? "1 sample" : `${samples} samples`})`,
     },
   };
 }

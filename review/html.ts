@@ -20,7 +20,8 @@ import {
   signalName,
   startCell,
 } from "./table.ts";
-import { countOf, formatCount, formatSi, formatUtc } from "../base/units.ts";
+import { countOf, formatCount, formatUtc } from "../base/units.ts";
+import { measureText } from "../base/peak_text.ts";
 
 /** What the page says besides the events. */
 export interface ReportContext {
@@ -234,7 +235,7 @@ export function* reportChunks(
         : "Column's highest rate per sample",
       e.columnPeakRate === null
         ? "-"
-        : `${formatSi(e.columnPeakRate)}/s${
+        : `${measureText(e.columnPeakRate, "/s")}${
           e.columnPeakRateAt ? ` at ${formatUtc(e.columnPeakRateAt, 6)}` : ""
         }`,
     );

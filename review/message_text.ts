@@ -1,30 +1,20 @@
 /**
- * Text from a log put into a one-line message: control characters (a
- * NUL-padded block after a crash, a stray escape sequence) are shown as
- * `?` so they never reach the terminal, and long text is cut.
+ * Text from a log put into a one-line message: cut short, and made safe
+ * for a terminal (a NUL-padded block after a crash, a stray escape
+ * sequence) by the one function that does that, base/terminal_text.ts's
+ * terminalSafe, so a message shows what was there as `\u0000`.
  *
  * @module
  */
 
-/**
- * `text` with control characters and U+FFFD (bytes that were not UTF-8)
- * shown as `?`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { printable } from "./message_text.ts";
- *
- * assert.equal(printable("a\u0000\u001b[2Jb"), "a??[2Jb");
- * ```
- */
-export function printable(text: string): string {
-  // deno-lint-ignore no-control-regex
-  return text.replace(/[\x00-\x1f\x7f-\x9f\ufffd]/g, "?");
-}
+import { terminalSafe } from "../base/terminal_text.ts";
+
+/** The characters of the log's text a message quotes at most. */
+const MAX_QUOTED = 40;
 
 /**
- * At most 40 characters of `text`, printable, for messages.
+ * At most 40 characters of `text`, terminal-safe, for messages: cut
+ * first, so an escape is never cut in half.
  *
  * @example
  * ```ts
@@ -32,9 +22,11 @@ export function printable(text: string): string {
  * import { clip } from "./message_text.ts";
  *
  * assert.equal(clip("x".repeat(50)), "x".repeat(40) + "...");
+ * assert.equal(clip("a\u0000\u001b[2Jb"), "a\\u0000\\u001b[2Jb");
  * ```
  */
 export function clip(text: string): string {
-  const shown = printable(text);
-  return shown.length > 40 ? shown.slice(0, 40) + "..." : shown;
+  return text.length > MAX_QUOTED
+    ? terminalSafe(text.slice(0, MAX_QUOTED)) + "..."
+    : terminalSafe(text);
 }

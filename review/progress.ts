@@ -5,6 +5,8 @@
  * @module
  */
 
+import { formatBytes } from "../base/units.ts";
+
 /** Where the bar is drawn. */
 export interface ProgressTarget {
   /** Writes raw text (the bar redraws itself with `\r`). */
@@ -21,15 +23,9 @@ const REDRAW_MS = 200;
 
 const WIDTH = 30;
 
-function mb(bytes: number): string {
-  return bytes >= 1e9
-    ? `${(bytes / 1e9).toFixed(2)} GB`
-    : `${(bytes / 1e6).toFixed(0)} MB`;
-}
-
 /**
  * Tracks bytes read out of `total` and redraws
- * `reviewing [=====>    ] 43%  430 MB of 1.00 GB  120 MB/s` at most five
+ * `reviewing [=====>    ] 43%  410.1 MiB of 953.7 MiB  114.4 MiB/s` at most five
  * times a second.
  *
  * @example
@@ -82,11 +78,11 @@ export class Progress {
     const bar = "=".repeat(Math.max(0, filled - 1)) +
       (filled > 0 ? ">" : "") + " ".repeat(WIDTH - filled);
     const seconds = (now - this.#started) / 1000;
-    const speed = seconds > 0 ? `  ${mb(this.#read / seconds)}/s` : "";
+    const speed = seconds > 0 ? `  ${formatBytes(this.#read / seconds)}/s` : "";
     this.#target.write(
       `\r\x1b[2Kreviewing [${bar}] ${Math.floor(fraction * 100)}%  ${
-        mb(this.#read)
-      } of ${mb(this.#total)}${speed}`,
+        formatBytes(this.#read)
+      } of ${formatBytes(this.#total)}${speed}`,
     );
   }
 

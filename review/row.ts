@@ -69,7 +69,7 @@ export function parseRow(
 
 /**
  * Why `text` is not a row of `expected` fields, in words, for a one-line
- * message (control characters shown as `?`). Slow: only for the row that
+ * message (control characters escaped, see clip). Slow: only for the row that
  * failed.
  */
 export function describeRowProblem(text: string, expected: number): string {

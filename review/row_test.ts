@@ -68,5 +68,8 @@ Deno.test("describeRowProblem says what is wrong in words", () => {
   );
   // A row followed by NUL padding (a crash): no raw NUL in the message.
   const padded = describeRowProblem("1, 2\u0000\u0000\u0000", 2);
-  assert.equal(padded, 'value 2 is not a decimal unsigned integer: "2???"');
+  assert.equal(
+    padded,
+    'value 2 is not a decimal unsigned integer: "2\\u0000\\u0000\\u0000"',
+  );
 });

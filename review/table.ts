@@ -7,13 +7,8 @@
 
 import { terminalSafe } from "../base/terminal_text.ts";
 import { type EventList, firesLow, type ReviewEvent } from "./event.ts";
-import {
-  formatCount,
-  formatDuration,
-  formatSi,
-  formatUtc,
-} from "../base/units.ts";
-import { peakCell as formatPeak } from "../base/peak_text.ts";
+import { formatCount, formatDuration, formatUtc } from "../base/units.ts";
+import { measureText, peakCell as formatPeak } from "../base/peak_text.ts";
 
 /** The START cell: the start sample's time, `<=` if the start was not read. */
 export function startCell(e: ReviewEvent): string {
@@ -90,14 +85,15 @@ export function columnPeakCell(e: ReviewEvent): string {
 }
 
 /**
- * The rule column's most extreme sample-to-sample rate, per second,
- * SI-scaled, labelled as the column's: `column max 90k/s per sample`.
+ * The rule column's most extreme sample-to-sample rate, per second, as
+ * every rate reads (measureText), labelled as the column's:
+ * `column max 90125/s per sample`.
  */
 export function peakRateCell(e: ReviewEvent): string {
   if (e.columnPeakRate === null) return "-";
   return `column ${firesLow(e) ? "min" : "max"} ${
-    formatSi(e.columnPeakRate)
-  }/s per sample`;
+    measureText(e.columnPeakRate, "/s")
+  } per sample`;
 }
 
 const HEAD = [

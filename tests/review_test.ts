@@ -274,7 +274,9 @@ Deno.test("review DIR goes on past a truncated gzip, an unreadable file and NUL 
     warnings.includes(
       `dpu-traceback: warning: ${
         join(dir.path, "nic-events.log")
-      }: line 27: not an events log line: "${"?".repeat(40)}..."; skipped`,
+      }: line 27: not an events log line: "${
+        "\\u0000".repeat(40)
+      }..."; skipped`,
     ),
     r.stderr,
   );
@@ -466,7 +468,8 @@ Deno.test("review reads a signal rule's event: its definition from the header, a
   assert.equal(traceback.code, 0, traceback.stderr);
   assert.match(
     traceback.stdout,
-    /\n {2}rule {6}rate of rx over 4 ms below 500000\/s, clear at or above 800000\/s, severity critical, history depth 8\n {2}summary {3}rx below 500k\/s\n/,
+    // The rule in check-config's words (config/rule_description.ts).
+    /\n {2}rule {6}"rx slow" \(critical\): starts when the rate of rx over 4 ms goes below 500000\/s; ends when it is at or above 800000\/s, history depth 8\n {2}summary {3}rx below 500k\/s\n/,
   );
   assert.match(
     traceback.stdout,
@@ -477,7 +480,7 @@ Deno.test("review reads a signal rule's event: its definition from the header, a
   assert.equal(html.code, 0, html.stderr);
   assert.ok(
     html.stdout.includes(
-      "<dt>Rule</dt><dd>rate of rx over 4 ms below 500000/s, clear at or above 800000/s, severity critical</dd>",
+      "<dt>Rule</dt><dd>&quot;rx slow&quot; (critical): starts when the rate of rx over 4 ms goes below 500000/s; ends when it is at or above 800000/s</dd>",
     ),
   );
   assert.ok(
@@ -489,5 +492,5 @@ Deno.test("review reads a signal rule's event: its definition from the header, a
     html.stdout.includes("<dt>Column&#39;s lowest value</dt><dd>19600 at "),
   );
   // The threshold is drawn on the rate panel, per second.
-  assert.ok(html.stdout.includes("threshold 500k/s (over 4 ms)"));
+  assert.ok(html.stdout.includes("threshold 500000/s (over 4 ms)"));
 });

@@ -23,6 +23,7 @@ import type { GpuInfo } from "./gpu_list.ts";
 import type { PollerNote } from "./notes.ts";
 import { CALL_NAMES, type GpuColumn } from "./readings.ts";
 import { PollStats } from "../poll_stats.ts";
+import { formatDuration } from "../../base/units.ts";
 
 /** How long NVML may take to initialize and list the GPUs. */
 const NVML_OPEN_TIMEOUT_MS = 15_000;
@@ -414,8 +415,8 @@ export class NvmlCollector implements Collector {
     this.#stalledGpu = call === CALL_NAMES.length - 1 || busy === 0 ? -2 : gpu;
     this.#warn(
       `monitor "${this.#name}": no GPU sample for ${
-        (forMs / 1000).toFixed(1)
-      } s: ${
+        formatDuration(forMs / 1000)
+      }: ${
         busy === 0
           ? "the NVML worker is not polling"
           : call === CALL_NAMES.length - 1
@@ -429,8 +430,8 @@ export class NvmlCollector implements Collector {
     this.#stalledGpu = -1;
     this.#info(
       `monitor "${this.#name}": GPU samples again, after ${
-        (afterMs / 1000).toFixed(1)
-      } s without`,
+        formatDuration(afterMs / 1000)
+      } without`,
     );
   }
 
@@ -459,8 +460,8 @@ function firstReply(
         kind: "unavailable",
         level: "warning",
         reason: `NVML did not answer within ${
-          timeoutMs / 1000
-        } s (initializing the driver or listing GPUs hangs)`,
+          formatDuration(timeoutMs / 1000, { exact: true })
+        } (initializing the driver or listing GPUs hangs)`,
       });
     }, timeoutMs);
     worker.onmessage = (event: MessageEvent<NvmlReply>) => {
@@ -493,8 +494,8 @@ async function closeWorker(
       () =>
         resolve([
           `NVML did not shut down within ${
-            NVML_CLOSE_TIMEOUT_MS / 1000
-          } s; left to the process exit`,
+            formatDuration(NVML_CLOSE_TIMEOUT_MS / 1000, { exact: true })
+          }; left to the process exit`,
         ]),
       NVML_CLOSE_TIMEOUT_MS,
     );
