@@ -96,8 +96,8 @@
  *   traceback += text;
  * });
  * assert.deepEqual(traceback.split("\n").slice(0, 2), [
- *   "time,offset_s,rx_discards/s,rx_discards",
- *   "2026-11-21T14:50:00.000000000Z,-0.000300,,0",
+ *   "time,offset_s,rx_discards value,rx_discards rate/sample (/s),rx_discards",
+ *   "2026-11-21T14:50:00.000000000Z,-0.000300,0,,0",
  * ]);
  * await Deno.remove(dir, { recursive: true });
  * ```
@@ -195,5 +195,11 @@ export { matchesFilter } from "./review/filters.ts";
 export type { EventFilter } from "./review/filters.ts";
 export type { TimePoint } from "./base/time_point.ts";
 export { writeTraceback } from "./review/traceback.ts";
-export type { TracebackFormat, Write } from "./review/traceback.ts";
+export type {
+  TracebackFormat,
+  TracebackOptions,
+  Write,
+} from "./review/traceback.ts";
+export { parseSliceBound, SliceError } from "./review/slice.ts";
+export type { Slice, SliceBound } from "./review/slice.ts";
 export { formatCsv, formatJson } from "./review/export.ts";

@@ -10,6 +10,7 @@ import { epochMs, parseTimePoint, type TimePoint } from "../base/time_point.ts";
 import type { EventTime } from "../review/event_at.ts";
 import { TIME_FORMATS, type TimeFormat } from "../review/reference_time.ts";
 import { DEFAULT_REVIEW_FILE, type ReviewRequest } from "../review/review.ts";
+import { checkSlice, parseSliceBound, type Slice } from "../review/slice.ts";
 import { parseOptions } from "./parse_options.ts";
 import { asUsageError, UsageError } from "./usage_error.ts";
 
@@ -38,6 +39,11 @@ Options:
                          of that rule): what the agent's /api/v1/events/ID and its
                          alerts give, to the ns; a coarser TIME covers more (to the
                          second: that second), and must cover only one event
+      --from WHEN        with --event: only the rows from WHEN on
+      --to WHEN          with --event: only the rows up to WHEN (a TIME: all the time it
+                         names); WHEN is a TIME or an offset from the event's start
+                         sample, as the offset_s column counts: +1.5s, -200ms, +250us,
+                         -0.000300 (seconds); a slice that keeps no row exits 2
       --json             print JSON instead of the table (with --event: the window)
       --csv              print CSV instead of the table (with --event: the window)
       --html FILE        also write a self-contained HTML report with charts ("-": to stdout)
@@ -61,6 +67,8 @@ const REVIEW_OPTIONS = {
   since: { type: "string" },
   until: { type: "string" },
   event: { type: "string" },
+  from: { type: "string" },
+  to: { type: "string" },
   json: { type: "boolean" },
   csv: { type: "boolean" },
   html: { type: "string" },
@@ -138,6 +146,7 @@ export function parseReviewArgs(
     throw new UsageError("--until is before --since");
   }
   const sinceMs = since === undefined ? undefined : epochMs(since.ns);
+  const slice = sliceOption(values.from, values.to, values.event);
   if (values.html === "") throw new UsageError("--html needs a FILE");
   return {
     paths: positionals.length > 0 ? positionals : [DEFAULT_REVIEW_FILE],
@@ -148,11 +157,42 @@ export function parseReviewArgs(
     until,
     event,
     eventAt,
+    slice,
     format: values.json ? "json" : values.csv ? "csv" : "table",
     html: values.html,
     timeFormat,
     help: values.help ?? false,
   };
+}
+
+/**
+ * `--from` and `--to`, which cut an event's window (so need `--event`),
+ * or a {@linkcode UsageError} saying what is wrong; undefined without
+ * either.
+ */
+function sliceOption(
+  from: string | undefined,
+  to: string | undefined,
+  event: string | undefined,
+): Slice | undefined {
+  if (from === undefined && to === undefined) return undefined;
+  if (event === undefined) {
+    throw new UsageError(
+      `${
+        from === undefined ? "--to" : "--from"
+      } cuts an event's traceback window; give the event too (--event N or --event TIME)`,
+    );
+  }
+  try {
+    const slice: Slice = {
+      ...(from === undefined ? {} : { from: parseSliceBound("--from", from) }),
+      ...(to === undefined ? {} : { to: parseSliceBound("--to", to) }),
+    };
+    checkSlice(slice);
+    return slice;
+  } catch (error) {
+    throw asUsageError(error);
+  }
 }
 
 /** A review time option, or a {@linkcode UsageError} saying what is wrong. */

@@ -80,6 +80,25 @@ Deno.test("usage errors exit 2 with one line naming the problem", async () => {
     [[nic, "--json=yes"], new RegExp("^--json takes no value\\." + TRY)],
     [[nic, "--html", "-", "--json"], /^--html - writes the report to stdout/],
     [[nic, "--event", "9"], /^--event 9: there are 3 events in /],
+    [
+      [nic, "--from", "+1s"],
+      new RegExp(
+        "^--from cuts an event's traceback window; give the event too \\(--event N or --event TIME\\)\\." +
+          TRY,
+      ),
+    ],
+    [
+      [nic, "--event", "1", "--from", "+2ms", "--to", "-1ms"],
+      new RegExp("^--to is before --from\\." + TRY),
+    ],
+    [
+      [nic, "--event", "1", "--to", "+1 fortnight"],
+      /^--to "\+1 fortnight": an offset has an unknown unit "fortnight"/,
+    ],
+    [
+      [nic, "--event", "1", "--from", "noon"],
+      /^--from "noon": not a time; .* or an offset from the event's start \(\+1\.5s, -200ms\)\./,
+    ],
     // A negative number is the option's value, refused for what it is.
     [
       [nic, "--event", "-1"],
@@ -455,6 +474,48 @@ Deno.test("--event TIME that names no event exits 2 with one line", async () => 
     hour.errors[0],
     /^--event "2026-11-21T25:00:00Z": there is no hour 25\./,
   );
+});
+
+Deno.test("--event N --from --to prints the slice; a slice that keeps no row exits 2 with one line and prints nothing", async () => {
+  const r = await review([
+    ref,
+    "--event",
+    "1",
+    "--from",
+    "-0.0001",
+    "--to",
+    "+0.0001",
+    "--csv",
+  ]);
+  assert.equal(r.code, 0, r.errors.join("\n"));
+  assert.deepEqual(
+    r.out.trimEnd().split("\n").slice(1).map((l) => l.split(",").slice(1, 3)),
+    [["-0.000100", "20"], ["0.000000", "280"], ["0.000100", "570"]],
+  );
+  const miss = await review([
+    ref,
+    "--event",
+    "1",
+    "--from",
+    "2026-11-21T14:51Z",
+  ]);
+  assert.equal(miss.code, 2);
+  assert.deepEqual(miss.errors, [
+    "--from 2026-11-21T14:51Z: no row of event 1's window is in that slice; its 8 rows run from 2026-11-21T14:50:00.999700000Z (-0.000300 s) to 2026-11-21T14:50:01.000400000Z (+0.000400 s)",
+  ]);
+  assert.equal(miss.out, "");
+  // By its start time, the same.
+  const at = await review([
+    ref,
+    "--event",
+    "2026-11-21T14:50:01.000000000Z",
+    "--rule",
+    "ECN",
+    "--to",
+    "-1ms",
+  ]);
+  assert.equal(at.code, 2);
+  assert.match(at.errors[0], /^--to -1ms: no row of event 1's window/);
 });
 
 /**

@@ -79,6 +79,58 @@ export function signedDelta(
   return dh * E9 + dl;
 }
 
+/** `hi` of 2^63, the smallest increase that is a counter reset. */
+const RESET_HI = 9223372036;
+/** `lo` of 2^63. */
+const RESET_LO = 854775808;
+
+/**
+ * `(a - b) mod 2^64`, exactly, written to `out[0]` (`hi`) and `out[1]`
+ * (`lo`): a counter's increase, a wrap past 2^64 - 1 counting as the
+ * little it rose. Returns whether it is below 2^63; an increase of 2^63
+ * or more is a counter reset (docs/spec/signal-rules.md §1), which the
+ * rule engine and the metrics tell apart the same way.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { increaseOf } from "./decimal.ts";
+ *
+ * const out = new Float64Array(2);
+ * // 4 after 2^64 - 6: the counter wrapped and rose by 10
+ * assert.equal(increaseOf(out, 0, 4, 18446744073, 709551610), true);
+ * assert.deepEqual([...out], [0, 10]);
+ * // 5 after 7: a reset (2^64 - 2 is no increase)
+ * assert.equal(increaseOf(out, 0, 5, 0, 7), false);
+ * assert.deepEqual([...out], [18446744073, 709551614]);
+ * ```
+ */
+export function increaseOf(
+  out: Float64Array,
+  aHi: number,
+  aLo: number,
+  bHi: number,
+  bLo: number,
+): boolean {
+  let dh = aHi - bHi;
+  let dl = aLo - bLo;
+  if (dl < 0) {
+    dl += E9;
+    dh -= 1;
+  }
+  if (dh < 0) {
+    dh += MAX_HI; // add 2^64
+    dl += MAX_LO + 1;
+    if (dl >= E9) {
+      dl -= E9;
+      dh += 1;
+    }
+  }
+  out[0] = dh;
+  out[1] = dl;
+  return dh < RESET_HI || (dh === RESET_HI && dl < RESET_LO);
+}
+
 /** The value as a double (rounded above 2^53), for charts and rates. */
 export function decimalToNumber(hi: number, lo: number): number {
   return hi * E9 + lo;

@@ -3,6 +3,7 @@ import {
   compareDecimal,
   decimalToNumber,
   formatDecimal,
+  increaseOf,
   signedDelta,
 } from "./decimal.ts";
 
@@ -73,6 +74,23 @@ Deno.test("signedDelta is (a - b) mod 2^64 read as signed, exact for small diffe
   assert.equal(signedDelta(...split(4n), ...split(M - 6n)), 10);
   assert.equal(signedDelta(...split(M - 6n), ...split(4n)), -10);
   assert.equal(signedDelta(0, 5, 0, 8), -3);
+});
+
+Deno.test("increaseOf is (a - b) mod 2^64, exact at any size, a reset from 2^63 on", () => {
+  const list = values();
+  const out = new Float64Array(2);
+  for (let i = 1; i < list.length; i++) {
+    for (const [a, b] of [[list[i], list[i - 1]], [list[i - 1], list[i]]]) {
+      const d = ((a - b) % M + M) % M;
+      const increase = increaseOf(out, ...split(a), ...split(b));
+      assert.equal(formatDecimal(out[0], out[1]), d.toString(), `${a} - ${b}`);
+      assert.ok(out[1] >= 0 && out[1] < 1e9);
+      assert.equal(increase, d < 1n << 63n);
+    }
+  }
+  // The edges of a reset: 2^63 - 1 is an increase, 2^63 is not.
+  assert.equal(increaseOf(out, ...split((1n << 63n) - 1n), 0, 0), true);
+  assert.equal(increaseOf(out, ...split(1n << 63n), 0, 0), false);
 });
 
 Deno.test("decimalToNumber is the value as a double", () => {

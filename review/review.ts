@@ -26,6 +26,7 @@ import { readReview, type ReviewLog } from "./read.ts";
 import type { TimeFormat } from "./reference_time.ts";
 import { tableChunks } from "./table.ts";
 import { type TracebackFormat, writeTraceback } from "./traceback.ts";
+import { type Slice, SliceError } from "./slice.ts";
 
 /** Where the review writes. */
 export interface ReviewIo {
@@ -64,6 +65,8 @@ export interface ReviewRequest {
    * written in), of the `--rule` and `--monitor` given.
    */
   readonly eventAt?: EventTime;
+  /** `--from` / `--to`: the part of the event's window to print. */
+  readonly slice?: Slice;
   readonly format: "table" | "json" | "csv";
   readonly html?: string;
   readonly timeFormat?: TimeFormat;
@@ -88,8 +91,10 @@ export const DEFAULT_REVIEW_FILE = "events.log";
  * Reviews the logs `request` names and writes what it asks for to `io`.
  * Returns the exit code: 0; 1 if a file was skipped or a single FILE
  * cannot be read or is not an events log; 2 when `--event N` or
- * `--event TIME` names no event (or, for TIME, several). `defaults`: where to look without paths. Messages name files and
- * quote the log: terminal controls in them are shown as `\uXXXX`.
+ * `--event TIME` names no event (or, for TIME, several), or when
+ * `--from` / `--to` keep no row of its window. `defaults`: where to look
+ * without paths. Messages name files and quote the log: terminal controls
+ * in them are shown as `\uXXXX`.
  *
  * @example
  * ```ts ignore
@@ -251,7 +256,17 @@ export async function reviewLogs(
       const format: TracebackFormat = options.format === "table"
         ? "text"
         : options.format;
-      await writeTraceback(event, all.length, format, io.out);
+      try {
+        await writeTraceback(event, all.length, format, io.out, {
+          slice: options.slice,
+        });
+      } catch (error) {
+        // The slice keeps no row, or cannot apply to this event's clock:
+        // nothing was printed, and the operator's options are at fault.
+        if (!(error instanceof SliceError)) throw error;
+        io.error(error.message);
+        return 2;
+      }
       return done;
     }
     const chunks = options.format === "json"

@@ -1,33 +1,28 @@
 /**
  * `review --event N`: one event's traceback window, the rows the log
  * holds from the history before its start to its end, with decoded times,
- * each row's offset from the start and the rule column's rate. Read again
- * from the log (from the window's byte offset when the file is not
- * compressed), streamed: a window of millions of rows costs no memory.
+ * each row's offset from the start, the signal the rule tested (computed
+ * again from the rows, see signal_column.ts), the rule column's rate per
+ * sample, and every column; or the slice of them `--from` and `--to` ask
+ * for. Read again from the log (from the window's byte offset when the
+ * file is not compressed), streamed: a window of millions of rows costs
+ * no memory.
  *
  * @module
  */
 
 import { stringify } from "csv-stringify/sync";
-import { errorMessage } from "../base/error_message.ts";
 import { terminalSafe } from "../base/terminal_text.ts";
-import { HEADER_PREFIX, quoteColumnName } from "../events/header.ts";
-import { ColumnNames, isColumnRow } from "./columns.ts";
+import { quoteColumnName } from "../events/header.ts";
 import { csvCell } from "./csv_cell.ts";
 import { formatDecimal, signedDelta } from "./decimal.ts";
-import type { ReviewEvent } from "./event.ts";
-import { DamagedFileError, ioReason } from "./errors.ts";
-import { HeaderParser } from "./header.ts";
-import { openLogSource, readLines } from "./lines.ts";
-import {
-  clockDeltaNs,
-  isoTime,
-  isWallClock,
-  TimeDecoder,
-} from "./reference_time.ts";
-import { parseRow } from "./row.ts";
+import type { Instant, ReviewEvent } from "./event.ts";
+import { isGapMarker, parseGapMarker } from "./markers.ts";
+import { clockDeltaNs, isoTime, isWallClock } from "./reference_time.ts";
 import { ruleText } from "./rule_text.ts";
 import { jsonTerminalSafe, toJsonEvent } from "./export.ts";
+import { type SignalCell, SignalColumn } from "./signal_column.ts";
+import { RowSlice, type Slice, SliceError, sliceText } from "./slice.ts";
 import {
   columnPeakCell,
   durationCell,
@@ -37,6 +32,7 @@ import {
   signalName,
 } from "./table.ts";
 import { countOf, formatCount, formatUtc } from "../base/units.ts";
+import { readWindow, type WindowNote } from "./window_rows.ts";
 
 /** How `--event` prints: text (default), `--csv` or `--json`. */
 export type TracebackFormat = "text" | "csv" | "json";
@@ -44,42 +40,86 @@ export type TracebackFormat = "text" | "csv" | "json";
 /** Writes text to the output, waiting while it is behind. */
 export type Write = (text: string) => Promise<void>;
 
-const utf8 = new TextDecoder();
+/** What to show of the window. */
+export interface TracebackOptions {
+  /** `--from` / `--to`: the rows to show; every row without. */
+  readonly slice?: Slice;
+}
+
+/**
+ * A window of more rows than this says, in its text header, how to show
+ * only part of it: nobody reads 36,000 rows of raw counters.
+ */
+export const SLICE_HINT_ROWS = 10_000;
+
+/** What a slice keeps of a window, counted before anything is written. */
+interface SliceCounts {
+  readonly slice: Slice;
+  before: number;
+  shown: number;
+  after: number;
+  /** The window's first and last rows, and the first and last shown. */
+  first: Instant | null;
+  last: Instant | null;
+  shownFirst: Instant | null;
+  shownLast: Instant | null;
+}
 
 /**
  * Writes event `e`'s window to `write` in `format`. `total` is how many
- * events the review has (for "Event 3 of 12"). Throws an Error `Cannot
- * review FILE: ...` if the file cannot be read again. Names and marker
- * lines come from the log: terminal controls in them are shown as
- * `\uXXXX` in every format, and CSV text a spreadsheet would evaluate
- * gets a leading `'`.
+ * events the review has (for "Event 3 of 12"). With `options.slice`, the
+ * window is read twice: once to count what the slice keeps (a slice that
+ * keeps no row, or cannot apply to this event's clock, throws a
+ * {@linkcode SliceError} before anything is written), then to write it.
+ * Throws an Error `Cannot review FILE: ...` if the file cannot be read
+ * again. Names and marker lines come from the log: terminal controls in
+ * them are shown as `\uXXXX` in every format, and CSV text a spreadsheet
+ * would evaluate gets a leading `'`.
  */
 export async function writeTraceback(
   e: ReviewEvent,
   total: number,
   format: TracebackFormat,
   write: Write,
+  options: TracebackOptions = {},
 ): Promise<void> {
   const w = e.window;
   const col = w.column;
-  let names = w.columns;
+  const names = w.columns;
   const ruleColumn = col > 0 ? names[col] : undefined;
   const wall = isWallClock(e.timeFormat);
   const origin = w.startRow;
-  // Output goes straight to `write` (stdio() buffers it): the rows a
-  // chunk of input gives, as one piece.
-  const drain = async (out: string[]) => {
-    if (out.length > 0) await write(out.splice(0).join(""));
-  };
+  const slice = options.slice === undefined
+    ? null
+    : new RowSlice(options.slice, {
+      id: e.id,
+      timeFormat: e.timeFormat,
+      origin,
+    });
+  const counts = slice === null ? null : await countSlice(e, slice);
+  if (counts !== null && counts.shown === 0) {
+    throw new SliceError(missText(e, counts));
+  }
+  const signal = new SignalColumn(e);
+  const timeText = (sec: number, ns: number) =>
+    wall ? isoTime(sec, ns, 9) : `${sec}.${String(ns).padStart(9, "0")}`;
+  const offsetText = (sec: number, ns: number) =>
+    origin === null
+      ? ""
+      : (clockDeltaNs(e.timeFormat, sec, ns, origin.sec, origin.ns) / 1e9)
+        .toFixed(6);
 
   const heads = () => [
     "time",
     "offset_s",
-    ruleColumn === undefined ? "rate_per_s" : `${ruleColumn}/s`,
+    signal.heading,
+    ruleColumn === undefined
+      ? "rate/sample (/s)"
+      : `${ruleColumn} rate/sample (/s)`,
     ...names.slice(1),
   ];
   if (format === "text") {
-    await write(describe(e, total));
+    await write(describe(e, total, counts, signal.heading, offsetText));
     // Quoted as the log quotes its column-name row: a name may hold ", ".
     await write(
       "\n" + terminalSafe(heads().map(quoteColumnName).join(", ")) + "\n",
@@ -89,191 +129,128 @@ export async function writeTraceback(
       stringify([heads().map(csvCell)], { record_delimiter: "unix" }),
     );
   } else {
+    const shown = counts === null ? null : {
+      from: counts.slice.from?.text ?? null,
+      to: counts.slice.to?.text ?? null,
+      rows: counts.shown,
+      rows_before: counts.before,
+      rows_after: counts.after,
+    };
     // JSON's own escapes: the names read back unchanged.
     await write(jsonTerminalSafe(
-      `{"event":${JSON.stringify(toJsonEvent(e))},\n"columns":${
-        JSON.stringify(heads())
-      },\n"rows":[`,
+      `{"event":${JSON.stringify(toJsonEvent(e))},\n"slice":${
+        JSON.stringify(shown)
+      },\n"columns":${JSON.stringify(heads())},\n"rows":[`,
     ));
   }
 
+  // Output goes straight to `write` (stdio() buffers it): the rows a
+  // chunk of input gives, as one piece.
+  const out: string[] = [];
   const markers: { file: string; line: number; text: string }[] = [];
-  let fields = new Float64Array(2 * Math.max(1, names.length));
   const prev = new Float64Array(2);
   let hasPrev = false;
   let prevSec = 0;
   let prevNs = 0;
-  const decoder = new TimeDecoder(e.timeFormat);
   let firstRow = true;
-  // The header block being read, ended as the reader ends it.
-  let header: HeaderParser | null = null;
-  let done = false;
-  // Line 0: the window ends with the file before (that one was skipped).
-  const lastFile = w.endFile === null
-    ? w.files.length - 1
-    : w.endLine === 0
-    ? w.endFile - 1
-    : w.endFile;
-  // An event cut by a restart: its window ends before the restart's line.
-  const cutAt = e.state === "interrupted" ? w.endLine : null;
-  const columnNames = new ColumnNames();
-  for (let f = w.startFile; f <= lastFile && !done; f++) {
-    const path = w.files[f];
-    let source;
-    try {
-      source = await openLogSource(path, f === w.startFile ? w.startOffset : 0);
-    } catch (error) {
-      throw new Error(`Cannot review ${path}: ${ioReason(error)}`, {
-        cause: error,
+  // Markers between rows show with the slice when a row next to them
+  // does: those after a shown row at once, those before one when it comes.
+  let lastShown = slice === null;
+  const waiting: WindowNote[] = [];
+  const show = (note: WindowNote) => {
+    if (format === "text") {
+      out.push(
+        (note.kind === "marker" ? "" : "# ") + terminalSafe(note.text) + "\n",
+      );
+    } else {
+      markers.push({
+        file: note.file,
+        line: note.kind === "damaged" ? 0 : note.line,
+        text: note.text,
       });
     }
-    const seeked = f === w.startFile && !source.gzip;
-    // Lines are handed over synchronously; output is queued and written
-    // between chunks, so the handler collects and the loop awaits.
-    const out: string[] = [];
-    try {
-      await readLines(
-        {
-          async *[Symbol.asyncIterator]() {
-            for await (const chunk of source.chunks) {
-              yield chunk;
-              await drain(out);
-            }
-          },
-        },
-        (buf, start, end, line, _offset, terminated) => {
-          if (f === w.startFile && line < w.startLine) return;
-          if (cutAt !== null && f === w.endFile && line === cutAt) {
-            done = true;
-            return false;
-          }
-          if (!terminated || start === end) return;
-          const c = buf[start];
-          const isRow = c >= 48 && c <= 57;
-          if (header !== null) {
-            if (
-              !isRow && header.accept(utf8.decode(buf.subarray(start, end)))
-            ) return;
-            header = null;
-          }
-          const past = f > w.startFile || line > w.startLine;
-          if (isRow) {
-            const n = parseRow(buf, start, end, fields);
-            if (n !== names.length) return;
-            decoder.decode(fields[0], fields[1]);
-            const sec = decoder.sec;
-            const ns = decoder.ns;
-            let rate = NaN;
-            if (col > 0) {
-              const dtNs = clockDeltaNs(e.timeFormat, sec, ns, prevSec, prevNs);
-              if (hasPrev && dtNs > 0) {
-                rate = signedDelta(
-                  fields[2 * col],
-                  fields[2 * col + 1],
-                  prev[0],
-                  prev[1],
-                ) * 1e9 / dtNs;
-              }
-              prev[0] = fields[2 * col];
-              prev[1] = fields[2 * col + 1];
-            }
-            hasPrev = true;
-            prevSec = sec;
-            prevNs = ns;
-            const offset = origin === null ? "" : (clockDeltaNs(
-              e.timeFormat,
-              sec,
-              ns,
-              origin.sec,
-              origin.ns,
-            ) / 1e9).toFixed(6);
-            const time = wall
-              ? isoTime(sec, ns, 9)
-              : `${sec}.${String(ns).padStart(9, "0")}`;
-            const values: string[] = [];
-            for (let k = 1; k < n; k++) {
-              values.push(formatDecimal(fields[2 * k], fields[2 * k + 1]));
-            }
-            const rateText = Number.isNaN(rate) ? "" : String(rate);
-            if (format === "text") {
-              out.push(
-                `${time}, ${offset}, ${rateText}, ${values.join(", ")}\n`,
-              );
-            } else if (format === "csv") {
-              // No cell can need quoting, nor a leading ': times,
-              // numbers and decimals (a leading - is a negative number).
-              out.push(`${time},${offset},${rateText},${values.join(",")}\n`);
-            } else {
-              out.push(
-                (firstRow ? "\n" : ",\n") +
-                  JSON.stringify([
-                    time,
-                    offset === "" ? null : Number(offset),
-                    Number.isNaN(rate) ? null : rate,
-                    ...values,
-                  ]),
-              );
-            }
-            firstRow = false;
-            return;
-          }
-          const text = utf8.decode(buf.subarray(start, end));
-          if (text.startsWith(HEADER_PREFIX)) {
-            header = new HeaderParser(text);
-            const note =
-              `# ${path} line ${line}: a new header block (log rotated, reopened or agent restarted)`;
-            if (format === "text") out.push(terminalSafe(note) + "\n");
-            else markers.push({ file: path, line, text: note.slice(2) });
-            return;
-          }
-          if (isColumnRow(text)) {
-            if (past && w.endLine === null && !firstRow) {
-              done = true; // a new dump: the event was cut before it
-              return false;
-            }
-            try {
-              names = columnNames.parse(text);
-              fields = new Float64Array(2 * names.length);
-            } catch {
-              // Keep the names the review read.
-            }
-            hasPrev = false;
-            decoder.reset();
-            return;
-          }
-          if (text.startsWith("<<")) {
-            if (format === "text") out.push(terminalSafe(text) + "\n");
-            else markers.push({ file: path, line, text });
-          }
-          if (f === w.endFile && line === w.endLine) {
-            done = true;
-            return false;
-          }
-        },
-        {
-          firstLine: seeked ? w.startLine : 1,
-          // Damage the review warned about (NUL padding): not rows.
-          onLongLine: () => {},
-        },
-      );
-      await drain(out);
-    } catch (error) {
-      if (!(error instanceof DamagedFileError)) {
-        throw new Error(`Cannot review ${path}: ${errorMessage(error)}`, {
-          cause: error,
-        });
+  };
+  await readWindow(e, {
+    columns(rowNames) {
+      signal.columns(rowNames);
+      hasPrev = false;
+    },
+    row(fields, sec, ns) {
+      let rate = NaN;
+      if (col > 0) {
+        const dtNs = clockDeltaNs(e.timeFormat, sec, ns, prevSec, prevNs);
+        if (hasPrev && dtNs > 0) {
+          rate = signedDelta(
+            fields[2 * col],
+            fields[2 * col + 1],
+            prev[0],
+            prev[1],
+          ) * 1e9 / dtNs;
+        }
+        prev[0] = fields[2 * col];
+        prev[1] = fields[2 * col + 1];
       }
-      // A compressed file cut short (the review skipped its rest): the
-      // window shows what could be read.
-      await drain(out);
-      const note = `${path}: ${error.message}; the window stops here`;
-      if (format === "text") await write(`# ${terminalSafe(note)}\n`);
-      else markers.push({ file: path, line: 0, text: note });
-      done = true;
-    } finally {
-      source.close();
-    }
-  }
+      hasPrev = true;
+      prevSec = sec;
+      prevNs = ns;
+      // The signal needs every row, shown or not: its windows reach back.
+      const cell = signal.next(fields, sec, ns);
+      if (slice !== null && slice.place(sec, ns) !== 0) {
+        lastShown = false;
+        waiting.length = 0;
+        return;
+      }
+      for (const note of waiting.splice(0)) show(note);
+      lastShown = true;
+      const offset = offsetText(sec, ns);
+      const time = timeText(sec, ns);
+      const n = names.length;
+      const values: string[] = [];
+      for (let k = 1; k < n; k++) {
+        values.push(formatDecimal(fields[2 * k], fields[2 * k + 1]));
+      }
+      const rateText = Number.isNaN(rate) ? "" : String(rate);
+      if (format === "text") {
+        // `-` where unknown: an empty cell reads as a missing column.
+        out.push(
+          `${time}, ${offset}, ${cell === null ? "-" : cell}, ${
+            rateText || "-"
+          }, ${values.join(", ")}\n`,
+        );
+      } else if (format === "csv") {
+        // No cell can need quoting, nor a leading ': times, numbers and
+        // decimals (a leading - is a negative number).
+        out.push(
+          `${time},${offset},${cellText(cell)},${rateText},${
+            values.join(",")
+          }\n`,
+        );
+      } else {
+        out.push(
+          (firstRow ? "\n" : ",\n") +
+            JSON.stringify([
+              time,
+              offset === "" ? null : Number(offset),
+              cell,
+              Number.isNaN(rate) ? null : rate,
+              ...values,
+            ]),
+        );
+      }
+      firstRow = false;
+    },
+    note(note) {
+      if (note.kind === "marker" && isGapMarker(note.text)) {
+        const gap = parseGapMarker(note.text);
+        if (gap !== undefined) signal.gap(gap);
+      }
+      if (note.kind === "damaged" || lastShown) show(note);
+      else waiting.push(note);
+    },
+    async flush() {
+      if (out.length > 0) await write(out.splice(0).join(""));
+    },
+  });
   if (format === "json") {
     await write(
       `\n],\n"markers":${jsonTerminalSafe(JSON.stringify(markers))}}\n`,
@@ -281,8 +258,97 @@ export async function writeTraceback(
   }
 }
 
-/** The text block above the rows. */
-function describe(e: ReviewEvent, total: number): string {
+/** A signal cell in CSV: the number or decimal, empty where unknown. */
+function cellText(cell: SignalCell): string {
+  return cell === null ? "" : String(cell);
+}
+
+/** Reads the window once to count the rows `slice` keeps and leaves out. */
+async function countSlice(
+  e: ReviewEvent,
+  slice: RowSlice,
+): Promise<SliceCounts> {
+  const c: SliceCounts = {
+    slice: slice.slice,
+    before: 0,
+    shown: 0,
+    after: 0,
+    first: null,
+    last: null,
+    shownFirst: null,
+    shownLast: null,
+  };
+  let lastSec = 0;
+  let lastNs = 0;
+  let shownSec = 0;
+  let shownNs = 0;
+  await readWindow(e, {
+    columns() {},
+    row(_fields, sec, ns) {
+      // Times as numbers while counting: no object per row.
+      if (c.first === null) c.first = { sec, ns };
+      lastSec = sec;
+      lastNs = ns;
+      const place = slice.place(sec, ns);
+      if (place < 0) c.before++;
+      else if (place > 0) c.after++;
+      else {
+        c.shown++;
+        if (c.shownFirst === null) c.shownFirst = { sec, ns };
+        shownSec = sec;
+        shownNs = ns;
+      }
+    },
+    note() {},
+    flush: () => Promise.resolve(),
+  });
+  if (c.first !== null) c.last = { sec: lastSec, ns: lastNs };
+  if (c.shownFirst !== null) c.shownLast = { sec: shownSec, ns: shownNs };
+  return c;
+}
+
+/** The one line a slice that keeps no row of `e`'s window gets. */
+function missText(e: ReviewEvent, c: SliceCounts): string {
+  const head = `${
+    sliceText(c.slice)
+  }: no row of event ${e.id}'s window is in that slice`;
+  if (c.first === null || c.last === null) {
+    return `${head}; the window has no rows`;
+  }
+  const rows = c.before + c.after;
+  return `${head}; its ${countOf(rows, "row")} run from ${
+    rowPlace(e, c.first)
+  } to ${rowPlace(e, c.last)}`;
+}
+
+/** A row's time as the operator can give it back: the time and the offset. */
+function rowPlace(e: ReviewEvent, t: Instant): string {
+  const origin = e.window.startRow;
+  const offset = origin === null ? "" : signedSeconds(
+    clockDeltaNs(e.timeFormat, t.sec, t.ns, origin.sec, origin.ns),
+  );
+  if (!isWallClock(e.timeFormat)) return offset === "" ? "?" : offset;
+  const time = isoTime(t.sec, t.ns, 9);
+  return offset === "" ? time : `${time} (${offset})`;
+}
+
+/** ns as `+0.000300 s`, signed as an offset bound is written. */
+function signedSeconds(ns: number): string {
+  return `${ns < 0 ? "-" : "+"}${(Math.abs(ns) / 1e9).toFixed(6)} s`;
+}
+
+/**
+ * The text block above the rows. `counts`: what a slice keeps, null
+ * without one; `signalHeading`: the signal column's; `offsetText`: a
+ * row's offset_s.
+ */
+function describe(
+  e: ReviewEvent,
+  total: number,
+  counts: SliceCounts | null,
+  signalHeading: string,
+  offsetText: (sec: number, ns: number) => string,
+): string {
   const lines = [
     `Event ${e.id} of ${total}: ${e.monitor}, rule "${e.rule}"`,
   ];
@@ -321,6 +387,9 @@ function describe(e: ReviewEvent, total: number): string {
         : ` at ${formatUtc(e.columnPeakRateAt, 6)}`
     }`,
   );
+  lines.push(
+    `  signal    ${signalHeading}: what the rule tested, row by row, computed again from the rows (- where they cannot tell)`,
+  );
   const w = e.window;
   const to = w.endLine === null
     ? ""
@@ -340,6 +409,32 @@ function describe(e: ReviewEvent, total: number): string {
         formatCount(e.rows)
       } during`,
   );
+  const rows = e.historyRows + e.rows;
+  if (counts !== null) {
+    const a = counts.shownFirst!;
+    const b = counts.shownLast!;
+    const offsets = e.window.startRow === null
+      ? ""
+      : `offset ${offsetText(a.sec, a.ns)} s to ${offsetText(b.sec, b.ns)} s`;
+    const times = isWallClock(e.timeFormat)
+      ? `${formatUtc(a, 9)} to ${formatUtc(b, 9)} UTC`
+      : "";
+    lines.push(
+      `  slice     ${sliceText(counts.slice)}: ${
+        countOf(counts.shown, "row")
+      } shown (${[offsets, times].filter((t) => t !== "").join(", ")}); ${
+        formatCount(counts.before)
+      } before and ${formatCount(counts.after)} after left out`,
+    );
+  } else if (rows > SLICE_HINT_ROWS) {
+    lines.push(
+      `  slice     all ${
+        formatCount(rows)
+      } rows; to show part of them, add --from and --to: offsets from the start sample (--from -1ms --to +5ms)${
+        isWallClock(e.timeFormat) ? " or times, as --since takes them" : ""
+      }`,
+    );
+  }
   // Names, marker times and paths come from the log and the disk.
   return lines.map(terminalSafe).join("\n") + "\n";
 }

@@ -12,6 +12,7 @@ import { copyNicRotation, REVIEW_FIXTURES as FIXTURES } from "./review_util.ts";
 import { tempDir } from "./temp_dir.ts";
 import type { MonitorConfig } from "../config/types.ts";
 import { fedMonitor } from "../metrics/metrics_test_util.ts";
+import type { Monitor } from "../rules/monitor.ts";
 
 /** `from` gzip-compressed to `to`, as logrotate leaves it. */
 async function gzipFile(from: string, to: string): Promise<void> {
@@ -220,7 +221,7 @@ Deno.test("review of a hostile log directory prints no terminal control in any o
   assert.ok(csv[1].includes(",-0.1,"));
   assert.ok(
     outputs.get("--event 1 --csv")!.startsWith(
-      `time,offset_s,"'=HYPERLINK(""http://evil.example/"",""click"")/s",`,
+      `time,offset_s,"'=HYPERLINK(""http://evil.example/"",""click"") value","'=HYPERLINK(""http://evil.example/"",""click"") rate/sample (/s)",`,
     ),
   );
 });
@@ -493,4 +494,114 @@ Deno.test("review reads a signal rule's event: its definition from the header, a
   );
   // The threshold is drawn on the rate panel, per second.
   assert.ok(html.stdout.includes("threshold 500000/s (over 4 ms)"));
+});
+
+Deno.test("the traceback's signal column reads as the engine: above the threshold on the start row, the <<Peak>> line's value at the peak, unknown across dropped samples", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "events.log");
+  // 1 ms a sample, depth 8 (a ring of 16). rx rises 1000 a sample, then
+  // 2000, 2100, ..., 2900 on samples 20..29 and 2500 on 31..39; the
+  // source drops 3 samples before sample 30, over which rx rose 50,000.
+  // `rx burst`: the rate over 3 ms above 1.5M/s (clear 1.2M/s): starts
+  // on sample 21 (5100 in 3 ms), peaks at 2.8M/s on 29 (8400), is unknown
+  // on 30..32 (the window spans the loss: across it, 50,000 in 4 ms would
+  // read 12.5M/s), ends on 42 (1M/s). `rx jump`: dt_gt 12000 over the
+  // depth: starts on 23 (12,600), peaks at 68,500 (the jump is in the
+  // rise: the reference types count records, not lost samples).
+  const config = (eventLog: string): MonitorConfig => ({
+    name: "nic",
+    source: "sim",
+    samplePeriodNs: 1_000_000,
+    depth: 8,
+    columns: [
+      { name: "rx", dataId: "0x0000000000000001", kind: "counter" },
+      { name: "lat", dataId: "0x0000000000000002", kind: "gauge" },
+    ],
+    rules: [{
+      name: "rx burst",
+      signal: "rate",
+      column: 0,
+      windowNs: 3_000_000,
+      direction: "above",
+      threshold: 1_500_000,
+      clear: 1_200_000,
+      forNs: 0,
+      keepFiringForNs: 0,
+    }, {
+      name: "rx jump",
+      column: 0,
+      comparisonType: "dt_gt",
+      comparisonValue: 12_000n,
+    }],
+    eventLog,
+    seed: 1,
+  });
+  const fed = await fedMonitor(1e9, () => config(path));
+  const t0 = 1_795_272_600_000_000_000n; // 2026-11-21T14:50:00Z
+  let rx = 0n;
+  let t = t0;
+  try {
+    for (let i = 0; i < 70; i++) {
+      if (i === 30) {
+        // The engine's own Monitor (served as a read-only view).
+        (fed.agentMonitor.monitor as Monitor).gap(3);
+        t += 3_000_000n;
+      }
+      if (i > 0) {
+        rx += i < 20
+          ? 1000n
+          : i < 30
+          ? 2000n + 100n * BigInt(i - 20)
+          : i === 30
+          ? 50_000n
+          : i < 40
+          ? 2500n
+          : 1000n;
+      }
+      fed.feed(t, rx, 7n);
+      t += 1_000_000n;
+    }
+  } finally {
+    await fed.close(); // closes the log (at our path) and its own empty dir
+  }
+  const log = await Deno.readTextFile(path);
+  assert.ok(log.includes('<<Peak>> Rule: "rx burst", Peak: 2800000/s'), log);
+  assert.ok(log.includes('<<Peak>> Rule: "rx jump", Peak: 68500'), log);
+
+  const expected = [
+    { rule: "rx burst", heading: "rx rate/3ms (/s)", threshold: 1_500_000 },
+    { rule: "rx jump", heading: "rx rise/8 samples", threshold: 12_000 },
+  ];
+  for (const [k, want] of expected.entries()) {
+    const r = await runMain([
+      "review",
+      path,
+      "--event",
+      String(k + 1),
+      "--json",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const doc = JSON.parse(r.stdout);
+    assert.equal(doc.event.rule, want.rule);
+    assert.equal(doc.columns[2], want.heading);
+    // The event's rows: from its start sample (offset 0) to its end.
+    const during = (doc.rows as [string, number, number | string | null][])
+      .filter((row) => row[1] >= 0);
+    const signal = during.map((row) => row[2] === null ? null : Number(row[2]));
+    assert.ok(signal[0]! > want.threshold, `${want.rule}: ${signal[0]}`);
+    const known = signal.filter((x) => x !== null);
+    assert.equal(Math.max(...known), doc.event.peak, want.rule);
+    if (want.rule === "rx burst") {
+      // Samples 30..32, right after the loss: unknown, as the engine had it.
+      const afterGap = during.findIndex((row) =>
+        row[0] === "2026-11-21T14:50:00.033000000Z"
+      );
+      assert.deepEqual(signal.slice(afterGap, afterGap + 4), [
+        null,
+        null,
+        null,
+        2_500_000,
+      ]);
+    }
+  }
 });
