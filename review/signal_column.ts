@@ -15,7 +15,7 @@
  * @module
  */
 
-import { formatDuration } from "../config/durations.ts";
+import { formatDuration } from "../base/units.ts";
 import { E9, formatDecimal, increaseOf } from "./decimal.ts";
 import type { ReviewEvent } from "./event.ts";
 import type { GapMarker } from "./markers.ts";
@@ -373,5 +373,5 @@ function difference(
 
 /** A window as a heading writes it: `1ms`, `500µs`, `1.5s`. */
 function compactDuration(ns: number): string {
-  return formatDuration(ns).replace(" ", "");
+  return formatDuration(ns / 1e9, { exact: true }).replace(" ", "");
 }
