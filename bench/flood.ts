@@ -1212,11 +1212,14 @@ async function runCase(
     const stopped = await agent.stop();
     result.exitCode = stopped.code;
     result.stopS = stopped.stopS;
-    const summary = /^nic: (\d+) samples(?:, (\d+) lost by the source)?,/m
+    // Counts are written with thousands separators (40,123).
+    const summary = /^nic: ([\d,]+) samples(?:, ([\d,]+) lost by the source)?,/m
       .exec(stopped.stdout);
+    const count = (text: string | undefined) =>
+      Number((text ?? "0").replaceAll(",", ""));
     if (summary !== null) {
-      result.samples = Number(summary[1]);
-      result.lostSummary = Number(summary[2] ?? 0);
+      result.samples = count(summary[1]);
+      result.lostSummary = count(summary[2]);
     }
     result.endpointLines = stderrSummary(agent.stderr);
     result.log = await checkLog(eventLog);
