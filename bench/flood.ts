@@ -1215,11 +1215,11 @@ async function runCase(
     // Counts are written with thousands separators (40,123).
     const summary = /^nic: ([\d,]+) samples(?:, ([\d,]+) lost by the source)?,/m
       .exec(stopped.stdout);
-    const count = (text: string | undefined) =>
+    const closingCount = (text: string | undefined) =>
       Number((text ?? "0").replaceAll(",", ""));
     if (summary !== null) {
-      result.samples = count(summary[1]);
-      result.lostSummary = count(summary[2]);
+      result.samples = closingCount(summary[1]);
+      result.lostSummary = closingCount(summary[2]);
     }
     result.endpointLines = stderrSummary(agent.stderr);
     result.log = await checkLog(eventLog);
