@@ -4,7 +4,7 @@ import { runMain } from "./cli_util.ts";
 import { tempDir } from "./temp_dir.ts";
 
 // One capture, replayed: the agent's closing table and every view review
-// gives of the same log (the table, --json, --csv, --event) must tell the
+// gives of the same log (the table, --json, --csv, --html, --event) must tell the
 // same start, duration, sample count and peak for each event. The journal
 // behind /api/v1/events and the alerts is held to the closing table by
 // agent/agent_test.ts.
@@ -49,7 +49,7 @@ monitors:
         for: 200us
 `;
 
-Deno.test("one capture: the closing table and review's table, JSON, CSV and traceback tell each event alike", async () => {
+Deno.test("one capture: the closing table and review's table, JSON, CSV, report and traceback tell each event alike", async () => {
   await using dir = await tempDir();
   const log = join(dir.path, "events.log");
   const input = join(dir.path, "capture.csv");
@@ -127,6 +127,16 @@ Deno.test("one capture: the closing table and review's table, JSON, CSV and trac
     }),
     events.map((e) => [e.start_ns, e.peak]),
   );
+
+  // The HTML report states each event's peak as the closing table does.
+  const html = await runMain(["review", log, "--html", "-"]);
+  assert.equal(html.code, 0, html.stderr);
+  for (const c of closing) {
+    assert.ok(
+      html.stdout.includes(`</dt><dd>${c[5]}</dd>`),
+      `the report's peak for ${c[1]}: ${c[5]}`,
+    );
+  }
 
   for (const [i, e] of events.entries()) {
     const text = await runMain(["review", log, "--event", String(i + 1)]);
