@@ -1,0 +1,211 @@
+/**
+ * What `-d` names, found in sysfs the way the reference names a device: a
+ * PCIe function (`03:00.0`, `0000:03:00.0`), an interface (`eth0`, a
+ * BlueField's `p0` or `pf0hpf`) or an RDMA device (`mlx5_0`), and what the
+ * kernel source reads of it: its interfaces (netdev and ethtool
+ * statistics) and its RDMA devices' ports (hw_counters, port counters).
+ *
+ * Resolved once, at start; it may allocate and wait on the file system.
+ * The facts it relies on are in docs/spec/kernel-counters.md §4.
+ *
+ * @module
+ */
+
+import { basename, join } from "node:path";
+import { nearest } from "../../config/suggest.ts";
+
+/** A device as the kernel source reads it. */
+export interface KernelDevice {
+  /** The name `-d` (or `device:`) gave, as given. */
+  readonly name: string;
+  /**
+   * The PCIe function the device sits on (`0000:03:00.0`), or undefined
+   * for a device on no PCIe function (a veth, a bridge, `lo`).
+   */
+  readonly pci: string | undefined;
+  /** Its interfaces, sorted: one for an interface, all of a function's. */
+  readonly interfaces: readonly string[];
+  /** Its RDMA devices, sorted, each with its port numbers in order. */
+  readonly rdma: readonly RdmaDevice[];
+}
+
+/** An RDMA device and its ports. */
+export interface RdmaDevice {
+  /** `mlx5_0`. */
+  readonly name: string;
+  /** Its port numbers (1 for a single-port function). */
+  readonly ports: readonly number[];
+}
+
+/** Where sysfs is looked for; tests give a fixture tree instead of `/`. */
+export interface DeviceLookupOptions {
+  /** The root of the tree holding `sys/` (default `/`). */
+  readonly root?: string;
+}
+
+// `0000:03:00.0` or `03:00.0`: domain, bus, device, function.
+const PCI_ADDRESS =
+  /^(?:([0-9a-f]{4}):)?([0-9a-f]{2}):([0-1][0-9a-f])\.([0-7])$/i;
+
+/**
+ * The PCIe address `03:00.0` or `0000:03:00.0` in the kernel's form
+ * (`0000:03:00.0`, lower case); undefined when `name` is not one.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pciAddress } from "./device.ts";
+ *
+ * assert.equal(pciAddress("03:00.0"), "0000:03:00.0");
+ * assert.equal(pciAddress("0000:AF:00.1"), "0000:af:00.1");
+ * assert.equal(pciAddress("eth0"), undefined);
+ * ```
+ */
+export function pciAddress(name: string): string | undefined {
+  const m = PCI_ADDRESS.exec(name);
+  if (!m) return undefined;
+  return `${m[1] ?? "0000"}:${m[2]}:${m[3]}.${m[4]}`.toLowerCase();
+}
+
+/**
+ * Finds what `name` names in sysfs: a PCIe function first (if `name` reads
+ * as an address), then an interface, then an RDMA device. Rejects with a
+ * `Deno.errors.NotFound` of one line naming what this machine has nearest
+ * to it when it is none of those.
+ *
+ * @example An interface every Linux machine has
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { resolveKernelDevice } from "./device.ts";
+ *
+ * const lo = await resolveKernelDevice("lo");
+ * assert.deepEqual([lo.pci, lo.interfaces, lo.rdma], [undefined, ["lo"], []]);
+ * ```
+ */
+export async function resolveKernelDevice(
+  name: string,
+  options: DeviceLookupOptions = {},
+): Promise<KernelDevice> {
+  const sys = join(options.root ?? "/", "sys");
+  const pci = pciAddress(name);
+  if (pci !== undefined) {
+    const dir = join(sys, "bus/pci/devices", pci);
+    if (await isDirectory(dir)) {
+      return {
+        name,
+        pci,
+        interfaces: await interfacesUnder(dir),
+        rdma: await rdmaDevices(sys, await entries(join(dir, "infiniband"))),
+      };
+    }
+    throw notFound(
+      name,
+      "no PCIe function",
+      await entries(join(sys, "bus/pci/devices")),
+      pci, // 03:00.2 is near 0000:03:00.0, as sysfs writes it
+    );
+  }
+  const netdev = join(sys, "class/net", name);
+  if (await isDirectory(netdev)) {
+    const function_ = await pciFunctionOf(join(netdev, "device"));
+    const rdma = function_ === undefined ? [] : await rdmaDevices(
+      sys,
+      await entries(join(sys, "bus/pci/devices", function_, "infiniband")),
+    );
+    return { name, pci: function_, interfaces: [name], rdma };
+  }
+  const ib = join(sys, "class/infiniband", name);
+  if (await isDirectory(ib)) {
+    return {
+      name,
+      pci: await pciFunctionOf(join(ib, "device")),
+      interfaces: await entries(join(ib, "device/net")),
+      rdma: await rdmaDevices(sys, [name]),
+    };
+  }
+  throw notFound(name, "no interface, RDMA device or PCIe function", [
+    ...await entries(join(sys, "class/net")),
+    ...await entries(join(sys, "class/infiniband")),
+  ]);
+}
+
+/**
+ * The interfaces of a PCIe function: in its `net/` directory, or one level
+ * down (a virtio function keeps them under `virtioN/net/`).
+ */
+async function interfacesUnder(dir: string): Promise<string[]> {
+  const found = await entries(join(dir, "net"));
+  for (const child of await entries(dir)) {
+    if (!/^virtio\d+$/.test(child)) continue;
+    found.push(...await entries(join(dir, child, "net")));
+  }
+  return found.sort();
+}
+
+/** Each RDMA device with its ports (numbers, in order). */
+async function rdmaDevices(
+  sys: string,
+  names: readonly string[],
+): Promise<RdmaDevice[]> {
+  const devices: RdmaDevice[] = [];
+  for (const name of [...names].sort()) {
+    const ports = (await entries(join(sys, "class/infiniband", name, "ports")))
+      .filter((p) => /^\d+$/.test(p)).map(Number).sort((a, b) => a - b);
+    devices.push({ name, ports });
+  }
+  return devices;
+}
+
+/**
+ * The PCIe function at or above the device a `device` link points to: the
+ * nearest directory in its resolved path named like a PCIe address.
+ */
+async function pciFunctionOf(link: string): Promise<string | undefined> {
+  let path: string;
+  try {
+    path = await Deno.realPath(link);
+  } catch {
+    return undefined; // a virtual interface has no device link
+  }
+  for (let dir = path; dir !== "/" && dir !== "."; dir = join(dir, "..")) {
+    const address = pciAddress(basename(dir));
+    if (address !== undefined && basename(dir) === address) return address;
+  }
+  return undefined;
+}
+
+/** The names in a directory, sorted; none if it is missing or unreadable. */
+async function entries(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+  } catch {
+    return [];
+  }
+  return names.sort();
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+function notFound(
+  name: string,
+  what: string,
+  here: readonly string[],
+  asWritten = name,
+): Deno.errors.NotFound {
+  const near = nearest(asWritten, here, 3);
+  const list = near.length > 0
+    ? `; did you mean ${near.join(", ")}?`
+    : here.length > 0 && here.length <= 8
+    ? `; this machine has ${here.join(", ")}`
+    : "";
+  return new Deno.errors.NotFound(
+    `Cannot find device "${name}": ${what} of that name${list}`,
+  );
+}
