@@ -40,6 +40,17 @@ export function applyRunOptions(
       `--event-log applies to a single monitor, and ${config.file} has ${config.monitors.length}; set event_log per monitor`,
     );
   }
+  // One device for several monitors would read one port twice and the
+  // others never (and two monitors on one DOCA device are refused later,
+  // less plainly).
+  if (options.device !== undefined && !single) {
+    const nics = config.monitors.filter((m) => m.source !== "nvml");
+    throw new UsageError(
+      `-d names one device, and ${config.file} has ${nics.length} NIC monitors (${
+        nics.map((m) => m.name).join(", ")
+      }); set device per monitor`,
+    );
+  }
   const monitors = config.monitors.map((m): MonitorConfig =>
     m.source === "nvml" ? m : {
       ...m,
