@@ -334,21 +334,29 @@ export class EventsLog implements EventSink {
    * has everything written and synced.
    */
   eventEnd(rule: number, unixMs: number, peak: number): void {
-    // Formatted here, once an event: an event's end is not a per-sample cost.
+    this.peak(rule, peak);
+    const name = this.#ruleNames[rule];
+    this.#marker(END, unixMs, RULE, name);
+    this.#syncWanted = true;
+    this.flush();
+  }
+
+  /**
+   * Writes a `<<Peak>>` line: rule `rule`'s peak over its event, before its
+   * end marker, or so far, for an event still open as the agent stops.
+   */
+  peak(rule: number, peak: number): void {
+    // Formatted here, once an event: not a per-sample cost.
     const text = encoder.encode(
       `, ${PEAK_FIELD}: ${formatLogPeak(peak, this.#perSecond[rule])}\n`,
     );
     const name = this.#ruleNames[rule];
-    if (this.#reserve(PEAK_START.length + name.length + text.length)) {
-      this.#putBytes(PEAK_START);
-      // The name's bytes end in a newline: leave it for the end marker.
-      this.#chunk.set(name.subarray(0, name.length - 1), this.#pos);
-      this.#pos += name.length - 1;
-      this.#putBytes(text);
-    }
-    this.#marker(END, unixMs, RULE, name);
-    this.#syncWanted = true;
-    this.flush();
+    if (!this.#reserve(PEAK_START.length + name.length + text.length)) return;
+    this.#putBytes(PEAK_START);
+    // The name's bytes end in a newline: the peak goes before it.
+    this.#chunk.set(name.subarray(0, name.length - 1), this.#pos);
+    this.#pos += name.length - 1;
+    this.#putBytes(text);
   }
 
   /** Writes a `<<Gap>>` marker: the source lost samples before the next row. */

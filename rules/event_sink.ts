@@ -23,6 +23,12 @@ export interface EventSink {
    */
   gap(dropped: number, unixMs: number): void;
   /**
+   * The peak so far of rule `rule`, whose event is still open as the log
+   * closes (see {@linkcode Monitor.writeOpenPeaks}). Optional: a sink
+   * that keeps no peaks need not have it.
+   */
+  peak?(rule: number, peak: number): void;
+  /**
    * Undefined when the sink can take more; otherwise a promise that
    * resolves once it can. Only sources that can wait (replay) ask.
    */

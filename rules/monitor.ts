@@ -237,6 +237,18 @@ export class Monitor implements SampleSink {
     this.#sink.row(this.words, at);
   }
 
+  /**
+   * Tells the event sink the peak so far of every rule still active, as the
+   * agent stops: an event open at the end of the log then reads with the
+   * same peak as the closing table shows for it.
+   */
+  writeOpenPeaks(): void {
+    const rules = this.rules;
+    for (let i = 0; i < rules.length; i++) {
+      if (rules[i].active) this.#sink.peak?.(i, rules[i].peak);
+    }
+  }
+
   /** Whether the event sink keeps up; see {@linkcode SampleSink.ready}. */
   ready(): Promise<void> | undefined {
     return this.#sink.ready?.();

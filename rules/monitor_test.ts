@@ -695,3 +695,18 @@ Deno.test("Monitor: a signal rule ending as a later one starts repeats the dump;
     "end b>5",
   ]);
 });
+
+Deno.test("Monitor.writeOpenPeaks tells the sink the peak so far of each rule still active, and of no other", () => {
+  const sink = new RecordingSink(["a>5", "b>5"]);
+  const monitor = build(
+    1,
+    ["a", "b"],
+    [a5(0), { ...a5(1), name: "b>5" }],
+    sink,
+  );
+  feed(monitor, 1n, [9n, 0n]);
+  feed(monitor, 2n, [12n, 0n]);
+  sink.entries.length = 0;
+  monitor.writeOpenPeaks();
+  assert.deepEqual(sink.entries, ["peak a>5 12"]);
+});

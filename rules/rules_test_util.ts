@@ -179,6 +179,10 @@ export class RecordingSink implements EventSink {
     this.peaks.push(peak);
   }
 
+  peak(rule: number, peak: number): void {
+    this.entries.push(`peak ${this.ruleNames[rule]} ${peak}`);
+  }
+
   gap(dropped: number, unixMs: number): void {
     this.entries.push(`gap ${dropped}`);
     this.gapTimes.push(unixMs);

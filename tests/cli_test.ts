@@ -397,7 +397,14 @@ Deno.test("a replay that hits a bad line exits 1 and keeps the rows already logg
     text,
     /<<Event start>> Time: .*Rule: "ECN marks"\n1005, 500, 5\n/,
   );
-  assert.ok(text.endsWith("1019, 1900, 19\n"), text.slice(-80));
+  // The event is still open as the agent stops: its peak so far (a rise
+  // of 4 over the depth of 4) closes the log.
+  assert.ok(
+    text.endsWith(
+      '1019, 1900, 19\n<<Peak>> Rule: "ECN marks", Peak: 4\n',
+    ),
+    text.slice(-80),
+  );
 });
 
 Deno.test("SIGTERM stops a running agent cleanly with exit 0 and a complete log", async () => {
