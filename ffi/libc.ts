@@ -1,7 +1,7 @@
 /**
- * The one libc call the agent makes: `signal(2)`, to set a signal's
- * disposition at the OS level. Declarations only: which signal and why is
- * the caller's call.
+ * libc's `signal(2)`, to set a signal's disposition at the OS level.
+ * Declarations only: which signal and why is the caller's call. The file
+ * calls that read sysfs counters in place are in libc_file.ts.
  *
  * @module
  */
