@@ -38,13 +38,16 @@ let made = 0;
  * Makes two namespaces joined by a veth pair (`a` in one, `b` in the
  * other; 10.23.0.1/24 and 10.23.0.2/24, fixed MACs, each other's neighbour
  * entry permanent and IPv6 off, so that nothing crosses the pair but what
- * the test sends), runs `body`, then deletes both namespaces (and with
+ * the test sends; `queues` receive and transmit queues each, 1 unless
+ * told), runs `body`, then deletes both namespaces (and with
  * them the pair), whatever happened. Names carry the process id and a
  * count, so files running in parallel do not collide.
  */
 export async function withVethPair<T>(
   body: (pair: VethPair) => Promise<T>,
+  options: { queues?: number } = {},
 ): Promise<T> {
+  const queues = String(options.queues ?? 1);
   const tag = `${Deno.pid.toString(36)}${(made++).toString(36)}`;
   const a: VethEnd = {
     namespace: `dtb-${tag}-a`,
@@ -79,6 +82,10 @@ export async function withVethPair<T>(
       a.namespace,
       "address",
       a.mac,
+      "numrxqueues",
+      queues,
+      "numtxqueues",
+      queues,
       "type",
       "veth",
       "peer",
@@ -88,6 +95,10 @@ export async function withVethPair<T>(
       b.namespace,
       "address",
       b.mac,
+      "numrxqueues",
+      queues,
+      "numtxqueues",
+      queues,
     );
     for (const [end, other] of [[a, b], [b, a]]) {
       const n = ["-n", end.namespace];
