@@ -1,0 +1,153 @@
+/**
+ * Network namespaces with a veth pair between them, for tests that read
+ * the real kernel's NIC counters without touching the machine's own
+ * interfaces. Needs root (or CAP_SYS_ADMIN and CAP_NET_ADMIN) and
+ * iproute2's `ip`.
+ *
+ * @module
+ */
+
+/** Whether this process can make namespaces and veth pairs (root with `ip`). */
+export function canMakeNamespaces(): boolean {
+  if (Deno.build.os !== "linux" || Deno.uid() !== 0) return false;
+  try {
+    return new Deno.Command("ip", { args: ["-V"], stdout: "null" })
+      .outputSync().success;
+  } catch {
+    return false;
+  }
+}
+
+/** One end of the pair: its namespace, interface, MAC and IPv4 address. */
+export interface VethEnd {
+  readonly namespace: string;
+  readonly interface: string;
+  readonly mac: string;
+  readonly address: string;
+}
+
+/** The pair {@linkcode withVethPair} made. */
+export interface VethPair {
+  readonly a: VethEnd;
+  readonly b: VethEnd;
+}
+
+let made = 0;
+
+/**
+ * Makes two namespaces joined by a veth pair (`a` in one, `b` in the
+ * other; 10.23.0.1/24 and 10.23.0.2/24, fixed MACs, each other's neighbour
+ * entry permanent and IPv6 off, so that nothing crosses the pair but what
+ * the test sends; `queues` receive and transmit queues each, 1 unless
+ * told), runs `body`, then deletes both namespaces (and with
+ * them the pair), whatever happened. Names carry the process id and a
+ * count, so files running in parallel do not collide.
+ */
+export async function withVethPair<T>(
+  body: (pair: VethPair) => Promise<T>,
+  options: { queues?: number } = {},
+): Promise<T> {
+  const queues = String(options.queues ?? 1);
+  const tag = `${Deno.pid.toString(36)}${(made++).toString(36)}`;
+  const a: VethEnd = {
+    namespace: `dtb-${tag}-a`,
+    interface: `dtb${tag}a`,
+    mac: "02:23:00:00:00:01",
+    address: "10.23.0.1",
+  };
+  const b: VethEnd = {
+    namespace: `dtb-${tag}-b`,
+    interface: `dtb${tag}b`,
+    mac: "02:23:00:00:00:02",
+    address: "10.23.0.2",
+  };
+  try {
+    for (const end of [a, b]) {
+      await ip("netns", "add", end.namespace);
+      await run(
+        "ip",
+        "netns",
+        "exec",
+        end.namespace,
+        "sysctl",
+        "-qw",
+        "net.ipv6.conf.all.disable_ipv6=1",
+        "net.ipv6.conf.default.disable_ipv6=1",
+      );
+    }
+    await ip(
+      ..."link add".split(" "),
+      a.interface,
+      "netns",
+      a.namespace,
+      "address",
+      a.mac,
+      "numrxqueues",
+      queues,
+      "numtxqueues",
+      queues,
+      "type",
+      "veth",
+      "peer",
+      "name",
+      b.interface,
+      "netns",
+      b.namespace,
+      "address",
+      b.mac,
+      "numrxqueues",
+      queues,
+      "numtxqueues",
+      queues,
+    );
+    for (const [end, other] of [[a, b], [b, a]]) {
+      const n = ["-n", end.namespace];
+      await ip(...n, "addr", "add", `${end.address}/24`, "dev", end.interface);
+      await ip(...n, "link", "set", end.interface, "up");
+      await ip(...n, "link", "set", "lo", "up");
+      await ip(
+        ...n,
+        "neigh",
+        "replace",
+        other.address,
+        "lladdr",
+        other.mac,
+        "dev",
+        end.interface,
+        "nud",
+        "permanent",
+      );
+    }
+    return await body({ a, b });
+  } finally {
+    for (const end of [a, b]) {
+      await new Deno.Command("ip", {
+        args: ["netns", "del", end.namespace],
+        stdout: "null",
+        stderr: "null",
+      }).output();
+    }
+  }
+}
+
+function ip(...args: string[]): Promise<string> {
+  return run("ip", ...args);
+}
+
+/** Runs a command to the end; its stdout, or an error with its stderr. */
+export async function run(command: string, ...args: string[]): Promise<string> {
+  const output = await new Deno.Command(command, {
+    args,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder();
+  if (!output.success) {
+    throw new Error(
+      `${command} ${args.join(" ")}: exit ${output.code}: ${
+        text.decode(output.stderr).trim()
+      }`,
+    );
+  }
+  return text.decode(output.stdout);
+}
