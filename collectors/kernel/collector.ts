@@ -1,0 +1,569 @@
+/**
+ * The kernel source: a NIC's counters read through Linux itself (netdev
+ * statistics, ethtool statistics, RDMA hw_counters, InfiniBand port
+ * counters), sampled on a timer into a monitor's ring.
+ *
+ * A column's data ID names what it reads: `netdev:NAME`, `ethtool:NAME`,
+ * `rdma:NAME` or `ib:NAME`, or with an explicit interface or port,
+ * `netdev:IF/NAME`, `ethtool:IF/NAME`, `rdma:DEV/PORT/NAME`,
+ * `ib:DEV/PORT/NAME` (by default the device's first interface, its first
+ * RDMA device's first port). Everything is resolved and opened once, by
+ * {@linkcode KernelCollector.open}; a sample is one `pread` per sysfs file
+ * and one `ETHTOOL_GSTATS` per interface, with no allocation, no string and
+ * no BigInt. A device that goes away (an interface deleted, a driver's set
+ * of statistics changed) is a fault, not an end: the source reports it
+ * once, opens everything again by name (on the next tick, then backing off
+ * to once a second) and reports the samples it missed as a gap when it
+ * resumes. Facts: docs/spec/kernel-counters.md.
+ *
+ * @module
+ */
+
+import type { SampleSink } from "../../rules/sample_sink.ts";
+import type { Collector } from "../collector.ts";
+import { PollStats } from "../poll_stats.ts";
+import { addNumberU64, geU64, msToNsU64 } from "../../base/u64.ts";
+import { nearest } from "../../config/suggest.ts";
+import { type KernelDevice, resolveKernelDevice } from "./device.ts";
+import { EthtoolStats } from "./ethtool_stats.ts";
+import {
+  type CounterFile,
+  CounterRead,
+  ibPortCounterFiles,
+  netdevCounterFiles,
+  rdmaHwCounterFiles,
+  SysfsCounterSet,
+} from "./sysfs_counters.ts";
+
+/** One column of a kernel source: its name and what it reads. */
+export interface KernelColumn {
+  readonly name: string;
+  /** `netdev:NAME`, `ethtool:IF/NAME`, `rdma:DEV/PORT/NAME`, ... */
+  readonly dataId: string;
+}
+
+/** Options of {@linkcode KernelCollector.open}. */
+export interface KernelOptions {
+  /** What `-d` names: an interface, an RDMA device or a PCIe function. */
+  readonly device: string;
+  /** The monitor's columns, in record order. */
+  readonly columns: readonly KernelColumn[];
+  /**
+   * Sample period in ns (a positive safe integer). Default
+   * {@linkcode DEFAULT_SAMPLE_PERIOD_NS}.
+   */
+  readonly samplePeriodNs?: number;
+  /** The tree holding `sys/` (default `/`); tests give a fixture tree. */
+  readonly root?: string;
+  /**
+   * Told, once per fault, why the source stopped delivering (the device
+   * went away, its set of statistics changed); it keeps trying.
+   */
+  readonly onFault?: (message: string) => void;
+  /** Wall clock in ms since the Unix epoch. Default `performance` time. */
+  readonly now?: () => number;
+}
+
+/** The longest wait between two attempts to open a faulted device again, ms. */
+export const MAX_RETRY_MS = 1000;
+
+/** The default sample period: 10 ms. */
+export const DEFAULT_SAMPLE_PERIOD_NS = 10_000_000;
+
+type Kind = "netdev" | "ethtool" | "rdma" | "ib";
+
+/** What a column reads, resolved: where and which counter. */
+interface Target {
+  readonly kind: Kind;
+  /** The interface (netdev, ethtool) or RDMA device. */
+  readonly owner: string;
+  /** The port (rdma, ib); 0 otherwise. */
+  readonly port: number;
+  readonly counter: string;
+}
+
+/** An interface's ethtool statistics and the columns read from them. */
+interface EthtoolGroup {
+  readonly stats: EthtoolStats;
+  /** Per wanted counter: its index in the driver's set. */
+  readonly indexes: Int32Array;
+  /** Per wanted counter: the record word its low half goes to. */
+  readonly words: Int32Array;
+  /** What one read writes: (lo, hi) per wanted counter. */
+  readonly scratch: Uint32Array;
+}
+
+/** Everything open for reading: sysfs files and ethtool readers. */
+interface Readers {
+  readonly sysfs: SysfsCounterSet;
+  /** Per sysfs file: the record word its low half goes to. */
+  readonly sysfsWords: Int32Array;
+  readonly ethtool: readonly EthtoolGroup[];
+}
+
+/** A fault's one-line reason (where it allocates, only on the fault path). */
+class Fault extends Error {}
+
+/**
+ * Parses a data ID against the device; throws a line without the
+ * "Cannot read column" prefix when it names nothing the device offers.
+ */
+function resolveTarget(
+  device: KernelDevice,
+  dataId: string,
+  root: string | undefined,
+): Target {
+  const colon = dataId.indexOf(":");
+  const kind = dataId.slice(0, colon);
+  const rest = dataId.slice(colon + 1);
+  if (
+    colon < 0 ||
+    (kind !== "netdev" && kind !== "ethtool" && kind !== "rdma" &&
+      kind !== "ib")
+  ) {
+    throw new Error(
+      "the data ID must be netdev:, ethtool:, rdma: or ib: and a counter name",
+    );
+  }
+  const parts = rest.split("/");
+  if (kind === "netdev" || kind === "ethtool") {
+    if (parts.length > 2 || parts.some((p) => p === "")) {
+      throw new Error(`the data ID must be ${kind}:NAME or ${kind}:IF/NAME`);
+    }
+    const iface = parts.length === 2 ? parts[0] : device.interfaces[0];
+    if (iface === undefined) {
+      throw new Error(`${device.name} has no interface`);
+    }
+    if (!device.interfaces.includes(iface)) {
+      throw new Error(
+        `${device.name} has no interface ${iface}${
+          suggestion(iface, device.interfaces)
+        }`,
+      );
+    }
+    const counter = parts[parts.length - 1];
+    const names = kind === "netdev"
+      ? netdevCounterFiles(iface, { root }).map((f) => f.name)
+      : ethtoolNames(iface);
+    if (!names.includes(counter)) {
+      throw new Error(
+        `${iface} has no ${kind} counter ${counter}${
+          suggestion(counter, names)
+        }`,
+      );
+    }
+    return { kind, owner: iface, port: 0, counter };
+  }
+  if (
+    (parts.length !== 1 && parts.length !== 3) || parts.some((p) => p === "")
+  ) {
+    throw new Error(
+      `the data ID must be ${kind}:NAME or ${kind}:DEV/PORT/NAME`,
+    );
+  }
+  const first = device.rdma.find((d) => d.ports.length > 0);
+  const dev = parts.length === 3 ? parts[0] : first?.name;
+  if (dev === undefined) throw new Error(`${device.name} has no RDMA port`);
+  const rdma = device.rdma.find((d) => d.name === dev);
+  if (rdma === undefined) {
+    throw new Error(
+      `${device.name} has no RDMA device ${dev}${
+        suggestion(dev, device.rdma.map((d) => d.name))
+      }`,
+    );
+  }
+  const port = parts.length === 3 ? Number(parts[1]) : rdma.ports[0];
+  if (!rdma.ports.includes(port)) {
+    throw new Error(
+      `${dev} has no port ${parts[1] ?? ""}; it has ${
+        rdma.ports.join(", ") || "none"
+      }`,
+    );
+  }
+  const counter = parts[parts.length - 1];
+  const names = (kind === "rdma" ? rdmaHwCounterFiles : ibPortCounterFiles)(
+    dev,
+    port,
+    { root },
+  ).map((f) => f.name);
+  if (!names.includes(counter)) {
+    throw new Error(
+      `${dev} port ${port} has no ${kind} counter ${counter}${
+        suggestion(counter, names)
+      }`,
+    );
+  }
+  return { kind, owner: dev, port, counter };
+}
+
+function ethtoolNames(iface: string): readonly string[] {
+  const stats = EthtoolStats.open(iface);
+  try {
+    return stats.names;
+  } finally {
+    stats.close();
+  }
+}
+
+function suggestion(name: string, names: readonly string[]): string {
+  const near = nearest(name, names, 3);
+  return near.length > 0 ? `; did you mean ${near.join(", ")}?` : "";
+}
+
+/**
+ * Opens every target; throws a {@linkcode Fault} naming what failed, with
+ * whatever it opened closed again.
+ */
+function openReaders(
+  targets: readonly Target[],
+  root: string | undefined,
+): Readers {
+  const files: CounterFile[] = [];
+  const fileWords: number[] = [];
+  const byInterface = new Map<string, { names: string[]; words: number[] }>();
+  for (let k = 0; k < targets.length; k++) {
+    const t = targets[k];
+    const word = 2 * (k + 1);
+    if (t.kind === "ethtool") {
+      let group = byInterface.get(t.owner);
+      if (!group) byInterface.set(t.owner, group = { names: [], words: [] });
+      group.names.push(t.counter);
+      group.words.push(word);
+      continue;
+    }
+    const found = t.kind === "netdev"
+      ? netdevCounterFiles(t.owner, { root })
+      : (t.kind === "rdma" ? rdmaHwCounterFiles : ibPortCounterFiles)(
+        t.owner,
+        t.port,
+        { root },
+      );
+    const file = found.find((f) => f.name === t.counter);
+    if (!file) {
+      throw new Fault(`${t.owner} has no ${t.kind} counter ${t.counter}`);
+    }
+    files.push(file);
+    fileWords.push(word);
+  }
+  const groups: EthtoolGroup[] = [];
+  let sysfs: SysfsCounterSet | undefined;
+  try {
+    for (const [iface, { names, words }] of byInterface) {
+      const stats = EthtoolStats.open(iface);
+      groups.push({
+        stats,
+        indexes: stats.indexesOf(names),
+        words: Int32Array.from(words),
+        scratch: new Uint32Array(2 * names.length),
+      });
+      const missing = names.find((_, j) => groups.at(-1)!.indexes[j] < 0);
+      if (missing !== undefined) {
+        throw new Fault(`${iface} has no ethtool counter ${missing}`);
+      }
+    }
+    sysfs = SysfsCounterSet.open(files);
+  } catch (error) {
+    for (const group of groups) group.stats.close();
+    if (error instanceof Fault) throw error;
+    throw new Fault(error instanceof Error ? error.message : String(error));
+  }
+  return { sysfs, sysfsWords: Int32Array.from(fileWords), ethtool: groups };
+}
+
+function closeReaders(readers: Readers): void {
+  readers.sysfs.close();
+  for (const group of readers.ethtool) group.stats.close();
+}
+
+/**
+ * A {@linkcode Collector} of a NIC's counters through the kernel.
+ *
+ * @example
+ * ```ts ignore
+ * const kernel = await KernelCollector.open({
+ *   device: "p0",
+ *   columns: [{ name: "rx", dataId: "netdev:rx_bytes" }],
+ *   samplePeriodNs: 10_000_000,
+ * });
+ * await kernel.run(sink, signal);
+ * kernel.close();
+ * ```
+ */
+export class KernelCollector implements Collector {
+  /** Always `"kernel"`. */
+  readonly source = "kernel";
+  /** `kernel <device>`, for events.log's `Device:`. */
+  readonly device: string;
+  /** The poll loop's health. */
+  readonly pollStats: PollStats = new PollStats();
+  /** How long the last sample's reads took, ns. */
+  readNs = 0;
+  /** The longest any sample's reads took, ns. */
+  readNsMax = 0;
+  /** Faults so far (each reported once through `onFault`). */
+  faults = 0;
+  /** Samples lost so far (reported through `sink.gap`). */
+  lostSamples = 0;
+
+  readonly #targets: readonly Target[];
+  readonly #root: string | undefined;
+  readonly #periodNs: number;
+  readonly #periodMs: number;
+  readonly #onFault: (message: string) => void;
+  readonly #now: () => number;
+  /** Timestamp, then (lo, hi) per column: the next record. */
+  readonly #record: Uint32Array;
+  #readers: Readers | undefined;
+  /** Samples lost since the last committed one. */
+  #pendingGap = 0;
+  /** `performance.now()` at which a faulted source next tries to open. */
+  #retryAt = 0;
+  #retryMs = 0;
+  #running = false;
+  #closed = false;
+
+  private constructor(
+    options: KernelOptions,
+    targets: Target[],
+    readers: Readers,
+  ) {
+    this.device = `kernel ${options.device}`;
+    this.#targets = targets;
+    this.#root = options.root;
+    this.#periodNs = options.samplePeriodNs ?? DEFAULT_SAMPLE_PERIOD_NS;
+    this.#periodMs = this.#periodNs / 1e6;
+    this.#onFault = options.onFault ?? (() => {});
+    this.#now = options.now ??
+      (() => performance.timeOrigin + performance.now());
+    this.#record = new Uint32Array(2 * (1 + targets.length));
+    this.#readers = readers;
+  }
+
+  /**
+   * Resolves the device and every column, and opens what they read.
+   * Rejects with one line naming the column, and the nearest names the
+   * device offers, when a column reads something the device does not have.
+   */
+  static async open(options: KernelOptions): Promise<KernelCollector> {
+    const {
+      device: name,
+      columns,
+      samplePeriodNs = DEFAULT_SAMPLE_PERIOD_NS,
+      root,
+    } = options;
+    if (!Number.isSafeInteger(samplePeriodNs) || samplePeriodNs < 1) {
+      throw new RangeError(
+        `Cannot create kernel collector: samplePeriodNs must be a positive integer, got ${samplePeriodNs}`,
+      );
+    }
+    const device = await resolveKernelDevice(name, { root });
+    const targets: Target[] = [];
+    for (const column of columns) {
+      try {
+        targets.push(resolveTarget(device, column.dataId, root));
+      } catch (error) {
+        throw new Error(
+          `Cannot read column "${column.name}" (${column.dataId}) of ${name}: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+        );
+      }
+    }
+    let readers: Readers;
+    try {
+      readers = openReaders(targets, root);
+    } catch (error) {
+      throw new Error(
+        `Cannot read ${name}: ${
+          error instanceof Error ? error.message : String(error)
+        }`,
+      );
+    }
+    return new KernelCollector(
+      { ...options, samplePeriodNs },
+      targets,
+      readers,
+    );
+  }
+
+  /** Whether the source is delivering (false while a fault lasts). */
+  get up(): boolean {
+    return this.#readers !== undefined;
+  }
+
+  /**
+   * Samples every period (first sample at once) until `signal` aborts,
+   * then resolves. A device fault does not end it; a sink that throws
+   * rejects it.
+   */
+  run(sink: SampleSink, signal: AbortSignal): Promise<void> {
+    if (this.#running) {
+      return Promise.reject(
+        new Error("Cannot run kernel collector: it is already running"),
+      );
+    }
+    if (this.#closed) {
+      return Promise.reject(
+        new Error("Cannot run kernel collector: it is closed"),
+      );
+    }
+    if (sink.columns !== this.#targets.length) {
+      return Promise.reject(
+        new Error(
+          `Cannot deliver kernel samples: the sink has ${sink.columns} columns, the source ${this.#targets.length}`,
+        ),
+      );
+    }
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const period = this.#periodMs;
+      let due = performance.now();
+      const stop = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+        this.#running = false;
+      };
+      const onAbort = () => {
+        stop();
+        resolve();
+      };
+      const tick = () => {
+        const now = performance.now();
+        const late = now - due;
+        this.pollStats.recordPoll(late);
+        // Samples whose time passed while the timer was late are lost.
+        const missed = late >= period ? Math.floor(late / period) : 0;
+        this.#pendingGap += missed;
+        due += period * (1 + missed);
+        try {
+          this.sample(sink);
+        } catch (error) {
+          stop();
+          return reject(error);
+        }
+        timer = setTimeout(tick, Math.max(0, due - performance.now()));
+      };
+      this.#running = true;
+      signal.addEventListener("abort", onAbort, { once: true });
+      tick();
+    });
+  }
+
+  /**
+   * One sample: reads every column and commits a record, or, while the
+   * device is faulted, counts a lost sample (and tries to open it again
+   * when the back-off allows). Returns whether a record was committed.
+   * {@linkcode run} calls it on its timer.
+   */
+  sample(sink: SampleSink): boolean {
+    let readers = this.#readers;
+    if (readers === undefined) {
+      if (performance.now() < this.#retryAt || !this.#reopen()) {
+        this.#pendingGap++;
+        return false;
+      }
+      readers = this.#readers!;
+    }
+    const record = this.#record;
+    const start = performance.now();
+    const sysfs = readers.sysfs;
+    const sysfsWords = readers.sysfsWords;
+    let fault = -1;
+    for (let i = 0; i < sysfs.count; i++) {
+      if (sysfs.readOne(i, record, sysfsWords[i]) !== CounterRead.OK) {
+        fault = i;
+        break;
+      }
+    }
+    let ethtoolFault: string | undefined;
+    if (fault < 0) {
+      const groups = readers.ethtool;
+      for (let g = 0; g < groups.length; g++) {
+        const group = groups[g];
+        const scratch = group.scratch;
+        try {
+          if (!group.stats.read(scratch, 0, group.indexes)) {
+            ethtoolFault =
+              `the ethtool statistics of ${group.stats.interface} changed`;
+            break;
+          }
+        } catch (error) {
+          ethtoolFault = (error as Error).message;
+          break;
+        }
+        const words = group.words;
+        for (let j = 0; j < words.length; j++) {
+          record[words[j]] = scratch[2 * j];
+          record[words[j] + 1] = scratch[2 * j + 1];
+        }
+      }
+    }
+    const end = performance.now();
+    const readNs = (end - start) * 1e6;
+    this.readNs = readNs;
+    if (readNs > this.readNsMax) this.readNsMax = readNs;
+    if (fault >= 0 || ethtoolFault !== undefined) {
+      const why = ethtoolFault ?? sysfs.describeFault(fault);
+      this.#fault(why);
+      this.#pendingGap++;
+      return false;
+    }
+    // The timestamp follows the reads; strictly after the last one.
+    const hi = record[1];
+    const lo = record[0];
+    msToNsU64(record, 0, this.#now());
+    if (geU64(lo, hi, record[0], record[1])) {
+      addNumberU64(record, 0, lo, hi, 1);
+    }
+    if (this.#pendingGap > 0) {
+      const lost = this.#pendingGap;
+      this.#pendingGap = 0;
+      this.lostSamples += lost;
+      sink.gap(lost);
+    }
+    const words = sink.words;
+    const at = sink.claim();
+    for (let w = 0; w < record.length; w++) words[at + w] = record[w];
+    sink.commit();
+    return true;
+  }
+
+  /** Closes what is open, reports the fault once, schedules a retry. */
+  #fault(why: string): void {
+    if (this.#readers) closeReaders(this.#readers);
+    this.#readers = undefined;
+    this.faults++;
+    this.#retryMs = this.#periodMs;
+    this.#retryAt = performance.now() + this.#retryMs;
+    this.pollStats.recordError("read failed");
+    this.#onFault(
+      `${this.device} stopped delivering: ${why}; opening it again`,
+    );
+  }
+
+  /** Opens every column again by name; true once it has. */
+  #reopen(): boolean {
+    try {
+      this.#readers = openReaders(this.#targets, this.#root);
+      return true;
+    } catch {
+      this.#retryMs = Math.min(MAX_RETRY_MS, 2 * this.#retryMs);
+      this.#retryAt = performance.now() + this.#retryMs;
+      return false;
+    }
+  }
+
+  /** The sample period, ns. */
+  get samplePeriodNs(): number {
+    return this.#periodNs;
+  }
+
+  /** Releases every file, socket and library handle. Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#readers) closeReaders(this.#readers);
+    this.#readers = undefined;
+  }
+}

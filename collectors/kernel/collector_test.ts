@@ -1,0 +1,157 @@
+/**
+ * The kernel source: columns resolved against fixture trees and the real
+ * kernel, records delivered on its timer, the one-line refusal of a column
+ * the device does not have, and a veth end deleted and made again under a
+ * running source (a fault reported once, a gap, samples again).
+ *
+ * The real-kernel test runs the source in a child process inside a
+ * network namespace (collector_test_child.ts); it needs root, `ip` and
+ * network namespaces and is ignored without them.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { canMakeNamespaces, withVethPair } from "../../tests/netns.ts";
+import { KernelCollector } from "./collector.ts";
+import { RecordingSink } from "./collector_test_util.ts";
+
+const FIXTURE = new URL("../../tests/fixtures/sysfs", import.meta.url)
+  .pathname;
+const CHILD = new URL("./collector_test_child.ts", import.meta.url).pathname;
+
+function fixtureValue(path: string): bigint {
+  return BigInt(Deno.readTextFileSync(join(FIXTURE, path)).trim());
+}
+
+Deno.test("rdma: and ib: columns read a port's hw_counters and port counters, by default the device's first port or as named", async () => {
+  const kernel = await KernelCollector.open({
+    device: "mlx5_0",
+    root: FIXTURE,
+    samplePeriodNs: 1_000_000,
+    columns: [
+      { name: "cnp", dataId: "rdma:np_cnp_sent" },
+      { name: "xmit", dataId: "ib:port_xmit_data" },
+      { name: "ooo", dataId: "rdma:mlx5_0/1/out_of_sequence" },
+      { name: "wait", dataId: "ib:mlx5_0/1/port_xmit_wait" },
+    ],
+  });
+  try {
+    assert.equal(kernel.source, "kernel");
+    assert.equal(kernel.device, "kernel mlx5_0");
+    const sink = new RecordingSink(4);
+    const controller = new AbortController();
+    const three = (async () => {
+      for (let n = 0; n < 3; n++) await sink.nextRecord();
+      controller.abort();
+    })();
+    await kernel.run(sink, controller.signal);
+    await three;
+    const port = "sys/class/infiniband/mlx5_0/ports/1";
+    const want = [
+      fixtureValue(`${port}/hw_counters/np_cnp_sent`),
+      fixtureValue(`${port}/counters/port_xmit_data`),
+      fixtureValue(`${port}/hw_counters/out_of_sequence`),
+      fixtureValue(`${port}/counters/port_xmit_wait`),
+    ];
+    const records = sink.records;
+    assert.ok(records.length >= 3);
+    for (const record of records) assert.deepEqual(record.slice(1), want);
+    // Timestamps: ns since the epoch, near now, strictly increasing.
+    const nowNs = BigInt(Date.now()) * 1_000_000n;
+    for (let i = 0; i < records.length; i++) {
+      const t = records[i][0];
+      assert.ok(t > nowNs - 60_000_000_000n && t < nowNs + 60_000_000_000n);
+      if (i > 0) assert.ok(t > records[i - 1][0], `record ${i}`);
+    }
+    assert.ok(kernel.readNsMax >= kernel.readNs && kernel.readNs >= 0);
+    assert.ok(kernel.pollStats.polls >= 3);
+    assert.equal(kernel.faults, 0);
+  } finally {
+    kernel.close();
+  }
+});
+
+Deno.test("a column the device does not offer is refused in one line naming the nearest names it has", async () => {
+  const refused = async (device: string, dataId: string, root?: string) => {
+    const error = await KernelCollector.open({
+      device,
+      root,
+      samplePeriodNs: 10_000_000,
+      columns: [{ name: "drops", dataId }],
+    }).then(() => undefined, (e: Error) => e.message);
+    assert.ok(error !== undefined, `${dataId} was taken`);
+    assert.ok(!error.includes("\n"), error);
+    return error;
+  };
+  assert.equal(
+    await refused("lo", "netdev:rx_dropd"),
+    'Cannot read column "drops" (netdev:rx_dropd) of lo: lo has no netdev counter rx_dropd; did you mean rx_dropped?',
+  );
+  assert.equal(
+    await refused("mlx5_0", "rdma:np_cnp_snt", FIXTURE),
+    'Cannot read column "drops" (rdma:np_cnp_snt) of mlx5_0: mlx5_0 port 1 has no rdma counter np_cnp_snt; did you mean np_cnp_sent?',
+  );
+  assert.equal(
+    await refused("mlx5_0", "ib:mlx5_0/2/port_xmit_data", FIXTURE),
+    'Cannot read column "drops" (ib:mlx5_0/2/port_xmit_data) of mlx5_0: mlx5_0 has no port 2; it has 1',
+  );
+  assert.equal(
+    await refused("lo", "netdev:eth0/rx_bytes"),
+    'Cannot read column "drops" (netdev:eth0/rx_bytes) of lo: lo has no interface eth0',
+  );
+  assert.match(
+    await refused("lo", "rdma:np_cnp_sent"),
+    /of lo: lo has no RDMA port$/,
+  );
+  assert.match(
+    await refused("lo", "diag:0x1"),
+    /the data ID must be netdev:, ethtool:, rdma: or ib: and a counter name$/,
+  );
+});
+
+Deno.test({
+  name:
+    "on a veth end: netdev and ethtool columns equal the kernel's counts; deleted and made again, the source reports one fault, a gap, then samples again (needs root and network namespaces)",
+  ignore: !canMakeNamespaces(),
+  async fn() {
+    await withVethPair(async ({ a, b }) => {
+      const output = await new Deno.Command("ip", {
+        args: [
+          "netns",
+          "exec",
+          b.namespace,
+          Deno.execPath(),
+          "run",
+          "-A",
+          "--no-check",
+          "--unstable-net",
+          CHILD,
+          JSON.stringify({ a, b }),
+        ],
+        stdout: "piped",
+        stderr: "piped",
+        signal: AbortSignal.timeout(40_000),
+      }).output();
+      const text = new TextDecoder();
+      assert.equal(output.code, 0, text.decode(output.stderr));
+      const report = JSON.parse(text.decode(output.stdout));
+      const count = report.count;
+      // The records equal /proc/net/dev exactly once the traffic is in.
+      assert.deepEqual(report.after.record, report.after.proc);
+      assert.equal(
+        report.after.proc.rx_packets - report.before.proc.rx_packets,
+        count,
+      );
+      // GRO on and TSO off: the queue's NAPI counts every packet netdev does.
+      assert.equal(report.after.xdpPackets, report.after.record.rx_packets);
+      assert.equal(report.after.peerIfindex, report.peerIfindex);
+      assert.ok(report.increasing, "timestamps strictly increase");
+      // Deleted and made again: one fault, named, then a gap and records.
+      assert.equal(report.faults.length, 1, report.faults.join("\n"));
+      assert.match(report.faults[0], new RegExp(`^kernel ${b.interface} `));
+      assert.ok(report.gapBeforeResume > 0);
+      assert.ok(report.resumed.rx_packets < report.after.record.rx_packets);
+      assert.equal(report.lostSamples, report.gapTotal);
+    });
+  },
+});

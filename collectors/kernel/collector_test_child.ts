@@ -1,0 +1,227 @@
+/**
+ * The child that collector_test.ts runs inside the namespace of a veth
+ * pair's end `b` (`ip netns exec NS deno run -A --unstable-net collector_test_child.ts
+ * '{"a": VethEnd, "b": VethEnd}'`). Prints one JSON object.
+ *
+ * It turns GRO on for b (so veth counts in its queue statistics), runs a
+ * {@linkcode KernelCollector} on b, has a sender in a's namespace (this
+ * file again, `send`) turn TSO off for a and send datagrams to b, and
+ * compares the records with `/proc/net/dev`. Then it deletes b (and with
+ * it the pair), waits for the fault, makes the pair again and waits for
+ * the records to come back.
+ *
+ * @module
+ */
+
+import type { VethEnd } from "../../tests/netns.ts";
+import {
+  AF_INET,
+  fillIfreq,
+  ifName,
+  IFREQ_BYTES,
+  mapGuarded,
+  openEthtoolLibc,
+  SIOCETHTOOL_REQUEST,
+  SOCK_DGRAM,
+} from "../../ffi/ethtool.ts";
+import { run } from "../../tests/netns.ts";
+import { KernelCollector } from "./collector.ts";
+import { RecordingSink } from "./collector_test_util.ts";
+
+/** `ETHTOOL_STSO` and `ETHTOOL_SGRO` (`linux/ethtool.h`). */
+const ETHTOOL_STSO = 0x1f;
+const ETHTOOL_SGRO = 0x2c;
+const COUNT = 40;
+const SIZE = 200;
+const step = (what: string) => console.error(`child: ${what}`);
+
+/** Sets one legacy ethtool feature flag of `ifname` (needs CAP_NET_ADMIN). */
+function setFeature(ifname: string, command: number, on: boolean): void {
+  const libc = openEthtoolLibc();
+  const fd = libc.symbols.socket(AF_INET, SOCK_DGRAM, 0);
+  const value = mapGuarded(libc, 8);
+  try {
+    const words = new Uint32Array(value.buffer);
+    words[0] = command;
+    words[1] = on ? 1 : 0;
+    const ifreq = new Uint8Array(IFREQ_BYTES);
+    fillIfreq(ifreq, ifName(ifname)!, value.address);
+    if (libc.symbols.ioctl(fd, SIOCETHTOOL_REQUEST, ifreq) < 0) {
+      throw new Error(`ethtool command ${command} on ${ifname} failed`);
+    }
+  } finally {
+    value.unmap();
+    libc.symbols.close(fd);
+    libc.close();
+  }
+}
+
+/** rx_packets and rx_bytes of `ifname` in this namespace's /proc/net/dev. */
+function procNetDev(ifname: string): { rx_packets: number; rx_bytes: number } {
+  for (const line of Deno.readTextFileSync("/proc/net/dev").split("\n")) {
+    const match = /^\s*([^:\s]+):(.*)$/.exec(line);
+    if (match?.[1] !== ifname) continue;
+    const fields = match[2].trim().split(/\s+/).map(Number);
+    return { rx_packets: fields[1], rx_bytes: fields[0] };
+  }
+  throw new Error(`${ifname} is not in /proc/net/dev`);
+}
+
+async function send(a: VethEnd, b: VethEnd, port: number): Promise<void> {
+  setFeature(a.interface, ETHTOOL_STSO, false);
+  const socket = Deno.listenDatagram({
+    transport: "udp",
+    hostname: a.address,
+    port: 0,
+  });
+  const payload = new Uint8Array(SIZE);
+  for (let i = 0; i < COUNT; i++) {
+    await socket.send(payload, {
+      transport: "udp",
+      hostname: b.address,
+      port,
+    });
+  }
+  socket.close();
+  console.log(
+    Deno.readTextFileSync(`/sys/class/net/${a.interface}/ifindex`).trim(),
+  );
+}
+
+async function collect(a: VethEnd, b: VethEnd): Promise<void> {
+  setFeature(b.interface, ETHTOOL_SGRO, true);
+  const socket = Deno.listenDatagram({
+    transport: "udp",
+    hostname: b.address,
+    port: 0,
+  });
+  const port = (socket.addr as Deno.NetAddr).port;
+  const all = (async () => {
+    for (let i = 0; i < COUNT; i++) await socket.receive();
+  })();
+
+  const faults: string[] = [];
+  const faulted = Promise.withResolvers<void>();
+  const kernel = await KernelCollector.open({
+    device: b.interface,
+    samplePeriodNs: 10_000_000,
+    columns: [
+      { name: "packets", dataId: "netdev:rx_packets" },
+      { name: "bytes", dataId: "netdev:rx_bytes" },
+      { name: "xdp", dataId: `ethtool:${b.interface}/rx_queue_0_xdp_packets` },
+      { name: "peer", dataId: "ethtool:peer_ifindex" },
+    ],
+    onFault(message) {
+      faults.push(message);
+      faulted.resolve();
+    },
+  });
+  const sink = new RecordingSink(4);
+  const controller = new AbortController();
+  const running = kernel.run(sink, controller.signal);
+  const columns = (record: readonly bigint[]) => ({
+    rx_packets: Number(record[1]),
+    rx_bytes: Number(record[2]),
+  });
+  try {
+    await sink.nextRecord();
+    step("first record in");
+    const before = { proc: procNetDev(b.interface) };
+
+    const sender = await new Deno.Command("ip", {
+      args: [
+        "netns",
+        "exec",
+        a.namespace,
+        Deno.execPath(),
+        "run",
+        "-A",
+        "--no-check",
+        "--unstable-net",
+        import.meta.filename!,
+        "send",
+        JSON.stringify({ a, b, port }),
+      ],
+      stdout: "piped",
+      stderr: "inherit",
+    }).output();
+    if (!sender.success) throw new Error("the sender failed");
+    const peerIfindex = Number(new TextDecoder().decode(sender.stdout).trim());
+    step("sent; waiting for the datagrams");
+    await all;
+    // Nothing else crosses the pair: once the datagrams are in, the counts
+    // stay, and the next record must equal what the kernel says now.
+    const proc = procNetDev(b.interface);
+    const last = sink.records.length;
+    await sink.nextRecord();
+    const record = sink.records[last];
+    const after = {
+      proc,
+      record: columns(record),
+      xdpPackets: Number(record[3]),
+      peerIfindex: Number(record[4]),
+    };
+
+    step("compared; deleting the pair");
+    await run("ip", "link", "del", b.interface);
+    step("deleted; waiting for the fault");
+    await faulted.promise;
+    const gapAt = sink.deliveries.length;
+    await run(
+      "ip",
+      "link",
+      "add",
+      b.interface,
+      "address",
+      b.mac,
+      "type",
+      "veth",
+      "peer",
+      "name",
+      a.interface,
+      "address",
+      a.mac,
+      "netns",
+      a.namespace,
+    );
+    step("made again; waiting for records");
+    await sink.nextRecord();
+    const resumedAt = sink.deliveries.findIndex((d, i) =>
+      i >= gapAt && "record" in d
+    );
+    const gap = sink.deliveries[resumedAt - 1];
+    const resumed = columns(sink.records.at(-1)!);
+    // A few more, to see that the fault is not reported again.
+    for (let n = 0; n < 3; n++) await sink.nextRecord();
+    step("stopping");
+    controller.abort();
+    await running;
+    const times = sink.records.map((r) => r[0]);
+    console.log(JSON.stringify({
+      count: COUNT,
+      before,
+      after,
+      peerIfindex,
+      increasing: times.every((t, i) => i === 0 || t > times[i - 1]),
+      faults,
+      gapBeforeResume: gap !== undefined && "gap" in gap ? gap.gap : 0,
+      resumed,
+      lostSamples: kernel.lostSamples,
+      gapTotal: sink.lost,
+    }));
+  } finally {
+    controller.abort();
+    await running;
+    kernel.close();
+    socket.close();
+  }
+}
+
+const [first, second] = Deno.args;
+if (first === "send") {
+  const { a, b, port } = JSON.parse(second);
+  await send(a, b, port);
+} else {
+  const { a, b } = JSON.parse(first);
+  await collect(a, b);
+}
