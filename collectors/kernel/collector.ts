@@ -62,6 +62,12 @@ export interface KernelOptions {
   readonly onFault?: (message: string) => void;
   /** Wall clock in ms since the Unix epoch. Default `performance` time. */
   readonly now?: () => number;
+  /**
+   * The monotonic clock, ms, that schedules samples and retries and times
+   * the reads (default `performance.now`); tests move it to make the
+   * timer late.
+   */
+  readonly monotonic?: () => number;
 }
 
 /** The longest wait between two attempts to open a faulted device again, ms. */
@@ -311,12 +317,13 @@ export class KernelCollector implements Collector {
   readonly #periodMs: number;
   readonly #onFault: (message: string) => void;
   readonly #now: () => number;
+  readonly #monotonic: () => number;
   /** Timestamp, then (lo, hi) per column: the next record. */
   readonly #record: Uint32Array;
   #readers: Readers | undefined;
   /** Samples lost since the last committed one. */
   #pendingGap = 0;
-  /** `performance.now()` at which a faulted source next tries to open. */
+  /** The monotonic time at which a faulted source next tries to open. */
   #retryAt = 0;
   #retryMs = 0;
   #running = false;
@@ -335,6 +342,7 @@ export class KernelCollector implements Collector {
     this.#onFault = options.onFault ?? (() => {});
     this.#now = options.now ??
       (() => performance.timeOrigin + performance.now());
+    this.#monotonic = options.monotonic ?? (() => performance.now());
     this.#record = new Uint32Array(2 * (1 + targets.length));
     this.#readers = readers;
   }
@@ -418,7 +426,8 @@ export class KernelCollector implements Collector {
     return new Promise((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const period = this.#periodMs;
-      let due = performance.now();
+      const clock = this.#monotonic;
+      let due = clock();
       const stop = () => {
         clearTimeout(timer);
         signal.removeEventListener("abort", onAbort);
@@ -429,7 +438,7 @@ export class KernelCollector implements Collector {
         resolve();
       };
       const tick = () => {
-        const now = performance.now();
+        const now = clock();
         const late = now - due;
         this.pollStats.recordPoll(late);
         // Samples whose time passed while the timer was late are lost.
@@ -442,7 +451,7 @@ export class KernelCollector implements Collector {
           stop();
           return reject(error);
         }
-        timer = setTimeout(tick, Math.max(0, due - performance.now()));
+        timer = setTimeout(tick, Math.max(0, due - clock()));
       };
       this.#running = true;
       signal.addEventListener("abort", onAbort, { once: true });
@@ -459,14 +468,14 @@ export class KernelCollector implements Collector {
   sample(sink: SampleSink): boolean {
     let readers = this.#readers;
     if (readers === undefined) {
-      if (performance.now() < this.#retryAt || !this.#reopen()) {
+      if (this.#monotonic() < this.#retryAt || !this.#reopen()) {
         this.#pendingGap++;
         return false;
       }
       readers = this.#readers!;
     }
     const record = this.#record;
-    const start = performance.now();
+    const start = this.#monotonic();
     const sysfs = readers.sysfs;
     const sysfsWords = readers.sysfsWords;
     let fault = -1;
@@ -499,7 +508,7 @@ export class KernelCollector implements Collector {
         }
       }
     }
-    const end = performance.now();
+    const end = this.#monotonic();
     const readNs = (end - start) * 1e6;
     this.readNs = readNs;
     if (readNs > this.readNsMax) this.readNsMax = readNs;
@@ -535,7 +544,7 @@ export class KernelCollector implements Collector {
     this.#readers = undefined;
     this.faults++;
     this.#retryMs = this.#periodMs;
-    this.#retryAt = performance.now() + this.#retryMs;
+    this.#retryAt = this.#monotonic() + this.#retryMs;
     this.pollStats.recordError("read failed");
     this.#onFault(
       `${this.device} stopped delivering: ${why}; opening it again`,
@@ -549,7 +558,7 @@ export class KernelCollector implements Collector {
       return true;
     } catch {
       this.#retryMs = Math.min(MAX_RETRY_MS, 2 * this.#retryMs);
-      this.#retryAt = performance.now() + this.#retryMs;
+      this.#retryAt = this.#monotonic() + this.#retryMs;
       return false;
     }
   }

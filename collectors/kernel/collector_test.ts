@@ -155,3 +155,59 @@ Deno.test({
     });
   },
 });
+
+Deno.test("a timer late by more than a period reports the samples it missed as a gap before the next record", async () => {
+  let t = 1_000;
+  const kernel = await KernelCollector.open({
+    device: "mlx5_0",
+    root: FIXTURE,
+    samplePeriodNs: 10_000_000,
+    columns: [{ name: "cnp", dataId: "rdma:np_cnp_sent" }],
+    monotonic: () => t,
+  });
+  try {
+    const sink = new RecordingSink(1);
+    const controller = new AbortController();
+    const script = (async () => {
+      await sink.nextRecord();
+      // The first sample was due at 1000 ms; the second, due at 1010,
+      // runs at 1055: the samples due at 1010 to 1050 are lost but one.
+      t = 1_055;
+      await sink.nextRecord();
+      await sink.nextRecord();
+      controller.abort();
+    })();
+    await kernel.run(sink, controller.signal);
+    await script;
+    const kinds = sink.deliveries.map((d) => "gap" in d ? d.gap : "record");
+    assert.deepEqual(kinds, ["record", 4, "record", "record"]);
+    assert.equal(kernel.lostSamples, 4);
+    assert.ok(kernel.pollStats.latenessMaxS >= 0.045);
+  } finally {
+    kernel.close();
+  }
+});
+
+Deno.test("a sample allocates nothing, in a process of its own (the heap of a test runner moves for its own reasons)", async () => {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--no-check",
+      "--v8-flags=--expose-gc",
+      CHILD,
+      "alloc",
+      FIXTURE,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder();
+  assert.equal(output.code, 0, text.decode(output.stderr));
+  const { growth, value, control } = JSON.parse(text.decode(output.stdout));
+  // 20,000 samples that each allocated even 16 bytes would grow 320 kB;
+  // the control, a record allocated per sample, shows the measure works.
+  assert.ok(growth < 64_000, `the heap grew ${growth} bytes`);
+  assert.ok(control > 320_000, `the control grew only ${control} bytes`);
+  assert.equal(value, "9007199254740993");
+});

@@ -3,6 +3,9 @@
  * pair's end `b` (`ip netns exec NS deno run -A --unstable-net collector_test_child.ts
  * '{"a": VethEnd, "b": VethEnd}'`). Prints one JSON object.
  *
+ * With `alloc ROOT` (no namespace needed) it measures instead how much a
+ * sample of a fixture port allocates.
+ *
  * It turns GRO on for b (so veth counts in its queue statistics), runs a
  * {@linkcode KernelCollector} on b, has a sender in a's namespace (this
  * file again, `send`) turn TSO off for a and send datagrams to b, and
@@ -217,8 +220,66 @@ async function collect(a: VethEnd, b: VethEnd): Promise<void> {
   }
 }
 
+/**
+ * How much the heap grows over 20,000 samples of a fixture port, after as
+ * many to warm up, with clocks that box no number (a clock read returns a
+ * fresh heap number whenever V8 does not inline it: the clock's
+ * allocation, not the sample's); and the same with a record allocated per
+ * sample, as a control.
+ */
+async function alloc(root: string): Promise<void> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) throw new Error("needs --v8-flags=--expose-gc");
+  const WALL_MS = 1.7e12 + 0.5;
+  const MONOTONIC_MS = 12_345.5;
+  const kernel = await KernelCollector.open({
+    device: "mlx5_0",
+    root,
+    samplePeriodNs: 10_000_000,
+    columns: [
+      { name: "cnp", dataId: "rdma:np_cnp_sent" },
+      { name: "xmit", dataId: "ib:port_xmit_data" },
+    ],
+    now: () => WALL_MS,
+    monotonic: () => MONOTONIC_MS,
+  });
+  const words = new Uint32Array(6 * 16);
+  let head = 0;
+  const sink = {
+    words,
+    columns: 2,
+    claim: () => (head++ & 15) * 6,
+    commit() {},
+    gap() {},
+  };
+  let kept: Uint32Array | undefined;
+  const control = {
+    ...sink,
+    commit() {
+      kept = words.slice(0, 6);
+    },
+  };
+  const growth = (target: typeof sink) => {
+    for (let i = 0; i < 20_000; i++) kernel.sample(target);
+    gc();
+    const before = Deno.memoryUsage().heapUsed;
+    for (let i = 0; i < 20_000; i++) kernel.sample(target);
+    return Deno.memoryUsage().heapUsed - before;
+  };
+  const result = {
+    growth: growth(sink),
+    control: growth(control),
+    value: ((BigInt(words[3]) << 32n) | BigInt(words[2])).toString(),
+    kept: kept?.length,
+  };
+  kernel.close();
+  console.log(JSON.stringify(result));
+}
+
 const [first, second] = Deno.args;
-if (first === "send") {
+if (first === "alloc") {
+  await alloc(second);
+} else if (first === "send") {
   const { a, b, port } = JSON.parse(second);
   await send(a, b, port);
 } else {
