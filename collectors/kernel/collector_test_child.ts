@@ -9,7 +9,9 @@
  * It turns GRO on for b (so veth counts in its queue statistics), runs a
  * {@linkcode KernelCollector} on b, has a sender in a's namespace (this
  * file again, `send`) turn TSO off for a and send datagrams to b, and
- * compares the records with `/proc/net/dev`. Then it deletes b (and with
+ * compares the records with `/proc/net/dev`; before the datagrams it takes
+ * one of b's two receive queues away (the ethtool set changes) and waits
+ * for the fault and the records after it. Then it deletes b (and with
  * it the pair), waits for the fault, makes the pair again and waits for
  * the records to come back.
  *
@@ -29,6 +31,7 @@ import {
 } from "../../ffi/ethtool.ts";
 import { run } from "../../tests/netns.ts";
 import { KernelCollector } from "./collector.ts";
+import { EthtoolStats } from "./ethtool_stats.ts";
 import { RecordingSink } from "./collector_test_util.ts";
 
 /** `ETHTOOL_STSO` and `ETHTOOL_SGRO` (`linux/ethtool.h`). */
@@ -54,6 +57,35 @@ function setFeature(ifname: string, command: number, on: boolean): void {
     }
   } finally {
     value.unmap();
+    libc.symbols.close(fd);
+    libc.close();
+  }
+}
+
+/** `ETHTOOL_GCHANNELS`, `ETHTOOL_SCHANNELS`; `rx_count` is word 5 of `struct ethtool_channels`. */
+const ETHTOOL_GCHANNELS = 0x3c;
+const ETHTOOL_SCHANNELS = 0x3d;
+
+/** Sets `ifname`'s receive channels to `rx` (needs CAP_NET_ADMIN). */
+function setRxChannels(ifname: string, rx: number): void {
+  const libc = openEthtoolLibc();
+  const fd = libc.symbols.socket(AF_INET, SOCK_DGRAM, 0);
+  const channels = mapGuarded(libc, 36);
+  try {
+    const words = new Uint32Array(channels.buffer);
+    const ifreq = new Uint8Array(IFREQ_BYTES);
+    fillIfreq(ifreq, ifName(ifname)!, channels.address);
+    words[0] = ETHTOOL_GCHANNELS;
+    if (libc.symbols.ioctl(fd, SIOCETHTOOL_REQUEST, ifreq) < 0) {
+      throw new Error(`ETHTOOL_GCHANNELS on ${ifname} failed`);
+    }
+    words[0] = ETHTOOL_SCHANNELS;
+    words[5] = rx;
+    if (libc.symbols.ioctl(fd, SIOCETHTOOL_REQUEST, ifreq) < 0) {
+      throw new Error(`ETHTOOL_SCHANNELS on ${ifname} failed`);
+    }
+  } finally {
+    channels.unmap();
     libc.symbols.close(fd);
     libc.close();
   }
@@ -104,7 +136,7 @@ async function collect(a: VethEnd, b: VethEnd): Promise<void> {
   })();
 
   const faults: string[] = [];
-  const faulted = Promise.withResolvers<void>();
+  let faulted = Promise.withResolvers<void>();
   const kernel = await KernelCollector.open({
     device: b.interface,
     samplePeriodNs: 10_000_000,
@@ -117,6 +149,7 @@ async function collect(a: VethEnd, b: VethEnd): Promise<void> {
     onFault(message) {
       faults.push(message);
       faulted.resolve();
+      faulted = Promise.withResolvers<void>();
     },
   });
   const sink = new RecordingSink(4);
@@ -129,6 +162,13 @@ async function collect(a: VethEnd, b: VethEnd): Promise<void> {
   try {
     await sink.nextRecord();
     step("first record in");
+    // One receive queue fewer: the ethtool set changes under the reader.
+    step("changing the receive channels");
+    const changed = faulted.promise;
+    setRxChannels(b.interface, 1);
+    await changed;
+    await sink.nextRecord();
+    step("changed");
     const before = { proc: procNetDev(b.interface) };
 
     const sender = await new Deno.Command("ip", {
@@ -152,9 +192,25 @@ async function collect(a: VethEnd, b: VethEnd): Promise<void> {
     const peerIfindex = Number(new TextDecoder().decode(sender.stdout).trim());
     step("sent; waiting for the datagrams");
     await all;
+    // veth counts a NAPI batch at its end, which may come after the socket
+    // has the datagrams: wait for the kernel's own count first.
+    while (
+      procNetDev(b.interface).rx_packets - before.proc.rx_packets < COUNT
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
     // Nothing else crosses the pair: once the datagrams are in, the counts
     // stay, and the next record must equal what the kernel says now.
     const proc = procNetDev(b.interface);
+    const direct = EthtoolStats.open(b.interface);
+    const xdp = new Uint32Array(2);
+    const xdpRead = direct.read(
+      xdp,
+      0,
+      direct.indexesOf(["rx_queue_0_xdp_packets"]),
+    );
+    direct.close();
+    if (!xdpRead) throw new Error("the ethtool set changed again");
     const last = sink.records.length;
     await sink.nextRecord();
     const record = sink.records[last];
@@ -162,13 +218,15 @@ async function collect(a: VethEnd, b: VethEnd): Promise<void> {
       proc,
       record: columns(record),
       xdpPackets: Number(record[3]),
+      xdpDirect: xdp[0] + xdp[1] * 2 ** 32,
       peerIfindex: Number(record[4]),
     };
 
     step("compared; deleting the pair");
+    const deleted = faulted.promise;
     await run("ip", "link", "del", b.interface);
     step("deleted; waiting for the fault");
-    await faulted.promise;
+    await deleted;
     const gapAt = sink.deliveries.length;
     await run(
       "ip",
