@@ -15,6 +15,7 @@ import type { ServedMonitor } from "../metrics/agent_metrics.ts";
 import { Monitor, type TransitionListener } from "../rules/monitor.ts";
 import type { Collector } from "../collectors/collector.ts";
 import { createCollector, describeDevice } from "../collectors/create.ts";
+import { KernelCollector } from "../collectors/kernel/collector.ts";
 import {
   NvmlCollector,
   nvmlLibraryDirs,
@@ -173,11 +174,21 @@ export class Agent {
           configs.push(opened.config);
           continue;
         }
-        collectors.push(createCollector(m, {
-          forceOwnership: config.forceOwnership,
-          docaLibDir: config.docaLibDir,
-          warn: options.warn,
-        }));
+        collectors.push(
+          m.source === "kernel"
+            // The device and every counter are looked up in sysfs first.
+            ? await KernelCollector.open({
+              device: m.device ?? "",
+              columns: m.columns,
+              samplePeriodNs: m.samplePeriodNs,
+              onFault: options.warn,
+            })
+            : createCollector(m, {
+              forceOwnership: config.forceOwnership,
+              docaLibDir: config.docaLibDir,
+              warn: options.warn,
+            }),
+        );
         configs.push(m);
       }
     } catch (error) {

@@ -71,9 +71,12 @@ export function applyRunOptions(
     );
   }
   for (const m of monitors) {
-    if (m.source === "doca" && (m.device === undefined || m.device === "")) {
+    if (
+      (m.source === "doca" || m.source === "kernel") &&
+      (m.device === undefined || m.device === "")
+    ) {
       throw new UsageError(
-        `monitor "${m.name}" reads a device (source doca) and none was given: use -d DEVICE`,
+        `monitor "${m.name}" reads a device (source ${m.source}) and none was given: use -d DEVICE`,
       );
     }
     if (m.source === "replay" && m.input === undefined) {

@@ -97,6 +97,11 @@ export function createCollector(
       throw new TypeError(
         `Cannot start monitor "${config.name}": a GPU monitor is opened with NvmlCollector.open`,
       );
+    case "kernel":
+      // The device is looked up in sysfs first: see KernelCollector.open.
+      throw new TypeError(
+        `Cannot start monitor "${config.name}": a kernel monitor is opened with KernelCollector.open`,
+      );
   }
 }
 
@@ -114,6 +119,8 @@ export function describeDevice(
       return `sim (seed ${config.seed})`;
     case "replay":
       return `replay ${config.input ?? ""}`.trimEnd();
+    case "kernel":
+      return `kernel ${config.device ?? ""}`.trimEnd();
     case "doca":
     case "nvml":
       return config.device ?? "";

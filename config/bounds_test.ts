@@ -44,9 +44,10 @@ event_log_keep: ${MAX_EVENT_LOG_KEEP}`,
   // Each source's shortest and longest period; an hour is the longest of all.
   for (const [source, range] of Object.entries(SAMPLE_PERIODS)) {
     for (const period of range) {
+      const id = source === "kernel" ? "netdev:rx_bytes" : "0x1";
       const monitor = source === "nvml"
         ? `{ name: g, source: nvml, sample_period_ns: ${period} }`
-        : `{ name: n, source: ${source}, sample_period_ns: ${period}, columns: [{ name: rx, data_id: "0x1" }] }`;
+        : `{ name: n, source: ${source}, sample_period_ns: ${period}, columns: [{ name: rx, data_id: "${id}" }] }`;
       const loaded = parseConfig(`monitors: [${monitor}]`, "a.yaml");
       assert.equal(loaded.monitors[0].samplePeriodNs, period, source);
     }

@@ -80,6 +80,9 @@ export const MAX_SAMPLE_PERIOD_NS = 3_600_000_000_000;
  *   stale.
  * - `nvml`, 10 ms to 1 h: NVML refreshes most readings about once a
  *   second; faster would mostly re-read its cached values.
+ * - `kernel`, 1 ms to 1 h: each sample is a system call per counter file
+ *   (an ioctl per interface for ethtool), and RDMA hw_counters are cached
+ *   for 10 ms by the kernel (docs/spec/kernel-counters.md §3).
  */
 export const SAMPLE_PERIODS: Readonly<
   Record<SourceKind, readonly [min: number, max: number]>
@@ -88,6 +91,7 @@ export const SAMPLE_PERIODS: Readonly<
   sim: [10_000, 1_000_000_000],
   replay: [1_000, MAX_SAMPLE_PERIOD_NS],
   nvml: [10_000_000, MAX_SAMPLE_PERIOD_NS],
+  kernel: [1_000_000, MAX_SAMPLE_PERIOD_NS],
 };
 
 /** The most columns one monitor may sample (the diag interface's limit). */

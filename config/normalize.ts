@@ -249,9 +249,15 @@ function normalizeMonitor(
     : monitorColumns(m, source, at);
   // A GPU monitor reads every GPU NVML finds; the NIC device is not its.
   const reads = nic === undefined ? undefined : nic.device ?? device;
+  const kernel = m.source === "kernel";
   const samplePeriodNs = m.sample_period_ns ??
-    (gpu ? DEFAULTS.gpuSamplePeriodNs : DEFAULTS.samplePeriodNs);
-  const depth = m.depth ?? (gpu ? DEFAULTS.gpuDepth : DEFAULTS.depth);
+    (gpu
+      ? DEFAULTS.gpuSamplePeriodNs
+      : kernel
+      ? DEFAULTS.kernelSamplePeriodNs
+      : DEFAULTS.samplePeriodNs);
+  const depth = m.depth ??
+    (gpu ? DEFAULTS.gpuDepth : kernel ? DEFAULTS.kernelDepth : DEFAULTS.depth);
   const rules = resolveRules(
     m.rules,
     {
@@ -274,7 +280,9 @@ function normalizeMonitor(
     eventLog,
     seed: m.seed ?? DEFAULTS.seed,
     ...(reads === undefined ? {} : { device: reads }),
-    ...(nic?.input === undefined ? {} : { input: nic.input }),
+    ...(nic === undefined || !("input" in nic) || nic.input === undefined
+      ? {}
+      : { input: nic.input }),
   };
 }
 
@@ -291,9 +299,12 @@ function monitorColumns(
   at: ConfigPath,
 ): Columns {
   // The schema has checked that exactly one of the two is given.
-  return m.columns !== undefined
-    ? checkColumns(m.columns, source, [...at, "columns"])
-    : checkColumns(m["data-ids"]!, source, [...at, "data-ids"]);
+  if (m.columns !== undefined) {
+    return checkColumns(m.columns, source, [...at, "columns"]);
+  }
+  // Only a DOCA-shaped monitor may say data-ids (a kernel one needs columns).
+  const ids = (m as { "data-ids"?: typeof m.columns })["data-ids"]!;
+  return checkColumns(ids, source, [...at, "data-ids"]);
 }
 
 /**

@@ -32,6 +32,7 @@ import {
   gpuColumnName,
   gpuMode,
   integer,
+  kernelCounter,
   listen,
   metricsWindow,
   monitorName,
@@ -144,6 +145,32 @@ const NOT_FOR_GPU =
   "is not for GPU monitors (source nvml); name GPU columns in readings (e.g. gpu*.temperature)";
 
 /** A GPU monitor: every GPU NVML finds, the readings named. */
+/**
+ * A NIC read through the Linux kernel: netdev and ethtool statistics, RDMA
+ * hw_counters and port counters (docs/spec/kernel-counters.md).
+ */
+const kernelMonitor = strict({
+  ...common("kernel"),
+  source: z.literal("kernel"),
+  device: text.optional(),
+  columns: list(
+    strict({
+      name: printableName,
+      data_id: kernelCounter,
+      kind: z.enum(["counter", "gauge"]).optional(),
+    }),
+    ENTRIES,
+    1,
+    MAX_COLUMNS,
+  ),
+}, {
+  refuse: {
+    readings:
+      "is for GPU monitors (source nvml); this monitor names its counters with columns",
+    input: "is for source replay; a kernel monitor reads its device",
+  },
+});
+
 const gpuMonitor = strict({
   ...common("nvml"),
   source: z.literal("nvml"),
@@ -172,7 +199,7 @@ const gpuMonitor = strict({
  * assert.equal(parseValue(monitorSchema, nic).ok, false); // 100 ns is no period a NIC delivers
  * assert.deepEqual(parseValue(monitorSchema, { ...nic, source: "dpdk" }), {
  *   ok: false,
- *   problem: "must be one of doca, sim, replay, nvml",
+ *   problem: "must be one of doca, sim, replay, nvml, kernel",
  *   kind: "type",
  * });
  * ```
@@ -181,6 +208,7 @@ export const monitorSchema = z.discriminatedUnion("source", [
   nicMonitor("doca"),
   nicMonitor("sim"),
   nicMonitor("replay"),
+  kernelMonitor,
   gpuMonitor,
 ], {
   error: (iss) => {

@@ -10,7 +10,7 @@
 export type ComparisonType = "gt" | "lt" | "dt_gt" | "dt_lt" | "inc_gt";
 
 /** Where a monitor's samples come from. */
-export type SourceKind = "doca" | "sim" | "replay" | "nvml";
+export type SourceKind = "doca" | "sim" | "replay" | "nvml" | "kernel";
 
 /**
  * Whether the agent adds a GPU monitor by itself: `auto` adds one (every
@@ -295,6 +295,10 @@ export const DEFAULTS = {
   gpuSamplePeriodNs: 1_000_000_000,
   /** A GPU monitor's depth: a minute of history at the default period. */
   gpuDepth: 60,
+  /** A kernel monitor's period: a few ms is what the kernel's counters hold up to. */
+  kernelSamplePeriodNs: 10_000_000,
+  /** A kernel monitor's depth: a second of history at the default period. */
+  kernelDepth: 100,
   /** Alerts: resent this often while firing (Prometheus's own default is 1 min; faster here). */
   alertResendIntervalMs: 30_000,
   /** Alerts: kept firing this long after the rule's last event ended. */

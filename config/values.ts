@@ -310,6 +310,34 @@ export const u64: z.ZodType<bigint> = z.union([
 const DATA_ID = /^0[xX]([0-9a-fA-F]+)$/;
 
 /**
+ * A counter the kernel source reads, by where it comes from and the
+ * kernel's own name: `netdev:rx_dropped`, `ethtool:rx_prio3_pause`,
+ * `rdma:np_cnp_sent`, `ib:port_xmit_wait`; with the interface (`netdev:p1/rx_bytes`,
+ * `ethtool:p1/...`) or RDMA device and port (`rdma:mlx5_1/1/np_cnp_sent`)
+ * when the device has several. Whether the device offers it is checked
+ * when the source opens.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { kernelCounter, parseValue } from "./values.ts";
+ *
+ * assert.deepEqual(parseValue(kernelCounter, "ethtool:rx_prio3_pause_duration"), {
+ *   ok: true,
+ *   value: "ethtool:rx_prio3_pause_duration",
+ * });
+ * assert.equal(parseValue(kernelCounter, "0x1020000100000000").ok, false);
+ * ```
+ */
+export const kernelCounter: z.ZodType<string> = z.string().regex(
+  /^(?:(?:netdev|ethtool):(?:[^\s/:]{1,15}\/)?|(?:rdma|ib):(?:[^\s/:]+\/\d+\/)?)[A-Za-z0-9_.-]{1,64}$/,
+  {
+    error:
+      'must name a kernel counter as SOURCE:NAME, SOURCE one of netdev, ethtool, rdma, ib (e.g. "netdev:rx_dropped", "ethtool:rx_prio3_pause", "rdma:mlx5_0/1/np_cnp_sent")',
+  },
+);
+
+/**
  * A 64-bit diag data ID written as `0x` and 1 to 16 hex digits, normalized
  * to `0x` + 16 lowercase digits. A bare number is refused (YAML reads
  * `0x1020000100000000` unquoted as an integer) with the quoted spelling.
