@@ -15,9 +15,11 @@
  *   reads); the DOCA library directories (each candidate is stat'ed before
  *   `Deno.dlopen`, and `--version` resolves the soname link); and the four
  *   standard `libnvidia-ml.so.1` paths (the GPU monitor stats and loads the
- *   first that exists; `--version` resolves its soname link). /sys
- *   is not needed: only the DOCA libraries read it, natively, and Deno's
- *   permissions do not apply to native code.
+ *   first that exists; `--version` resolves its soname link); and /sys,
+ *   where the kernel source reads its counters and the links that say
+ *   which interfaces and RDMA ports a device has (collectors/kernel/; the
+ *   DOCA libraries read it too, natively, which Deno's permissions do not
+ *   govern).
  * - `--allow-write`: the log directory only.
  * - `--allow-net` without a scope: Deno has one permission for listening
  *   and connecting, and the listen address and the Alertmanagers are the
@@ -64,6 +66,8 @@ export const DOCA_LIB_DIRS: readonly string[] = [
   "/opt/mellanox/doca/lib",
   "/opt/mellanox/doca/lib64",
 ];
+/** Where the kernel source reads counters and device links (collectors/kernel/). */
+export const SYSFS = "/sys";
 /** The files `--version` stats for NVML (collectors/versions.ts), any arch. */
 export const NVML_LIBRARIES: readonly string[] = [
   "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
@@ -105,7 +109,9 @@ export const PERMISSION_FLAGS: readonly string[] = [
   "--no-prompt",
   V8_FLAGS,
   `--allow-read=${
-    [CONFIG_DIR, LOG_DIR, ...DOCA_LIB_DIRS, ...NVML_LIBRARIES].join(",")
+    [CONFIG_DIR, LOG_DIR, ...DOCA_LIB_DIRS, ...NVML_LIBRARIES, SYSFS].join(
+      ",",
+    )
   }`,
   `--allow-write=${LOG_DIR}`,
   "--allow-net",
