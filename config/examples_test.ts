@@ -50,3 +50,25 @@ Deno.test("deploy/example-rules-only.json loads with --data-ids", async () => {
   );
   assert.deepEqual(config.monitors[0].rules.map((r) => r.column), [0, 3]);
 });
+
+Deno.test("deploy/roce-host.yaml loads, and reads only counters mlx5 documents (docs/spec/kernel-counters.md)", async () => {
+  const config = await loadConfig(deployFile("roce-host.yaml"));
+  const [roce] = config.monitors;
+  assert.deepEqual(
+    [roce.source, roce.device, roce.samplePeriodNs, roce.depth],
+    ["kernel", "mlx5_0", 10_000_000, 100],
+  );
+  const spec = await Deno.readTextFile(
+    fileURLToPath(new URL("../docs/spec/kernel-counters.md", import.meta.url)),
+  );
+  for (const column of roce.columns) {
+    const name = column.dataId.replace(/^\w+:/, "");
+    if (column.dataId.startsWith("netdev:")) continue; // any NIC has these
+    // The spec writes per-priority names with {p}: rx_prio{p}_pause.
+    const written = name.replace(/prio3/, "prio{p}");
+    assert.ok(spec.includes(`\`${written}\``), `${column.dataId} in the spec`);
+  }
+  // Every rule reads one of its columns, and every rule has a severity.
+  assert.equal(roce.rules.length, 11);
+  assert.ok(roce.rules.every((r) => r.severity !== undefined));
+});
