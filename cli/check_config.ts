@@ -7,7 +7,9 @@
  */
 
 import { type LibraryProbe, probeNvml } from "../collectors/versions.ts";
+import { KernelCollector } from "../collectors/kernel/collector.ts";
 import { describeConfig } from "../config/describe.ts";
+import type { MonitorConfig } from "../config/types.ts";
 import { loadConfig } from "../config/load.ts";
 import { withAutoGpuMonitor } from "../config/normalize.ts";
 import type { Logger } from "../logging/logger.ts";
@@ -31,6 +33,7 @@ export async function checkConfig(
 ): Promise<number> {
   let web: WebConfig | undefined;
   let summary: string;
+  let devices: string[];
   try {
     const config = await loadConfig(options.configFile, {
       dataIdsFile: options.dataIdsFile,
@@ -56,15 +59,48 @@ export async function checkConfig(
         ? full.monitors.at(-1)?.name
         : undefined,
     });
+    devices = await checkKernelDevices(config.monitors);
   } catch (error) {
     throw asUsageError(error);
   }
   console.log(summary);
+  for (const line of devices) console.log(line);
   if (web !== undefined) {
     console.log(describeWebConfig(web));
     for (const warning of web.warnings) log.warn(warning);
   }
   return EXIT_OK;
+}
+
+/**
+ * Opens each kernel monitor's source as run opens it, and closes it: a
+ * device that is not here, or a counter it does not offer, stops the check
+ * with the line run would stop with. One line per monitor on what was
+ * found. (A DOCA device is not opened: it has one owner at a time.)
+ */
+async function checkKernelDevices(
+  monitors: readonly MonitorConfig[],
+): Promise<string[]> {
+  const lines: string[] = [];
+  for (const m of monitors) {
+    if (m.source !== "kernel") continue;
+    if (m.device === undefined) {
+      lines.push(
+        `monitor ${m.name}: the device comes from -d at run; its counters are checked then`,
+      );
+      continue;
+    }
+    const source = await KernelCollector.open({
+      device: m.device,
+      columns: m.columns,
+      samplePeriodNs: m.samplePeriodNs,
+    });
+    await source.close();
+    lines.push(
+      `monitor ${m.name}: ${m.device} is here and offers all ${m.columns.length} of its counters`,
+    );
+  }
+  return lines;
 }
 
 /** What {@linkcode probeNvml} found, for a GPU monitor's line. */

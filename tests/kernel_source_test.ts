@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ROOT } from "./cli_util.ts";
+import { ROOT, runMain } from "./cli_util.ts";
 import { canMakeNamespaces, run, withVethPair } from "./netns.ts";
 import { tempDir } from "./temp_dir.ts";
 import { until } from "./until.ts";
@@ -128,4 +128,42 @@ Deno.test({
       );
     });
   },
+});
+
+Deno.test("check-config opens a kernel monitor's device as run does: a counter it lacks is one line, exit 2", async () => {
+  await using dir = await tempDir();
+  const config = join(dir.path, "lo.yaml");
+  const write = (dataId: string, device = "device: lo") =>
+    Deno.writeTextFile(
+      config,
+      `monitors:
+  - name: loop
+    source: kernel
+    ${device}
+    columns:
+      - { name: rx, data_id: "${dataId}" }
+`,
+    );
+  await write("netdev:rx_bytes");
+  const ok = await runMain(["check-config", config]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(
+    ok.stdout,
+    /^monitor loop: lo is here and offers all 1 of its counters$/m,
+  );
+  await write("netdev:rx_bytez");
+  const bad = await runMain(["check-config", config]);
+  assert.equal(bad.code, 2);
+  assert.equal(
+    bad.stderr.trim(),
+    'dpu-traceback: Cannot read column "rx" (netdev:rx_bytez) of lo: lo has no netdev counter rx_bytez; did you mean rx_bytes, tx_bytes?',
+  );
+  // No device in the file: -d gives it at run, and the check says so.
+  await write("netdev:rx_bytes", "");
+  const later = await runMain(["check-config", config]);
+  assert.equal(later.code, 0, later.stderr);
+  assert.match(
+    later.stdout,
+    /^monitor loop: the device comes from -d at run; its counters are checked then$/m,
+  );
 });
