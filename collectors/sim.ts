@@ -12,6 +12,7 @@
  * @module
  */
 
+import { pollOnSchedule } from "./schedule.ts";
 import type { SampleSink } from "../rules/sample_sink.ts";
 import type { Collector } from "./collector.ts";
 import { PollStats } from "./poll_stats.ts";
@@ -370,39 +371,19 @@ export class SimCollector implements Collector {
         new Error("Cannot run sim collector: it is already running"),
       );
     }
-    if (signal.aborted) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      let due = performance.now();
-      const stop = () => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", onAbort);
-        this.#running = false;
-      };
-      const onAbort = () => {
-        stop();
-        resolve();
-      };
-      const tick = () => {
-        const now = performance.now();
-        this.pollStats.recordPoll(now - due);
-        try {
-          const delivered = this.poll(sink);
-          this.pollStats.recordBatch(delivered, this.#bufferSamples);
-        } catch (error) {
-          stop();
-          return reject(error);
-        }
-        // Timers drift; due times do not, so lateness is measured against
-        // the schedule rather than the previous tick. A poll drains all
-        // that is due, so after a stall the schedule restarts from now.
-        due += this.#pollMs;
-        if (due <= now) due = now + this.#pollMs;
-        timer = setTimeout(tick, Math.max(0, due - performance.now()));
-      };
-      this.#running = true;
-      signal.addEventListener("abort", onAbort, { once: true });
-      tick();
+    this.#running = true;
+    return pollOnSchedule({
+      periodMs: this.#pollMs,
+      signal,
+      // A poll drains all that is due, so after a stall it covers every
+      // period it missed.
+      poll: (late) => {
+        this.pollStats.recordPoll(late);
+        const delivered = this.poll(sink);
+        this.pollStats.recordBatch(delivered, this.#bufferSamples);
+      },
+    }).finally(() => {
+      this.#running = false;
     });
   }
 

@@ -19,6 +19,7 @@
  * @module
  */
 
+import { pollOnSchedule } from "../schedule.ts";
 import type { SampleSink } from "../../rules/sample_sink.ts";
 import type { Collector } from "../collector.ts";
 import { PollStats } from "../poll_stats.ts";
@@ -422,40 +423,20 @@ export class KernelCollector implements Collector {
         ),
       );
     }
-    if (signal.aborted) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const period = this.#periodMs;
-      const clock = this.#monotonic;
-      let due = clock();
-      const stop = () => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", onAbort);
-        this.#running = false;
-      };
-      const onAbort = () => {
-        stop();
-        resolve();
-      };
-      const tick = () => {
-        const now = clock();
-        const late = now - due;
+    const period = this.#periodMs;
+    this.#running = true;
+    return pollOnSchedule({
+      periodMs: period,
+      signal,
+      now: this.#monotonic,
+      poll: (late) => {
         this.pollStats.recordPoll(late);
         // Samples whose time passed while the timer was late are lost.
-        const missed = late >= period ? Math.floor(late / period) : 0;
-        this.#pendingGap += missed;
-        due += period * (1 + missed);
-        try {
-          this.sample(sink);
-        } catch (error) {
-          stop();
-          return reject(error);
-        }
-        timer = setTimeout(tick, Math.max(0, due - clock()));
-      };
-      this.#running = true;
-      signal.addEventListener("abort", onAbort, { once: true });
-      tick();
+        this.#pendingGap += Math.floor(late / period);
+        this.sample(sink);
+      },
+    }).finally(() => {
+      this.#running = false;
     });
   }
 

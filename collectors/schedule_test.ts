@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { pollOnSchedule } from "./schedule.ts";
+
+Deno.test("a late poll is measured against when it was due, and covers the periods it missed", async () => {
+  const stop = new AbortController();
+  let clock = 0;
+  const lateness: number[] = [];
+  // Each poll moves the clock: the second poll comes 15 ms after it was
+  // due (10), so it covers the period due at 20; the next is due at 30.
+  const moves = [25, 30, 30];
+  await pollOnSchedule({
+    periodMs: 10,
+    signal: stop.signal,
+    now: () => clock,
+    poll: (late) => {
+      lateness.push(late);
+      clock = moves[lateness.length - 1];
+      if (lateness.length === moves.length) stop.abort();
+    },
+  });
+  assert.deepEqual(lateness, [0, 15, 0]);
+});
+
+Deno.test("a poll that throws ends the loop and rejects with its error", async () => {
+  const stop = new AbortController();
+  await assert.rejects(
+    pollOnSchedule({
+      periodMs: 1,
+      signal: stop.signal,
+      now: () => 0,
+      poll: () => {
+        throw new RangeError("sink full");
+      },
+    }),
+    RangeError,
+  );
+  // Aborted before it starts: no poll at all.
+  stop.abort();
+  let polled = false;
+  await pollOnSchedule({
+    periodMs: 1,
+    signal: stop.signal,
+    poll: () => {
+      polled = true;
+    },
+  });
+  assert.equal(polled, false);
+});
