@@ -39,10 +39,12 @@ Deno.test("formatDuration, exact: the largest unit that shows a configured durat
     [1_000_001, "1000.001 µs"],
     [10_000_000, "10 ms"],
     [2_000_000_000, "2 s"],
+    [60_000_000_000, "1 min"],
     [90_000_000_000, "1.5 min"],
     [3_600_000_000_000, "1 h"],
     [5_400_000_000_000, "1.5 h"],
-    [7 * 86_400e9, "168 h"],
+    [6_000_000_000_000, "100 min"],
+    [7 * 86_400e9, "168 h"], // the longest a rule's duration may be
   ];
   for (const [ns, text] of cases) {
     assert.equal(formatDuration(ns / 1e9, { exact: true }), text);

@@ -151,3 +151,24 @@ export async function run(command: string, ...args: string[]): Promise<string> {
   }
   return text.decode(output.stdout);
 }
+
+/**
+ * As {@linkcode run}, without giving the event loop up: for a child that
+ * must not let anything run between its steps.
+ */
+export function runSync(command: string, args: readonly string[]): string {
+  const output = new Deno.Command(command, {
+    args: [...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).outputSync();
+  const text = new TextDecoder();
+  if (!output.success) {
+    throw new Error(
+      `${command} ${args.join(" ")}: exit ${output.code}: ${
+        text.decode(output.stderr).trim()
+      }`,
+    );
+  }
+  return text.decode(output.stdout);
+}

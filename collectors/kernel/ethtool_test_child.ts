@@ -21,67 +21,11 @@
 
 import { EthtoolStats } from "./ethtool_stats.ts";
 import {
-  fillIfreq,
-  ifName,
-  IFREQ_BYTES,
-  mapGuarded,
-  openEthtoolLibc,
-  SIOCETHTOOL_REQUEST,
-} from "../../ffi/ethtool.ts";
-import { AF_INET, SOCK_DGRAM } from "../../ffi/ethtool.ts";
-
-/** `ETHTOOL_STSO` and `ETHTOOL_SGRO` (`linux/ethtool.h`), `struct ethtool_value`. */
-const ETHTOOL_STSO = 0x1f;
-const ETHTOOL_SGRO = 0x2c;
-/** `ETHTOOL_GCHANNELS`, `ETHTOOL_SCHANNELS`; `rx_count` is word 5 of `struct ethtool_channels`. */
-const ETHTOOL_GCHANNELS = 0x3c;
-const ETHTOOL_SCHANNELS = 0x3d;
-
-/** Sets one legacy ethtool feature flag of `ifname` (needs CAP_NET_ADMIN). */
-function setFeature(ifname: string, command: number, on: boolean): void {
-  const libc = openEthtoolLibc();
-  const fd = libc.symbols.socket(AF_INET, SOCK_DGRAM, 0);
-  const value = mapGuarded(libc, 8);
-  try {
-    const words = new Uint32Array(value.buffer);
-    words[0] = command;
-    words[1] = on ? 1 : 0;
-    const ifreq = new Uint8Array(IFREQ_BYTES);
-    fillIfreq(ifreq, ifName(ifname)!, value.address);
-    if (libc.symbols.ioctl(fd, SIOCETHTOOL_REQUEST, ifreq) < 0) {
-      throw new Error(`ethtool command ${command} on ${ifname} failed`);
-    }
-  } finally {
-    value.unmap();
-    libc.symbols.close(fd);
-    libc.close();
-  }
-}
-
-/** Sets `ifname`'s receive channels to `rx` (needs CAP_NET_ADMIN). */
-function setRxChannels(ifname: string, rx: number): void {
-  const libc = openEthtoolLibc();
-  const fd = libc.symbols.socket(AF_INET, SOCK_DGRAM, 0);
-  const channels = mapGuarded(libc, 36);
-  try {
-    const words = new Uint32Array(channels.buffer);
-    const ifreq = new Uint8Array(IFREQ_BYTES);
-    fillIfreq(ifreq, ifName(ifname)!, channels.address);
-    words[0] = ETHTOOL_GCHANNELS;
-    if (libc.symbols.ioctl(fd, SIOCETHTOOL_REQUEST, ifreq) < 0) {
-      throw new Error(`ETHTOOL_GCHANNELS on ${ifname} failed`);
-    }
-    words[0] = ETHTOOL_SCHANNELS;
-    words[5] = rx;
-    if (libc.symbols.ioctl(fd, SIOCETHTOOL_REQUEST, ifreq) < 0) {
-      throw new Error(`ETHTOOL_SCHANNELS on ${ifname} failed`);
-    }
-  } finally {
-    channels.unmap();
-    libc.symbols.close(fd);
-    libc.close();
-  }
-}
+  ETHTOOL_SGRO,
+  ETHTOOL_STSO,
+  setFeature,
+  setRxChannels,
+} from "./ethtool_test_util.ts";
 
 /** All of `stats`'s counters, as decimal strings. */
 function readAll(stats: EthtoolStats): Record<string, string> {

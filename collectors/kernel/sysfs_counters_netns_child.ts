@@ -18,21 +18,9 @@
 
 import dgram from "node:dgram";
 import { netdevCounterFiles, SysfsCounterSet } from "./sysfs_counters.ts";
+import { runSync } from "../../tests/netns.ts";
 
 const COUNTERS = ["rx_packets", "rx_bytes", "tx_packets", "tx_bytes"];
-
-function run(command: string, args: string[]): string {
-  const output = new Deno.Command(command, { args, stderr: "piped" })
-    .outputSync();
-  if (output.code !== 0) {
-    throw new Error(
-      `${command} ${args.join(" ")}: ${
-        new TextDecoder().decode(output.stderr)
-      }`,
-    );
-  }
-  return new TextDecoder().decode(output.stdout);
-}
 
 async function receive(address: string, port: number, count: number) {
   const socket = dgram.createSocket("udp4");
@@ -68,7 +56,7 @@ async function send(
   // interfaces: mount one under a root of our own.
   const root = Deno.makeTempDirSync({ prefix: "sysfs-peer-" });
   Deno.mkdirSync(`${root}/sys`);
-  run("nsenter", [
+  runSync("nsenter", [
     `--net=/run/netns/${peerNs}`,
     "mount",
     "-t",
@@ -97,7 +85,7 @@ async function send(
     };
     const procNetDev = () => ({
       own: Deno.readTextFileSync("/proc/net/dev"),
-      peer: run("nsenter", [
+      peer: runSync("nsenter", [
         `--net=/run/netns/${peerNs}`,
         "cat",
         "/proc/net/dev",
@@ -125,7 +113,7 @@ async function send(
 
     // Deleting one end deletes the pair: every open attribute file of
     // both interfaces now fails.
-    run("ip", ["link", "del", "va"]);
+    runSync("ip", ["link", "del", "va"]);
     const faults = set.readAll(out, 0);
     const gone = files.map((file, k) => ({
       name: file.name,
@@ -143,7 +131,7 @@ async function send(
       gone,
     }));
   } finally {
-    run("umount", [`${root}/sys`]);
+    runSync("umount", [`${root}/sys`]);
     Deno.removeSync(root, { recursive: true });
   }
 }

@@ -13,6 +13,7 @@
 
 import assert from "node:assert/strict";
 import { CounterRead } from "./sysfs_counters.ts";
+import { runSync } from "../../tests/netns.ts";
 
 const CHILD = new URL("./sysfs_counters_netns_child.ts", import.meta.url)
   .pathname;
@@ -29,19 +30,6 @@ function succeeds(command: string, args: string[]): boolean {
 const CAN_NETNS = Deno.uid() === 0 && succeeds("ip", ["-V"]) &&
   succeeds("nsenter", ["--version"]) &&
   succeeds("unshare", ["--net", "--mount", "true"]);
-
-function run(command: string, args: string[]): string {
-  const output = new Deno.Command(command, { args, stderr: "piped" })
-    .outputSync();
-  if (output.code !== 0) {
-    throw new Error(
-      `${command} ${args.join(" ")}: ${
-        new TextDecoder().decode(output.stderr)
-      }`,
-    );
-  }
-  return new TextDecoder().decode(output.stdout);
-}
 
 /** The netdev counters of `/proc/net/dev`'s text, by interface. */
 function parseProcNetDev(text: string): Record<string, Record<string, bigint>> {
@@ -80,8 +68,8 @@ Deno.test({
     let lines: ReadableStreamDefaultReader<string> | undefined;
     try {
       for (const ns of [nsA, nsB]) {
-        run("ip", ["netns", "add", ns]);
-        run("ip", [
+        runSync("ip", ["netns", "add", ns]);
+        runSync("ip", [
           "netns",
           "exec",
           ns,
@@ -92,14 +80,14 @@ Deno.test({
       }
       // vb is made straight in the peer namespace.
       // deno-fmt-ignore
-      run("ip", [
+      runSync("ip", [
         "-n", nsA, "link", "add", "va", "address", MAC_A,
         "type", "veth", "peer", "name", "vb", "address", MAC_B, "netns", nsB,
       ]);
-      run("ip", ["-n", nsA, "addr", "add", `${ADDRESS_A}/24`, "dev", "va"]);
-      run("ip", ["-n", nsB, "addr", "add", `${ADDRESS_B}/24`, "dev", "vb"]);
-      run("ip", ["-n", nsA, "link", "set", "va", "up"]);
-      run("ip", ["-n", nsB, "link", "set", "vb", "up"]);
+      runSync("ip", ["-n", nsA, "addr", "add", `${ADDRESS_A}/24`, "dev", "va"]);
+      runSync("ip", ["-n", nsB, "addr", "add", `${ADDRESS_B}/24`, "dev", "vb"]);
+      runSync("ip", ["-n", nsA, "link", "set", "va", "up"]);
+      runSync("ip", ["-n", nsB, "link", "set", "vb", "up"]);
       for (
         const [ns, address, mac, dev] of [
           [nsA, ADDRESS_B, MAC_B, "va"],
@@ -107,7 +95,7 @@ Deno.test({
         ]
       ) {
         // deno-fmt-ignore
-        run("ip", [
+        runSync("ip", [
           "-n", ns, "neigh", "replace", address, "lladdr", mac, "dev", dev,
           "nud", "permanent",
         ]);
