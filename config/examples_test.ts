@@ -21,8 +21,19 @@ Deno.test("deploy/example-config.yaml loads as the agent form", async () => {
     "03:00.0",
     "03:00.1",
   ]);
+  // Columns named by DOCA counter name load as the data IDs they stand for.
+  assert.deepEqual(config.monitors[0].columns.map((c) => c.dataId), [
+    "0x1020000100000000",
+    "0x1140000100000000",
+    "0x1020000300000000",
+    "0x1020000500000000",
+    "0x1020000600000300",
+    "0x1080000400000000",
+    "0x1100000100000000",
+  ]);
   const rule = config.monitors[0].rules[3];
   assert.ok(isReferenceRule(rule));
+  assert.equal(rule.column, 0);
   assert.equal(rule.comparisonValue, 18446744073709000000n);
   assert.match(
     describeConfig(config),

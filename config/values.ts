@@ -29,6 +29,7 @@ import {
   MIN_METRICS_WINDOW_S,
 } from "./limits.ts";
 import { nearest } from "./suggest.ts";
+import { docaDataId } from "./doca_counters.ts";
 import type { ComparisonType, GpuMode } from "./types.ts";
 
 /** The outcome of parsing one value outside a document. */
@@ -356,18 +357,31 @@ export const kernelCounter: z.ZodType<string> = z.string().regex(
  * ```
  */
 export const dataId: z.ZodType<string> = z.union([
-  z.string()
-    .regex(DATA_ID, {
-      error:
+  z.string().transform((s, ctx) => {
+    if (DATA_ID.test(s)) {
+      if (s.length <= 18) return s;
+      ctx.issues.push({
+        code: "custom",
+        message: `has ${s.length - 2} hex digits; a data ID has at most 16`,
+        input: s,
+        params: { kind: "range" },
+        continue: true,
+      });
+      return z.NEVER;
+    }
+    // What looks like hex is taken for a mistyped ID, anything else for a name.
+    const named = /^(0[xX]|[0-9a-fA-F]+$)/.test(s) ? undefined : docaDataId(s);
+    if (named?.ok) return named.dataId;
+    ctx.issues.push({
+      code: "custom",
+      message: named?.problem ??
         'must be a hex string such as "0x1020000100000000" (0x and up to 16 hex digits)',
-    })
-    .refine((s) => !DATA_ID.test(s) || s.length <= 18, {
-      error: (iss) =>
-        `has ${
-          String(iss.input).length - 2
-        } hex digits; a data ID has at most 16`,
-      params: { kind: "range" },
-    }),
+      input: s,
+      continue: true,
+      ...(named?.range ? { params: { kind: "range" } } : {}),
+    });
+    return z.NEVER;
+  }),
   z.union([z.number(), z.bigint()]).check((ctx) => {
     const n = ctx.value;
     const id = typeof n === "bigint"

@@ -124,6 +124,9 @@ Deno.test("parseDataId() refuses numbers and malformed strings", () => {
     ["0x10200001 00000000", "type", /hex string/],
     ["0xg", "type", /hex string/],
     ["0x10000000000000000", "range", /17 hex digits/],
+    ["rx_bytes", "type", /^must give rx_bytes's port/],
+    ["rx_bytes{port=300}", "range", /^must give rx_bytes a port from 0 to 255/],
+    ["port 0", "type", /or a DOCA counter name such as "rx_bytes\{port=0\}"$/],
     [null, "type", /hex string/],
   ];
   for (const [value, kind, problem] of cases) {
