@@ -9,6 +9,7 @@
 import { errorMessage } from "./base/error_message.ts";
 import { type Command, parseCommand, USAGE } from "./cli/args.ts";
 import { checkConfig } from "./cli/check_config.ts";
+import { runCounters } from "./cli/counters.ts";
 import { reviewCommand } from "./cli/review.ts";
 import { demoCommand, runCommand } from "./cli/run.ts";
 import { EXIT_OK, exitCodeOf, withHelpHint } from "./cli/usage_error.ts";
@@ -47,6 +48,11 @@ export async function main(args: readonly string[]): Promise<number> {
         return await runCommand(command.options, log);
       case "review":
         return await reviewCommand(command.args, log);
+      case "counters":
+        return await runCounters(command.args, {
+          out: (text) => console.log(text.replace(/\n$/, "")),
+          error: (message) => log.error(message),
+        });
     }
   } catch (error) {
     log.failed(error);

@@ -56,6 +56,8 @@ export type Command =
   | { readonly kind: "run"; readonly options: RunOptions }
   /** `review`: its arguments, parsed by cli/review_args.ts. */
   | { readonly kind: "review"; readonly args: readonly string[] }
+  /** `counters`: its arguments, parsed by cli/counters.ts. */
+  | { readonly kind: "counters"; readonly args: readonly string[] }
   | {
     readonly kind: "demo";
     readonly options: DemoOptions;
@@ -98,6 +100,7 @@ export const USAGE = `Usage:
   dpu-traceback check-config FILE [--data-ids FILE]     validate a config and summarize it
   dpu-traceback demo                                    20 s on the built-in simulator
   dpu-traceback review [FILE|DIR] [options]             list the events in events.log (review --help)
+  dpu-traceback counters -d DEVICE [--json]             list what a device offers to sample (counters --help)
   dpu-traceback --help | --version
 
 Run options:
@@ -145,8 +148,9 @@ Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
  * ```
  */
 export function parseCommand(args: readonly string[]): Command {
-  // review has options of its own; it parses them itself.
+  // review and counters have options of their own; they parse them.
   if (args[0] === "review") return { kind: "review", args: args.slice(1) };
+  if (args[0] === "counters") return { kind: "counters", args: args.slice(1) };
   const { values, positionals } = parseOptions(args, RUN_OPTIONS);
   if (values.help) return { kind: "help" };
   if (values.version) return { kind: "version" };
