@@ -150,6 +150,7 @@ export { createCollector } from "./collectors/create.ts";
 export type { CollectorContext } from "./collectors/create.ts";
 export type { Collector, SourceDevice } from "./collectors/collector.ts";
 export { PollStats } from "./collectors/poll_stats.ts";
+export { ReadStats } from "./collectors/read_stats.ts";
 export { SimCollector } from "./collectors/sim.ts";
 export type { SimOptions } from "./collectors/sim.ts";
 export { ReplayCollector } from "./collectors/replay.ts";

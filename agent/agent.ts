@@ -182,6 +182,7 @@ export class Agent {
               columns: m.columns,
               samplePeriodNs: m.samplePeriodNs,
               onFault: options.warn,
+              onSlowReads: options.warn,
             })
             : createCollector(m, {
               forceOwnership: config.forceOwnership,

@@ -7,6 +7,7 @@
 
 import type { SampleSink } from "../rules/sample_sink.ts";
 import type { PollStats } from "./poll_stats.ts";
+import type { ReadStats } from "./read_stats.ts";
 
 /**
  * One device behind a source that can fail on its own (a GPU of the NVML
@@ -41,6 +42,11 @@ export interface Collector {
    * (absent for replay, which reads as fast as the sink takes).
    */
   readonly pollStats?: PollStats;
+  /**
+   * How long each sample's reads took, for sources that time them (the
+   * kernel source); absent for the others.
+   */
+  readonly readStats?: ReadStats;
   /**
    * Delivers samples to `sink` until `signal` aborts (resolves) or the source
    * ends by itself (resolves: replay at end of file). Rejects on a fatal

@@ -13,6 +13,7 @@
 
 import process from "node:process";
 import { LATENESS_BOUNDS_S } from "../collectors/poll_stats.ts";
+import { READ_BOUNDS_S } from "../collectors/read_stats.ts";
 import { configuredDevice } from "../config/device.ts";
 import {
   type ColumnConfig,
@@ -304,6 +305,50 @@ export class MetricsRenderer {
         "ratio",
       ],
       (i) => polls[i]?.bufferFillMax,
+    );
+    this.#reads(w);
+  }
+
+  /** Read times, for the sources that time their reads (the kernel source). */
+  #reads(w: ExpositionWriter): void {
+    const reads = this.#metrics.monitors.map((m) => m.collector.readStats);
+    const per = this.#perMonitor.bind(this, w);
+    w.family(
+      `${P}source_read_seconds`,
+      "histogram",
+      "How long each sample's reads of the device took (the sample's timestamp is taken right after them).",
+      "seconds",
+    );
+    this.#labels.forEach((l, i) => {
+      const stats = reads[i];
+      if (stats === undefined) return;
+      w.histogram(l.monitor, READ_BOUNDS_S, stats.readCounts, stats.readSumS);
+    });
+    per(
+      [
+        "source_read_last_seconds",
+        "gauge",
+        "How long the last sample's reads of the device took.",
+        "seconds",
+      ],
+      (i) => reads[i]?.readLastS,
+    );
+    per(
+      [
+        "source_read_max_seconds",
+        "gauge",
+        "The longest any sample's reads of the device have taken since start.",
+        "seconds",
+      ],
+      (i) => reads[i]?.readMaxS,
+    );
+    per(
+      [
+        "source_slow_reads",
+        "counter",
+        "Samples whose reads took longer than the sample period: the source cannot keep up and loses samples.",
+      ],
+      (i) => reads[i]?.slowReads,
     );
   }
 

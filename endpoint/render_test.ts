@@ -9,6 +9,8 @@ import {
 } from "../metrics/metrics_test_util.ts";
 import type { AgentSnapshot } from "./snapshot.ts";
 import { mergeLabels } from "../config/topology.ts";
+import { PollStats } from "../collectors/poll_stats.ts";
+import { ReadStats } from "../collectors/read_stats.ts";
 
 const T0 = 1_700_000_000_000_000_000n; // ns, on a whole second
 const MS = 1_000_000n;
@@ -172,6 +174,64 @@ Deno.test("the snapshot carries the topology", async () => {
       ["rack", "r12"],
       ["rail", "3"],
     ]);
+  } finally {
+    await fed.close();
+  }
+});
+
+Deno.test("/metrics serves a source's read times: a histogram, the last and longest, and the reads longer than the period", async () => {
+  const fed = await fedMonitor(1e9);
+  try {
+    const readStats = new ReadStats(1); // the monitor's 1 ms period
+    readStats.record(0.02); // 20 µs
+    readStats.record(2.5); // 2.5 ms: longer than the period
+    readStats.record(0.3); // 300 µs, the last
+    const timed = new AgentMetrics([{
+      ...fed.agentMonitor,
+      collector: { pollStats: new PollStats(), readStats },
+    }], fed.metrics.info);
+    const nic = 'monitor="nic"';
+    const body = await scrape(timed);
+    for (
+      const line of [
+        "# TYPE dpu_traceback_source_read_seconds histogram",
+        `dpu_traceback_source_read_seconds_bucket{${nic},le="0.00001"} 0`,
+        `dpu_traceback_source_read_seconds_bucket{${nic},le="0.000025"} 1`,
+        `dpu_traceback_source_read_seconds_bucket{${nic},le="0.0005"} 2`,
+        `dpu_traceback_source_read_seconds_bucket{${nic},le="0.001"} 2`,
+        `dpu_traceback_source_read_seconds_bucket{${nic},le="0.0025"} 3`,
+        `dpu_traceback_source_read_seconds_bucket{${nic},le="+Inf"} 3`,
+        `dpu_traceback_source_read_seconds_sum{${nic}} 0.00282`,
+        `dpu_traceback_source_read_seconds_count{${nic}} 3`,
+        "# TYPE dpu_traceback_source_read_last_seconds gauge",
+        `dpu_traceback_source_read_last_seconds{${nic}} 0.0003`,
+        "# TYPE dpu_traceback_source_read_max_seconds gauge",
+        `dpu_traceback_source_read_max_seconds{${nic}} 0.0025`,
+        "# TYPE dpu_traceback_source_slow_reads_total counter",
+        `dpu_traceback_source_slow_reads_total{${nic}} 1`,
+      ]
+    ) {
+      assert.ok(body.split("\n").includes(line), `no line ${line}\n${body}`);
+    }
+    const open = await scrape(timed, "application/openmetrics-text");
+    assert.ok(
+      open.includes("# UNIT dpu_traceback_source_read_seconds seconds\n"),
+    );
+    assert.ok(
+      open.includes(`dpu_traceback_source_slow_reads_total{${nic}} 1\n`),
+    );
+    // A source that does not time its reads has no such samples.
+    const plain = await scrape(fed.metrics);
+    for (
+      const name of [
+        "dpu_traceback_source_read_seconds_count",
+        "dpu_traceback_source_read_last_seconds",
+        "dpu_traceback_source_read_max_seconds",
+        "dpu_traceback_source_slow_reads_total",
+      ]
+    ) {
+      assert.deepEqual(samplesOf(plain, name), [], name);
+    }
   } finally {
     await fed.close();
   }

@@ -116,6 +116,14 @@ export interface MonitorSnapshot {
     readonly buffer_fill: number;
     readonly buffer_fill_max: number;
   } | null;
+  /** Read times, for sources that time their reads (the kernel source). */
+  readonly read: {
+    readonly reads: number;
+    readonly last_seconds: number;
+    readonly max_seconds: number;
+    readonly mean_seconds: Reading;
+    readonly slow_reads: number;
+  } | null;
   readonly events_log: {
     readonly path: string;
     readonly written_bytes: number;
@@ -197,6 +205,7 @@ export function buildSnapshot(
   const monitors = metrics.monitors.map((m, i): MonitorSnapshot => {
     const { config, monitor, collector, log } = m;
     const stats = collector.pollStats;
+    const reads = collector.readStats;
     const logStats = log.stats;
     const w = m.aggregator.completed;
     const problem = metrics.problemOf(i, nowMs);
@@ -221,6 +230,13 @@ export function buildSnapshot(
         errors: Object.fromEntries(stats.errors),
         buffer_fill: stats.bufferFill,
         buffer_fill_max: stats.bufferFillMax,
+      },
+      read: reads === undefined ? null : {
+        reads: reads.reads,
+        last_seconds: reads.readLastS,
+        max_seconds: reads.readMaxS,
+        mean_seconds: reads.reads > 0 ? reads.readSumS / reads.reads : null,
+        slow_reads: reads.slowReads,
       },
       events_log: {
         path: log.path,

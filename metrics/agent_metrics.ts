@@ -57,8 +57,11 @@ export interface ServedMonitor {
   readonly config: MonitorConfig;
   /** The running monitor: sample and event counts, each rule's state. */
   readonly monitor: MonitorView;
-  /** The source's poll-loop health and the devices it found, if it has them. */
-  readonly collector: Pick<Collector, "pollStats" | "devices">;
+  /**
+   * The source's poll-loop health, its read times and the devices it
+   * found, if it has them.
+   */
+  readonly collector: Pick<Collector, "pollStats" | "readStats" | "devices">;
   /** The events log's path and writer counters. */
   readonly log: Pick<EventsLog, "path" | "stats">;
   /** Windowed aggregates of every sample: the last completed window. */

@@ -22,6 +22,7 @@
 
 import type { SourceDevice, SourceState } from "../collectors/collector.ts";
 import { LATENESS_BOUNDS_S, PollStats } from "../collectors/poll_stats.ts";
+import { READ_BOUNDS_S, ReadStats } from "../collectors/read_stats.ts";
 import type { MonitorConfig } from "../config/types.ts";
 import type { EventsLogStats } from "../events/log.ts";
 import type { MonitorView, ServedMonitor } from "./agent_metrics.ts";
@@ -36,6 +37,8 @@ export interface MonitorShape {
   readonly devices: readonly (readonly (readonly [string, string])[])[];
   /** Whether the source keeps poll-loop statistics. */
   readonly polled: boolean;
+  /** Whether the source times its reads. */
+  readonly timed: boolean;
   /** The events log's path. */
   readonly logPath: string;
 }
@@ -71,7 +74,13 @@ const LOG_PENDING = 17;
 const TEXT_VERSION = 18;
 const LATENESS_COUNTS = 19;
 const ERROR_COUNTS = LATENESS_COUNTS + LATENESS_BOUNDS_S.length + 1;
-const FIXED_SLOTS = ERROR_COUNTS + MAX_ERROR_NAMES;
+const READS = ERROR_COUNTS + MAX_ERROR_NAMES;
+const READ_SUM = READS + 1;
+const READ_LAST = READS + 2;
+const READ_MAX = READS + 3;
+const SLOW_READS = READS + 4;
+const READ_COUNTS = READS + 5;
+const FIXED_SLOTS = READ_COUNTS + READ_BOUNDS_S.length + 1;
 // Per rule: active, activations, active ms, changed at ms, pending, and
 // the peak (a float64 like every slot; NaN before the first event, which
 // the word-by-word copy keeps a NaN).
@@ -248,6 +257,15 @@ export class StatePublisher {
       s[b + DATA_AT_MS] = nowMs - this.#freshness.ageMs(i, nowMs);
       const stats = m.collector.pollStats;
       if (stats !== undefined) this.#writePoll(b, i, stats);
+      const reads = m.collector.readStats;
+      if (reads !== undefined) {
+        s[b + READS] = reads.reads;
+        s[b + READ_SUM] = reads.readSumS;
+        s[b + READ_LAST] = reads.readLastS;
+        s[b + READ_MAX] = reads.readMaxS;
+        s[b + SLOW_READS] = reads.slowReads;
+        s.set(reads.readCounts, b + READ_COUNTS);
+      }
       const log = m.log.stats;
       s[b + LOG_BYTES] = log.bytesWritten;
       s[b + LOG_ERRORS] = log.writeErrors;
@@ -396,6 +414,7 @@ export function shapeOf(
     config: m.config,
     devices: (m.collector.devices ?? []).map((d) => d.labels),
     polled: m.collector.pollStats !== undefined,
+    timed: m.collector.readStats !== undefined,
     logPath: m.log.path,
   };
 }
@@ -602,6 +621,9 @@ class MonitorReader {
       up: () => slots[d + k] === 1,
     }));
     const stats = shape.polled ? new PollStats() : undefined;
+    const reads = shape.timed
+      ? new ReadStats(shape.config.samplePeriodNs / 1e6)
+      : undefined;
     const names = () => this.#names;
     const logStats: EventsLogStats = {
       get bytesWritten() {
@@ -641,6 +663,21 @@ class MonitorReader {
             stats.errors.set(known[k], slots[b + ERROR_COUNTS + k]);
           }
           return stats;
+        },
+        get readStats() {
+          if (reads === undefined) return undefined;
+          reads.reads = slots[b + READS];
+          reads.readSumS = slots[b + READ_SUM];
+          reads.readLastS = slots[b + READ_LAST];
+          reads.readMaxS = slots[b + READ_MAX];
+          reads.slowReads = slots[b + SLOW_READS];
+          reads.readCounts.set(
+            slots.subarray(
+              b + READ_COUNTS,
+              b + READ_COUNTS + reads.readCounts.length,
+            ),
+          );
+          return reads;
         },
         ...(shape.devices.length > 0 ? { devices } : {}),
       },

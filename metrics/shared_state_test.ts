@@ -9,6 +9,8 @@ import {
   StatePublisher,
 } from "./shared_state.ts";
 import { buildSnapshot } from "../endpoint/snapshot.ts";
+import { PollStats } from "../collectors/poll_stats.ts";
+import { ReadStats } from "../collectors/read_stats.ts";
 
 const NOW = 1_700_000_100_000;
 
@@ -228,4 +230,54 @@ Deno.test("before the first publication a reader sees each monitor idle, with no
   } finally {
     await fed.close();
   }
+});
+
+Deno.test("a source's read times reach the endpoint: rendered and snapshotted from the published state as from the live source", async () => {
+  await using pair = await sharedPair();
+  const { fed, buffer } = pair;
+  // A source that times its reads (the kernel source does), at the
+  // monitor's 1 ms period.
+  const readStats = new ReadStats(1);
+  const live: ServedMonitor = {
+    ...pair.live,
+    collector: { pollStats: new PollStats(), readStats },
+  };
+  const publisher = new StatePublisher([live], buffer, NOW);
+  const state = new PublishedState(buffer, [shapeOf(live)]);
+  readStats.record(0.02);
+  readStats.record(2.5); // longer than the period
+  readStats.record(0.3);
+  publisher.publish(NOW);
+  assert.equal(state.refresh(), true);
+  const reads = state.monitors[0].collector.readStats!;
+  assert.deepEqual(
+    [reads.reads, reads.readLastS, reads.readMaxS, reads.slowReads],
+    [3, 0.0003, 0.0025, 1],
+  );
+  assert.deepEqual([...reads.readCounts], [...readStats.readCounts]);
+  const published = new AgentMetrics(state.monitors, fed.metrics.info);
+  const direct = new AgentMetrics([live], fed.metrics.info);
+  assert.deepEqual(
+    timeless(new MetricsRenderer(published).render("openmetrics", NOW)),
+    timeless(new MetricsRenderer(direct).render("openmetrics", NOW)),
+  );
+  const snapshot = buildSnapshot(published, NOW).monitors[0];
+  assert.deepEqual(snapshot.read, {
+    reads: 3,
+    last_seconds: 0.0003,
+    max_seconds: 0.0025,
+    mean_seconds: readStats.readSumS / 3,
+    slow_reads: 1,
+  });
+  // A source that does not time its reads has none published.
+  const plain = new PublishedState(
+    sharedStateBuffer([shapeOf(pair.live)]),
+    [shapeOf(pair.live)],
+  );
+  assert.equal(plain.monitors[0].collector.readStats, undefined);
+  assert.equal(
+    buildSnapshot(new AgentMetrics(plain.monitors, fed.metrics.info), NOW)
+      .monitors[0].read,
+    null,
+  );
 });

@@ -14,7 +14,10 @@
  * of statistics changed) is a fault, not an end: the source reports it
  * once, opens everything again by name (on the next tick, then backing off
  * to once a second) and reports the samples it missed as a gap when it
- * resumes. Facts: docs/spec/kernel-counters.md.
+ * resumes. Each sample's reads are timed (its timestamp is taken right
+ * after them) into {@linkcode KernelCollector.readStats}; a sample whose
+ * reads take longer than the period is said through `onSlowReads`.
+ * Facts: docs/spec/kernel-counters.md.
  *
  * @module
  */
@@ -23,6 +26,8 @@ import { pollOnSchedule } from "../schedule.ts";
 import type { SampleSink } from "../../rules/sample_sink.ts";
 import type { Collector } from "../collector.ts";
 import { PollStats } from "../poll_stats.ts";
+import { ReadStats } from "../read_stats.ts";
+import { formatDuration } from "../../base/units.ts";
 import { addNumberU64, geU64, msToNsU64 } from "../../base/u64.ts";
 import { nearest } from "../../config/suggest.ts";
 import { type KernelDevice, resolveKernelDevice } from "./device.ts";
@@ -61,6 +66,12 @@ export interface KernelOptions {
    * went away, its set of statistics changed); it keeps trying.
    */
   readonly onFault?: (message: string) => void;
+  /**
+   * Told, in one line, when a sample's reads took longer than the sample
+   * period (the source cannot keep up): once, and again only after
+   * {@linkcode SLOW_READS_QUIET_MS} without such a sample.
+   */
+  readonly onSlowReads?: (message: string) => void;
   /** Wall clock in ms since the Unix epoch. Default `performance` time. */
   readonly now?: () => number;
   /**
@@ -73,6 +84,13 @@ export interface KernelOptions {
 
 /** The longest wait between two attempts to open a faulted device again, ms. */
 export const MAX_RETRY_MS = 1000;
+
+/**
+ * After reads longer than the period have been said, how long reads must
+ * stay within it before the next such sample is said again, ms: reads
+ * hovering around the period would otherwise say it every few samples.
+ */
+export const SLOW_READS_QUIET_MS = 60_000;
 
 /** The default sample period: 10 ms. */
 export const DEFAULT_SAMPLE_PERIOD_NS = 10_000_000;
@@ -303,10 +321,11 @@ export class KernelCollector implements Collector {
   readonly device: string;
   /** The poll loop's health. */
   readonly pollStats: PollStats = new PollStats();
-  /** How long the last sample's reads took, ns. */
-  readNs = 0;
-  /** The longest any sample's reads took, ns. */
-  readNsMax = 0;
+  /**
+   * How long each sample's reads took (a failed read too), and the samples
+   * whose reads took longer than the period.
+   */
+  readonly readStats: ReadStats;
   /** Faults so far (each reported once through `onFault`). */
   faults = 0;
   /** Samples lost so far (reported through `sink.gap`). */
@@ -317,6 +336,9 @@ export class KernelCollector implements Collector {
   readonly #periodNs: number;
   readonly #periodMs: number;
   readonly #onFault: (message: string) => void;
+  readonly #onSlowReads: (message: string) => void;
+  /** The monotonic time of the last sample whose reads were too slow. */
+  #slowAt = -Infinity;
   readonly #now: () => number;
   readonly #monotonic: () => number;
   /** Timestamp, then (lo, hi) per column: the next record. */
@@ -341,6 +363,8 @@ export class KernelCollector implements Collector {
     this.#periodNs = options.samplePeriodNs ?? DEFAULT_SAMPLE_PERIOD_NS;
     this.#periodMs = this.#periodNs / 1e6;
     this.#onFault = options.onFault ?? (() => {});
+    this.#onSlowReads = options.onSlowReads ?? (() => {});
+    this.readStats = new ReadStats(this.#periodMs);
     this.#now = options.now ??
       (() => performance.timeOrigin + performance.now());
     this.#monotonic = options.monotonic ?? (() => performance.now());
@@ -393,6 +417,16 @@ export class KernelCollector implements Collector {
       targets,
       readers,
     );
+  }
+
+  /** How long the last sample's reads took, ns. */
+  get readNs(): number {
+    return this.readStats.readLastS * 1e9;
+  }
+
+  /** The longest any sample's reads took, ns. */
+  get readNsMax(): number {
+    return this.readStats.readMaxS * 1e9;
   }
 
   /** Whether the source is delivering (false while a fault lasts). */
@@ -490,9 +524,7 @@ export class KernelCollector implements Collector {
       }
     }
     const end = this.#monotonic();
-    const readNs = (end - start) * 1e6;
-    this.readNs = readNs;
-    if (readNs > this.readNsMax) this.readNsMax = readNs;
+    if (this.readStats.record(end - start)) this.#slowReads(end, end - start);
     if (fault >= 0 || ethtoolFault !== undefined) {
       const why = ethtoolFault ?? sysfs.describeFault(fault);
       this.#fault(why);
@@ -529,6 +561,24 @@ export class KernelCollector implements Collector {
     this.pollStats.recordError("read failed");
     this.#onFault(
       `${this.device} stopped delivering: ${why}; opening it again`,
+    );
+  }
+
+  /**
+   * Says that a sample's reads (`readMs`, ending at monotonic `at`) took
+   * longer than the period, unless another sample did within the last
+   * {@linkcode SLOW_READS_QUIET_MS}: the metrics count each one.
+   */
+  #slowReads(at: number, readMs: number): void {
+    const quiet = at - this.#slowAt >= SLOW_READS_QUIET_MS;
+    this.#slowAt = at;
+    if (!quiet) return;
+    this.#onSlowReads(
+      `${this.device}: reading the counters took ${
+        formatDuration(readMs / 1000)
+      }, longer than the ${
+        formatDuration(this.#periodNs / 1e9, { exact: true })
+      } sample period; the source cannot keep up and loses samples`,
     );
   }
 

@@ -223,3 +223,53 @@ Deno.test("a sample allocates nothing, in a process of its own (the heap of a te
   assert.ok(control > 320_000, `the control grew only ${control} bytes`);
   assert.equal(value, "9007199254740993");
 });
+
+Deno.test("reads longer than the period are counted each time and said once, then again only after a quiet minute", async () => {
+  // Each clock read moves it by `step` ms: a sample reads it before and
+  // after its reads, so its reads take `step`.
+  let t = 1_000;
+  let step = 12;
+  const said: string[] = [];
+  const faults: string[] = [];
+  const kernel = await KernelCollector.open({
+    device: "mlx5_0",
+    root: FIXTURE,
+    samplePeriodNs: 10_000_000,
+    columns: [{ name: "cnp", dataId: "rdma:np_cnp_sent" }],
+    monotonic: () => (t += step),
+    onSlowReads: (message) => said.push(message),
+    onFault: (message) => faults.push(message),
+  });
+  try {
+    const sink = new RecordingSink(1);
+    const sample = (readMs: number, atMs?: number) => {
+      if (atMs !== undefined) t = atMs;
+      step = readMs;
+      assert.equal(kernel.sample(sink), true);
+    };
+    sample(12);
+    assert.deepEqual(said, [
+      "kernel mlx5_0: reading the counters took 12 ms, longer than the 10 ms sample period; the source cannot keep up and loses samples",
+    ]);
+    sample(0.5);
+    sample(15);
+    sample(10); // as long as the period: keeps up
+    sample(25, 59_000); // the last slow one ended at 1,055: 58 s before
+    assert.equal(said.length, 1);
+    sample(0.5, 119_000);
+    sample(30, 119_050); // a minute after the last slow one
+    assert.equal(said.length, 2);
+    assert.match(said[1], /took 30 ms, longer than the 10 ms sample period/);
+    const stats = kernel.readStats;
+    assert.equal(stats.reads, 7);
+    assert.equal(stats.slowReads, 4);
+    assert.equal(stats.readMaxS, 0.03);
+    assert.equal(kernel.readNsMax, 30_000_000);
+    assert.equal(kernel.readNs, 30_000_000);
+    // Slow samples are still delivered, and none of this is a fault.
+    assert.equal(sink.records.length, 7);
+    assert.deepEqual(faults, []);
+  } finally {
+    kernel.close();
+  }
+});
