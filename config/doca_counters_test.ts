@@ -140,3 +140,24 @@ monitors:
     },
   );
 });
+
+Deno.test("docs/doca-counters.md's table is the agent's table, row for row", async () => {
+  const text = await Deno.readTextFile(
+    new URL("../docs/doca-counters.md", import.meta.url),
+  );
+  const rows = [
+    ...text.matchAll(/^\| `([^`]+)` +\| `(0x[0-9a-f]{16})` +\| (.+?) +\|$/gm),
+  ]
+    .map(([, written, id, meaning]) => ({ written, id, meaning }));
+  assert.equal(rows.length, DOCA_COUNTERS.length);
+  for (const [k, c] of DOCA_COUNTERS.entries()) {
+    const row = rows[k];
+    assert.equal(row.written.replace(/\{.*/, ""), c.name);
+    assert.equal(row.meaning, c.meaning);
+    const example = row.written.replace("port=N", "port=0").replace(
+      "priority=P",
+      "priority=3",
+    );
+    assert.deepEqual(docaDataId(example), { ok: true, dataId: row.id }, c.name);
+  }
+});
