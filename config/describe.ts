@@ -6,6 +6,7 @@
  * @module
  */
 
+import { docaCounterName } from "./doca_counters.ts";
 import { formatBytes, formatDuration } from "../base/units.ts";
 import { ringBytes } from "./ring_budget.ts";
 import { ruleDescription, ruleFactsOf } from "./rule_description.ts";
@@ -217,8 +218,8 @@ function describeMonitor(
       : `  columns (${m.columns.length}):`,
     ...m.columns.map((c, i) =>
       `    [${i}] ${c.name}${gpu ? "" : ` ${c.dataId}`}${
-        c.kind === "gauge" ? " (gauge)" : ""
-      }`
+        knownName(m.source, c.dataId)
+      }${c.kind === "gauge" ? " (gauge)" : ""}`
     ),
     `  rules (${m.rules.length}):${m.rules.length === 0 ? " none" : ""}`,
     ...m.rules.flatMap((r) => [
@@ -266,4 +267,11 @@ function formatRate(hz: number): string {
 /** At most three significant decimals, without trailing zeros. */
 function trim(value: number): string {
   return String(Number(value.toPrecision(3)));
+}
+
+/** ` (rx_bytes{port=0})` after a DOCA data ID the agent knows by name. */
+function knownName(source: string, dataId: string): string {
+  if (source === "kernel" || source === "nvml") return "";
+  const name = docaCounterName(dataId);
+  return name === undefined ? "" : ` (${name})`;
 }

@@ -19,7 +19,7 @@ Deno.test("describeConfig() summarizes a reference config", () => {
       "  sample period 100 µs (10 kHz), depth 1024 samples, ring 2048 samples (32 KiB)",
       "  event log events.log",
       "  columns (1):",
-      "    [0] port_0_rx_bytes 0x1020000100000000",
+      "    [0] port_0_rx_bytes 0x1020000100000000 (rx_bytes{port=0})",
       "  rules (1):",
       '    "Rx Bytes/s > 1MeBs": dt_gt port_0_rx_bytes rises by > 1048576 over 1024 samples',
     ].join("\n"),
