@@ -12,11 +12,19 @@
  * and one `ETHTOOL_GSTATS` per interface, with no allocation, no string and
  * no BigInt. A device that goes away (an interface deleted, a driver's set
  * of statistics changed) is a fault, not an end: the source reports it
- * once, opens everything again by name (on the next tick, then backing off
- * to once a second) and reports the samples it missed as a gap when it
- * resumes. Each sample's reads are timed (its timestamp is taken right
- * after them) into {@linkcode KernelCollector.readStats}; a sample whose
- * reads take longer than the period is said through `onSlowReads`.
+ * once, opens everything again (on the next tick, then backing off to once
+ * a second) and reports the samples it missed as a gap when it resumes.
+ *
+ * The source follows the interfaces it opened, by ifindex: one renamed
+ * under it is read under its new name, said once, with no sample lost. One
+ * that is gone (deleted, a driver reload, a VF removed) is looked for
+ * again as the operator named it: the device is resolved anew from its
+ * `-d` name (an interface, an RDMA device, a PCIe function), and a column
+ * that named its interface (`netdev:IF/NAME`) waits for an interface of
+ * that name. A link that is merely down is no fault: its counters still
+ * read. Each sample's reads are timed (its timestamp is taken right after
+ * them) into {@linkcode KernelCollector.readStats}; a sample whose reads
+ * take longer than the period is said through `onSlowReads`.
  * Facts: docs/spec/kernel-counters.md.
  *
  * @module
@@ -30,8 +38,13 @@ import { ReadStats } from "../read_stats.ts";
 import { formatDuration } from "../../base/units.ts";
 import { addNumberU64, geU64, msToNsU64 } from "../../base/u64.ts";
 import { nearest } from "../../config/suggest.ts";
-import { type KernelDevice, resolveKernelDevice } from "./device.ts";
+import {
+  type KernelDevice,
+  resolveKernelDevice,
+  resolveKernelDeviceSync,
+} from "./device.ts";
 import { EthtoolStats } from "./ethtool_stats.ts";
+import { interfaceIndex, interfaceWithIndex } from "./interface_index.ts";
 import {
   type CounterFile,
   CounterRead,
@@ -100,11 +113,16 @@ type Kind = "netdev" | "ethtool" | "rdma" | "ib";
 /** What a column reads, resolved: where and which counter. */
 interface Target {
   readonly kind: Kind;
-  /** The interface (netdev, ethtool) or RDMA device. */
+  /** The interface (netdev, ethtool) or RDMA device, as it is called now. */
   readonly owner: string;
   /** The port (rdma, ib); 0 otherwise. */
   readonly port: number;
   readonly counter: string;
+  /**
+   * The interface or RDMA device the column named (`netdev:IF/NAME`,
+   * `rdma:DEV/PORT/NAME`), as written; undefined for the device's default.
+   */
+  readonly named: string | undefined;
 }
 
 /** An interface's ethtool statistics and the columns read from them. */
@@ -177,7 +195,13 @@ function resolveTarget(
         }`,
       );
     }
-    return { kind, owner: iface, port: 0, counter };
+    return {
+      kind,
+      owner: iface,
+      port: 0,
+      counter,
+      named: parts.length === 2 ? iface : undefined,
+    };
   }
   if (
     (parts.length !== 1 && parts.length !== 3) || parts.some((p) => p === "")
@@ -218,7 +242,62 @@ function resolveTarget(
       }`,
     );
   }
-  return { kind, owner: dev, port, counter };
+  return {
+    kind,
+    owner: dev,
+    port,
+    counter,
+    named: parts.length === 3 ? dev : undefined,
+  };
+}
+
+function isInterfaceKind(kind: Kind): boolean {
+  return kind === "netdev" || kind === "ethtool";
+}
+
+/**
+ * The ifindex of every interface the targets read, by its name now; an
+ * interface whose ifindex cannot be read (a fixture tree without one) is
+ * left out, and is then looked for by name only.
+ */
+function interfaceIndexes(
+  targets: readonly Target[],
+  root: string | undefined,
+): Map<string, number> {
+  const indexes = new Map<string, number>();
+  for (const t of targets) {
+    if (!isInterfaceKind(t.kind) || indexes.has(t.owner)) continue;
+    const index = interfaceIndex(t.owner, { root });
+    if (index !== undefined) indexes.set(t.owner, index);
+  }
+  return indexes;
+}
+
+/**
+ * The targets bound to `device` as resolved anew: a column on an
+ * interface in `lost` reads the interface it named, or the device's first;
+ * a column on the default RDMA device reads the device's first port.
+ * Throws a {@linkcode Fault} when the device has nothing to read for one.
+ */
+function rebind(
+  targets: readonly Target[],
+  device: KernelDevice,
+  lost: ReadonlySet<string>,
+): Target[] {
+  return targets.map((t) => {
+    if (isInterfaceKind(t.kind)) {
+      if (!lost.has(t.owner)) return t;
+      const owner = t.named ?? device.interfaces[0];
+      if (owner === undefined) {
+        throw new Fault(`${device.name} has no interface`);
+      }
+      return { ...t, owner };
+    }
+    if (t.named !== undefined) return t;
+    const first = device.rdma.find((d) => d.ports.length > 0);
+    if (first === undefined) throw new Fault(`${device.name} has no RDMA port`);
+    return { ...t, owner: first.name, port: first.ports[0] };
+  });
 }
 
 function ethtoolNames(iface: string): readonly string[] {
@@ -331,7 +410,12 @@ export class KernelCollector implements Collector {
   /** Samples lost so far (reported through `sink.gap`). */
   lostSamples = 0;
 
-  readonly #targets: readonly Target[];
+  /** What `-d` named, as given: looked for again when the device is gone. */
+  readonly #given: string;
+  /** What each column reads, under the names its interfaces have now. */
+  #targets: readonly Target[];
+  /** The ifindex of each interface read, by its name now. */
+  #ifindexes: Map<string, number>;
   readonly #root: string | undefined;
   readonly #periodNs: number;
   readonly #periodMs: number;
@@ -351,6 +435,8 @@ export class KernelCollector implements Collector {
   #retryMs = 0;
   #running = false;
   #closed = false;
+  /** Set while a sample is read again after a rename was followed. */
+  #again = false;
 
   private constructor(
     options: KernelOptions,
@@ -358,8 +444,10 @@ export class KernelCollector implements Collector {
     readers: Readers,
   ) {
     this.device = `kernel ${options.device}`;
+    this.#given = options.device;
     this.#targets = targets;
     this.#root = options.root;
+    this.#ifindexes = interfaceIndexes(targets, options.root);
     this.#periodNs = options.samplePeriodNs ?? DEFAULT_SAMPLE_PERIOD_NS;
     this.#periodMs = this.#periodNs / 1e6;
     this.#onFault = options.onFault ?? (() => {});
@@ -527,6 +615,18 @@ export class KernelCollector implements Collector {
     if (this.readStats.record(end - start)) this.#slowReads(end, end - start);
     if (fault >= 0 || ethtoolFault !== undefined) {
       const why = ethtoolFault ?? sysfs.describeFault(fault);
+      closeReaders(readers);
+      this.#readers = undefined;
+      // A renamed interface fails the ethtool read (it asks by name):
+      // followed, the sample is read again at once and nothing is lost.
+      if (!this.#again && this.#followRename()) {
+        this.#again = true;
+        try {
+          return this.sample(sink);
+        } finally {
+          this.#again = false;
+        }
+      }
       this.#fault(why);
       this.#pendingGap++;
       return false;
@@ -551,10 +651,8 @@ export class KernelCollector implements Collector {
     return true;
   }
 
-  /** Closes what is open, reports the fault once, schedules a retry. */
+  /** Reports the fault once (all is closed) and schedules a retry. */
   #fault(why: string): void {
-    if (this.#readers) closeReaders(this.#readers);
-    this.#readers = undefined;
     this.faults++;
     this.#retryMs = this.#periodMs;
     this.#retryAt = this.#monotonic() + this.#retryMs;
@@ -582,10 +680,82 @@ export class KernelCollector implements Collector {
     );
   }
 
-  /** Opens every column again by name; true once it has. */
-  #reopen(): boolean {
+  /**
+   * Finds each interface read by its ifindex: one renamed is read under
+   * its new name from now on (said once); returns the names of those gone.
+   */
+  #follow(): Set<string> {
+    const lost = new Set<string>();
+    const renamed = new Map<string, string>();
+    for (const [name, ifindex] of this.#ifindexes) {
+      const now = interfaceWithIndex(ifindex, { root: this.#root });
+      if (now === undefined) lost.add(name);
+      else if (now !== name) renamed.set(name, now);
+    }
+    if (renamed.size === 0) return lost;
+    this.#targets = this.#targets.map((t) => {
+      const now = isInterfaceKind(t.kind) ? renamed.get(t.owner) : undefined;
+      return now === undefined ? t : { ...t, owner: now };
+    });
+    this.#ifindexes = new Map(
+      [...this.#ifindexes].map(([name, i]) => [renamed.get(name) ?? name, i]),
+    );
+    for (const [was, now] of renamed) {
+      this.#onFault(
+        `${this.device}: interface ${was} is now called ${now}; reading it under its new name`,
+      );
+    }
+    return lost;
+  }
+
+  /**
+   * After a read failed: true when an interface was renamed, none is
+   * gone, and everything opened again under the new names.
+   */
+  #followRename(): boolean {
+    const before = this.#targets;
+    if (this.#follow().size > 0 || this.#targets === before) return false;
     try {
       this.#readers = openReaders(this.#targets, this.#root);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Opens every column again, following renames; when an interface is
+   * gone or the columns will not open as they are, the device is
+   * resolved anew from the name it was given. True once it is open.
+   */
+  #reopen(): boolean {
+    try {
+      const lost = this.#follow();
+      if (lost.size === 0) {
+        try {
+          this.#readers = openReaders(this.#targets, this.#root);
+          return true;
+        } catch {
+          // Look for the device anew, below.
+        }
+      }
+      const device = resolveKernelDeviceSync(this.#given, {
+        root: this.#root,
+      });
+      const targets = rebind(this.#targets, device, lost);
+      this.#readers = openReaders(targets, this.#root);
+      const moved = new Map<string, string>();
+      targets.forEach((t, k) => {
+        const was = this.#targets[k].owner;
+        if (isInterfaceKind(t.kind) && t.owner !== was) moved.set(was, t.owner);
+      });
+      this.#targets = targets;
+      this.#ifindexes = interfaceIndexes(targets, this.#root);
+      for (const [was, now] of moved) {
+        this.#onFault(
+          `${this.device}: interface ${was} is gone; reading ${now} in its place`,
+        );
+      }
       return true;
     } catch {
       this.#retryMs = Math.min(MAX_RETRY_MS, 2 * this.#retryMs);

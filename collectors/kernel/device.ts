@@ -5,7 +5,9 @@
  * kernel source reads of it: its interfaces (netdev and ethtool
  * statistics) and its RDMA devices' ports (hw_counters, port counters).
  *
- * Resolved once, at start; it may allocate and wait on the file system.
+ * Resolved at start, and again when the device went away and the source
+ * looks for it anew ({@linkcode resolveKernelDeviceSync}, which the
+ * source's timer calls: a few small sysfs reads); it allocates.
  * The facts it relies on are in docs/spec/kernel-counters.md §4.
  *
  * @module
@@ -82,50 +84,66 @@ export function pciAddress(name: string): string | undefined {
  * assert.deepEqual([lo.pci, lo.interfaces, lo.rdma], [undefined, ["lo"], []]);
  * ```
  */
-export async function resolveKernelDevice(
+export function resolveKernelDevice(
   name: string,
   options: DeviceLookupOptions = {},
 ): Promise<KernelDevice> {
+  try {
+    return Promise.resolve(resolveKernelDeviceSync(name, options));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * As {@linkcode resolveKernelDevice}, without a promise: for the kernel
+ * source, which looks for a device that went away again from its timer,
+ * where nothing may wait. Throws what that rejects with.
+ */
+export function resolveKernelDeviceSync(
+  name: string,
+  options: DeviceLookupOptions = {},
+): KernelDevice {
   const sys = join(options.root ?? "/", "sys");
   const pci = pciAddress(name);
   if (pci !== undefined) {
     const dir = join(sys, "bus/pci/devices", pci);
-    if (await isDirectory(dir)) {
+    if (isDirectory(dir)) {
       return {
         name,
         pci,
-        interfaces: await interfacesUnder(dir),
-        rdma: await rdmaDevices(sys, await entries(join(dir, "infiniband"))),
+        interfaces: interfacesUnder(dir),
+        rdma: rdmaDevices(sys, entries(join(dir, "infiniband"))),
       };
     }
     throw notFound(
       name,
       "no PCIe function",
-      await entries(join(sys, "bus/pci/devices")),
+      entries(join(sys, "bus/pci/devices")),
       pci, // 03:00.2 is near 0000:03:00.0, as sysfs writes it
     );
   }
   const netdev = join(sys, "class/net", name);
-  if (await isDirectory(netdev)) {
-    const function_ = await pciFunctionOf(join(netdev, "device"));
-    const rdma = function_ === undefined ? [] : await rdmaDevices(
+  if (isDirectory(netdev)) {
+    const function_ = pciFunctionOf(join(netdev, "device"));
+    const rdma = function_ === undefined ? [] : rdmaDevices(
       sys,
-      await entries(join(sys, "bus/pci/devices", function_, "infiniband")),
+      entries(join(sys, "bus/pci/devices", function_, "infiniband")),
     );
     return { name, pci: function_, interfaces: [name], rdma };
   }
   const ib = join(sys, "class/infiniband", name);
-  if (await isDirectory(ib)) {
+  if (isDirectory(ib)) {
     return {
       name,
-      pci: await pciFunctionOf(join(ib, "device")),
-      interfaces: await entries(join(ib, "device/net")),
-      rdma: await rdmaDevices(sys, [name]),
+      pci: pciFunctionOf(join(ib, "device")),
+      interfaces: entries(join(ib, "device/net")),
+      rdma: rdmaDevices(sys, [name]),
     };
   }
   throw notFound(name, "no interface, RDMA device or PCIe function", [
-    ...await entries(join(sys, "class/net")),
-    ...await entries(join(sys, "class/infiniband")),
+    ...entries(join(sys, "class/net")),
+    ...entries(join(sys, "class/infiniband")),
   ]);
 }
 
@@ -133,23 +151,23 @@ export async function resolveKernelDevice(
  * The interfaces of a PCIe function: in its `net/` directory, or one level
  * down (a virtio function keeps them under `virtioN/net/`).
  */
-async function interfacesUnder(dir: string): Promise<string[]> {
-  const found = await entries(join(dir, "net"));
-  for (const child of await entries(dir)) {
+function interfacesUnder(dir: string): string[] {
+  const found = entries(join(dir, "net"));
+  for (const child of entries(dir)) {
     if (!/^virtio\d+$/.test(child)) continue;
-    found.push(...await entries(join(dir, child, "net")));
+    found.push(...entries(join(dir, child, "net")));
   }
   return found.sort();
 }
 
 /** Each RDMA device with its ports (numbers, in order). */
-async function rdmaDevices(
+function rdmaDevices(
   sys: string,
   names: readonly string[],
-): Promise<RdmaDevice[]> {
+): RdmaDevice[] {
   const devices: RdmaDevice[] = [];
   for (const name of [...names].sort()) {
-    const ports = (await entries(join(sys, "class/infiniband", name, "ports")))
+    const ports = (entries(join(sys, "class/infiniband", name, "ports")))
       .filter((p) => /^\d+$/.test(p)).map(Number).sort((a, b) => a - b);
     devices.push({ name, ports });
   }
@@ -160,10 +178,10 @@ async function rdmaDevices(
  * The PCIe function at or above the device a `device` link points to: the
  * nearest directory in its resolved path named like a PCIe address.
  */
-async function pciFunctionOf(link: string): Promise<string | undefined> {
+function pciFunctionOf(link: string): string | undefined {
   let path: string;
   try {
-    path = await Deno.realPath(link);
+    path = Deno.realPathSync(link);
   } catch {
     return undefined; // a virtual interface has no device link
   }
@@ -175,19 +193,19 @@ async function pciFunctionOf(link: string): Promise<string | undefined> {
 }
 
 /** The names in a directory, sorted; none if it is missing or unreadable. */
-async function entries(dir: string): Promise<string[]> {
+function entries(dir: string): string[] {
   const names: string[] = [];
   try {
-    for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+    for (const entry of Deno.readDirSync(dir)) names.push(entry.name);
   } catch {
     return [];
   }
   return names.sort();
 }
 
-async function isDirectory(path: string): Promise<boolean> {
+function isDirectory(path: string): boolean {
   try {
-    return (await Deno.stat(path)).isDirectory;
+    return Deno.statSync(path).isDirectory;
   } catch {
     return false;
   }
