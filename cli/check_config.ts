@@ -8,8 +8,10 @@
 
 import { type LibraryProbe, probeNvml } from "../collectors/versions.ts";
 import { KernelCollector } from "../collectors/kernel/collector.ts";
+import { DocaCollector, DocaUnavailableError } from "../collectors/doca.ts";
+import { errorMessage } from "../base/error_message.ts";
 import { describeConfig } from "../config/describe.ts";
-import type { MonitorConfig } from "../config/types.ts";
+import type { AgentConfig, MonitorConfig } from "../config/types.ts";
 import { loadConfig } from "../config/load.ts";
 import { withAutoGpuMonitor } from "../config/normalize.ts";
 import type { Logger } from "../logging/logger.ts";
@@ -59,7 +61,10 @@ export async function checkConfig(
         ? full.monitors.at(-1)?.name
         : undefined,
     });
-    devices = await checkKernelDevices(config.monitors);
+    devices = [
+      ...await checkKernelDevices(config.monitors),
+      ...checkDocaDevices(config, (message) => log.warn(message)),
+    ];
   } catch (error) {
     throw asUsageError(error);
   }
@@ -76,7 +81,7 @@ export async function checkConfig(
  * Opens each kernel monitor's source as run opens it, and closes it: a
  * device that is not here, or a counter it does not offer, stops the check
  * with the line run would stop with. One line per monitor on what was
- * found. (A DOCA device is not opened: it has one owner at a time.)
+ * found.
  */
 async function checkKernelDevices(
   monitors: readonly MonitorConfig[],
@@ -98,6 +103,57 @@ async function checkKernelDevices(
     await source.close();
     lines.push(
       `monitor ${m.name}: ${m.device} is here and offers all ${m.columns.length} of its counters`,
+    );
+  }
+  return lines;
+}
+
+/**
+ * Opens each DOCA monitor's device as run opens it (which checks every
+ * column with the device where the library can) and closes it: a device
+ * that is not here, or a column it does not support, stops the check with
+ * the line run would stop with. Missing DOCA libraries, or a diag context
+ * another program holds (the running agent, most likely), leave the
+ * counters unchecked, said in the monitor's line: the host that checks a
+ * configuration need not be the one that runs it, and a check must not
+ * take the device from a running agent (so never with force ownership).
+ */
+function checkDocaDevices(
+  config: AgentConfig,
+  warn: (message: string) => void,
+): string[] {
+  const lines: string[] = [];
+  for (const m of config.monitors) {
+    if (m.source !== "doca") continue;
+    if (m.device === undefined) {
+      lines.push(
+        `monitor ${m.name}: the device comes from -d at run; its counters are checked then`,
+      );
+      continue;
+    }
+    let source: DocaCollector;
+    try {
+      source = DocaCollector.open({
+        device: m.device,
+        columns: m.columns,
+        samplePeriodNs: m.samplePeriodNs,
+        depth: m.depth,
+        forceOwnership: false,
+        libDir: config.docaLibDir,
+        warn,
+      });
+    } catch (error) {
+      if (!(error instanceof DocaUnavailableError)) throw error;
+      lines.push(
+        `monitor ${m.name}: its counters are not checked here, they are at run: ${
+          errorMessage(error)
+        }`,
+      );
+      continue;
+    }
+    source.close();
+    lines.push(
+      `monitor ${m.name}: ${source.deviceName} is here and supports all ${m.columns.length} of its counters`,
     );
   }
   return lines;

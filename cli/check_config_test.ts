@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runMain } from "../tests/cli_util.ts";
+import { errorLines, runMain } from "../tests/cli_util.ts";
+import { buildDocaSim } from "../tests/fixtures/libdoca_sim/build.ts";
 import { tempDir } from "../tests/temp_dir.ts";
 
 /** An agent-form config naming `labelsFile`. */
@@ -117,4 +118,63 @@ Deno.test("check-config refuses a percentage past the ratio's range with exit 2 
   const largest = await runMain(["check-config", yaml]);
   assert.equal(largest.code, 0, largest.stderr);
   assert.match(largest.stdout, /over 1 ms goes above 1e\+308 %;/);
+});
+
+Deno.test("check-config opens a DOCA monitor's device as run does: a column it does not support is run's very line, exit 2 (run: 1); a device in use is left unchecked", async () => {
+  const sim = await buildDocaSim();
+  try {
+    await using dir = await tempDir();
+    const yaml = join(dir.path, "nic.yaml");
+    const write = (pause: string) =>
+      Deno.writeTextFile(
+        yaml,
+        `doca_lib_dir: ${sim.dir}
+gpu: "off"
+listen: "off"
+monitors:
+  - name: nic
+    source: doca
+    device: "03:00.0"
+    event_log: ${join(dir.path, "nic-events.log")}
+    columns:
+      - { name: rx, data_id: "rx_bytes{port=0}" }
+      - { name: pause, data_id: "${pause}" }
+`,
+      );
+    const env = {
+      DOCA_SIM_DEVICES:
+        "pci=0000:03:00.0,ibdev=mlx5_0,iface=p0s0,unsupported=0x1020000600000300",
+    };
+    const line =
+      'dpu-traceback: Cannot start DOCA source on 0000:03:00.0 (mlx5_0, p0s0): column "pause" (priority_rx_pause_packets{port=0,priority=3}, 0x1020000600000300) is not supported by this device; ' +
+      "it supports priority_rx_pause_packets{port=0,priority=0}, priority_rx_pause_packets{port=0,priority=1}, priority_rx_pause_packets{port=0,priority=2}";
+    await write("priority_rx_pause_packets{port=0,priority=3}");
+    const check = await runMain(["check-config", yaml], { env });
+    assert.equal(check.code, 2, check.stderr);
+    assert.equal(check.stderr, `${line}\n`);
+    const run = await runMain(["run", "--config", yaml, "--duration", "1"], {
+      env,
+    });
+    assert.equal(run.code, 1, run.stderr);
+    assert.deepEqual(errorLines(run.stderr), [line]);
+
+    await write("priority_rx_pause_packets{port=0,priority=2}");
+    const ok = await runMain(["check-config", yaml], { env });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(
+      ok.stdout,
+      /^monitor nic: 0000:03:00\.0 \(mlx5_0, p0s0\) is here and supports all 2 of its counters$/m,
+    );
+    // The running agent holds the context: not taken, not a failure.
+    const held = await runMain(["check-config", yaml], {
+      env: { ...env, DOCA_SIM_FAULT_CREATE: "IN_USE" },
+    });
+    assert.equal(held.code, 0, held.stderr);
+    assert.match(
+      held.stdout,
+      /^monitor nic: its counters are not checked here, they are at run: Cannot start DOCA source: the diag context of 0000:03:00\.0 \(mlx5_0, p0s0\) is in use by another program; /m,
+    );
+  } finally {
+    await sim.cleanup();
+  }
 });

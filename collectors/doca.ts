@@ -2,37 +2,43 @@
  * The DOCA Telemetry Diag collector: finds the NIC, checks what it can do,
  * configures the diag context as the reference application does, drains
  * samples into the monitor's ring, and shuts the device down in order.
- * All policy (which errors are transient, what a message says) is here;
- * ffi/doca.ts only declares and decodes.
+ * The start-up and shutdown steps are collectors/doca_session.ts's, which
+ * discovery shares; the sampling policy (which errors are transient, what
+ * a message says) is here; ffi/doca.ts only declares and decodes.
  *
  * @module
  */
 
 import type { ColumnConfig } from "../config/types.ts";
 import {
-  COMMON_SYMBOLS,
   decodeFormat1Sample,
   type DocaCommon,
   DocaError,
-  docaErrorDescription,
   docaErrorName,
   type DocaTelemetry,
-  FORMAT_1_HEADER_BYTES,
-  IBDEV_NAME_SIZE,
-  IFACE_NAME_SIZE,
-  OutputFormat,
-  PCI_ADDR_SIZE,
-  SampleMode,
-  SyncMode,
-  TELEMETRY_SYMBOLS,
-  TimestampSource,
 } from "../ffi/doca.ts";
-import { cStringFromBuffer, toCString } from "../ffi/library.ts";
-import { libraryPaths, openFirst } from "../ffi/library.ts";
 import type { SampleSink } from "../rules/sample_sink.ts";
 import type { Collector } from "./collector.ts";
 import { PollStats } from "./poll_stats.ts";
 import { formatDuration } from "../base/units.ts";
+import {
+  applyCounters,
+  checkDiagCaps,
+  closeDiagSession,
+  createDiag,
+  type DiagSession,
+  docaFailure,
+  openDiagSession,
+  readSamplePeriod,
+  refuseUnsupportedColumns,
+  startDiag,
+} from "./doca_session.ts";
+
+export {
+  DOCA_SONAME_SUFFIXES,
+  docaLibraryDirs,
+  DocaUnavailableError,
+} from "./doca_session.ts";
 
 /** How to reach the device and what to sample. */
 export interface DocaOptions {
@@ -67,13 +73,6 @@ export interface DocaStats {
   readonly pollIntervalMs: number;
 }
 
-/** Sonames tried for each DOCA library, newest ABI first. */
-export const DOCA_SONAME_SUFFIXES: readonly string[] = [
-  ".so.3",
-  ".so.2",
-  ".so",
-];
-const PCI_ADDRESS = /^([0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/i;
 /**
  * Transient query failures (`AGAIN`, `TIME_OUT`) in a row that end the
  * run: with {@linkcode transientRetryMs}'s waits, about 30 s of failing.
@@ -117,42 +116,6 @@ const RING_MIN_MS = 100;
  */
 export function transientRetryMs(failures: number): number {
   return Math.min(1000, 2 ** (failures - 1));
-}
-
-/** Standard install locations, newest layout first. */
-export function docaLibraryDirs(
-  libDir?: string,
-  env = Deno.env.get("DOCA_LIB_DIR"),
-): string[] {
-  const arch = Deno.build.arch === "aarch64" ? "aarch64" : "x86_64";
-  const dirs = [
-    `/opt/mellanox/doca/lib/${arch}-linux-gnu`,
-    "/opt/mellanox/doca/lib64",
-  ];
-  if (env) dirs.unshift(env);
-  if (libDir) dirs.unshift(libDir);
-  return dirs;
-}
-
-function fail(what: string, common: DocaCommon | null, code: number): Error {
-  const description = docaErrorDescription(common, code);
-  return new Error(
-    `${what}: ${docaErrorName(common, code)}${
-      description ? ` (${description})` : ""
-    }`,
-  );
-}
-
-/** A configured, started diag context and what the device agreed to. */
-interface DiagSession {
-  dev: Deno.PointerValue;
-  diag: Deno.PointerValue;
-  started: boolean;
-  /** The device as DOCA lists it. */
-  deviceName: string;
-  samplePeriodNs: number;
-  ringSamples: number;
-  sampleBytes: number;
 }
 
 /**
@@ -218,96 +181,51 @@ export class DocaCollector implements Collector {
   #skippedPolls = 0;
 
   private constructor(
-    common: DocaCommon,
-    telemetry: DocaTelemetry,
-    libraries: string[],
     session: DiagSession,
+    started: Started,
     columns: number,
     warn: ((message: string) => void) | undefined,
   ) {
-    this.#common = common;
+    this.#common = session.common;
+    this.#telemetry = session.telemetry;
     this.#warn = warn;
-    this.#telemetry = telemetry;
-    this.libraries = libraries;
+    this.libraries = session.libraries;
     this.#session = session;
     this.#columns = columns;
     this.deviceName = session.deviceName;
-    this.samplePeriodNs = session.samplePeriodNs;
-    this.deviceRingSamples = session.ringSamples;
-    this.#buffer = new Uint8Array(session.sampleBytes * session.ringSamples);
+    this.samplePeriodNs = started.samplePeriodNs;
+    this.deviceRingSamples = started.ringSamples;
+    this.#buffer = new Uint8Array(started.sampleBytes * started.ringSamples);
     this.#words = new Uint32Array(this.#buffer.buffer);
-    this.#sampleWords = session.sampleBytes / 4;
+    this.#sampleWords = started.sampleBytes / 4;
     // Polling when the device ring is a quarter full keeps it under half
     // full with room for a late timer, without a wake-up per sample.
-    const ringMs = session.ringSamples * session.samplePeriodNs / 1e6;
+    const ringMs = started.ringSamples * started.samplePeriodNs / 1e6;
     this.#maxIntervalMs = Math.max(MIN_POLL_MS, ringMs / 2);
     this.#intervalMs = Math.max(MIN_POLL_MS, ringMs / 4);
   }
 
   /**
    * Loads the libraries, opens the device, checks its capabilities,
-   * configures and starts sampling as the reference does. Throws an Error
-   * with a one-line message on any failure, having released whatever it
-   * had acquired.
+   * configures, checks every column where the library can say (refusing
+   * one the device does not support, naming the nearest it does) and
+   * starts sampling as the reference does. Throws an Error with a one-line
+   * message on any failure ({@linkcode DocaUnavailableError} for missing
+   * libraries or a context in use), having released whatever it had
+   * acquired.
    */
   static open(options: DocaOptions): DocaCollector {
-    const dirs = docaLibraryDirs(options.libDir);
-    const common = openFirst(
-      libraryPaths("libdoca_common", dirs, DOCA_SONAME_SUFFIXES),
-      COMMON_SYMBOLS,
-    );
-    if (common === null) {
-      throw new Error(
-        `Cannot start DOCA source: libdoca_common not found (looked in ${
-          dirs.join(", ")
-        }); ` +
-          "install the DOCA SDK runtime, point DOCA_LIB_DIR or --doca-lib-dir at it, " +
-          "or run with --source sim",
-      );
-    }
-    let telemetry;
+    const session = openDiagSession(options.device, options.libDir);
+    let started: Started;
     try {
-      // Telemetry from common's directory first: the two must be one release.
-      const commonDir = common.path.slice(0, common.path.lastIndexOf("/"));
-      const telemetryDirs = [commonDir, ...dirs.filter((d) => d !== commonDir)];
-      telemetry = openFirst(
-        libraryPaths("libdoca_telemetry", telemetryDirs, DOCA_SONAME_SUFFIXES),
-        TELEMETRY_SYMBOLS,
-      );
-      if (telemetry === null) {
-        throw new Error(
-          `Cannot start DOCA source: libdoca_telemetry not found (looked in ${
-            telemetryDirs.join(", ")
-          }); ` +
-            "install DOCA's telemetry library or run with --source sim",
-        );
-      }
+      started = configure(session, options);
     } catch (error) {
-      common.library.close();
-      throw error;
-    }
-    const session: DiagSession = {
-      dev: null,
-      diag: null,
-      started: false,
-      deviceName: options.device,
-      samplePeriodNs: options.samplePeriodNs,
-      ringSamples: 0,
-      sampleBytes: 0,
-    };
-    try {
-      configure(common.library, telemetry.library, session, options);
-    } catch (error) {
-      shutDown(common.library, telemetry.library, session);
-      telemetry.library.close();
-      common.library.close();
+      closeDiagSession(session);
       throw error;
     }
     return new DocaCollector(
-      common.library,
-      telemetry.library,
-      [common.path, telemetry.path],
       session,
+      started,
       options.columns.length,
       options.warn,
     );
@@ -371,7 +289,7 @@ export class DocaCollector implements Collector {
           if (++failures === 1) failingSince = performance.now();
           if (failures >= MAX_TRANSIENT_FAILURES) {
             signal.removeEventListener("abort", stop);
-            return reject(fail(
+            return reject(docaFailure(
               `DOCA source ${this.deviceName}: gave up after query_counters failed ${failures} times in a row over ${failingFor()}`,
               this.#common,
               status,
@@ -397,7 +315,7 @@ export class DocaCollector implements Collector {
           this.pollStats.recordError(docaErrorName(this.#common, status));
           signal.removeEventListener("abort", stop);
           return reject(
-            fail(
+            docaFailure(
               `DOCA source ${this.deviceName}: query_counters failed`,
               this.#common,
               status,
@@ -478,9 +396,7 @@ export class DocaCollector implements Collector {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    const problems = shutDown(this.#common, this.#telemetry, this.#session);
-    this.#telemetry.close();
-    this.#common.close();
+    const problems = closeDiagSession(this.#session);
     if (problems.length > 0) {
       throw new Error(
         `Cannot shut DOCA source ${this.deviceName} down cleanly: ${
@@ -491,106 +407,25 @@ export class DocaCollector implements Collector {
   }
 }
 
-/** Finds the device, opens it, checks caps, configures and starts. */
-function configure(
-  common: DocaCommon,
-  telemetry: DocaTelemetry,
-  session: DiagSession,
-  options: DocaOptions,
-): void {
-  const c = common.symbols;
-  const t = telemetry.symbols;
-  const check = (status: number, what: string) => {
-    if (status !== DocaError.SUCCESS) {
-      throw fail(
-        `Cannot start DOCA source on ${session.deviceName}: ${what}`,
-        common,
-        status,
-      );
-    }
-  };
+/** What the device agreed to, once started. */
+interface Started {
+  /** Sample period the device uses, ns. */
+  readonly samplePeriodNs: number;
+  /** Samples the device ring holds. */
+  readonly ringSamples: number;
+  /** Bytes of one FORMAT_1 sample. */
+  readonly sampleBytes: number;
+}
 
-  openDevice(common, session, options.device);
-  const devinfo = c.doca_dev_as_devinfo(session.dev);
+/** Checks caps, configures, checks and applies the columns, and starts. */
+function configure(session: DiagSession, options: DocaOptions): Started {
+  const caps = checkDiagCaps(session);
   const name = session.deviceName;
-
-  const supported = t.doca_telemetry_diag_cap_is_supported(devinfo);
-  if (supported !== DocaError.SUCCESS) {
-    const hint = supported === DocaError.NOT_FOUND
-      ? "; is the mlx5_fwctl module loaded (ConnectX-7 or BlueField-3, firmware xx.43.1000 or newer)?"
-      : supported === DocaError.OPERATING_SYSTEM ||
-          supported === DocaError.NOT_PERMITTED
-      ? "; run as root (sudo)"
-      : "";
+  if (options.columns.length > caps.maxDataIds) {
     throw new Error(
-      fail(
-        `Cannot start DOCA source: ${name} does not support Telemetry Diag`,
-        common,
-        supported,
-      ).message + hint,
+      `Cannot start DOCA source: ${name} samples at most ${caps.maxDataIds} data IDs, the config has ${options.columns.length}`,
     );
   }
-  const maxIds = new Uint32Array(1);
-  check(
-    t.doca_telemetry_diag_cap_get_max_num_data_ids(devinfo, maxIds),
-    "reading the data ID limit",
-  );
-  if (options.columns.length > maxIds[0]) {
-    throw new Error(
-      `Cannot start DOCA source: ${name} samples at most ${
-        maxIds[0]
-      } data IDs, the config has ${options.columns.length}`,
-    );
-  }
-  const logMax = new Uint8Array(1);
-  check(
-    t.doca_telemetry_diag_cap_get_log_max_num_samples(devinfo, logMax),
-    "reading the sample limit",
-  );
-  const flag = new Uint8Array(1);
-  check(
-    t.doca_telemetry_diag_cap_is_sample_mode_supported(
-      devinfo,
-      SampleMode.REPETITIVE,
-      flag,
-    ),
-    "reading the sample modes",
-  );
-  if (flag[0] === 0) {
-    throw new Error(
-      `Cannot start DOCA source: ${name} does not support repetitive sampling`,
-    );
-  }
-  check(
-    t.doca_telemetry_diag_cap_is_data_timestamp_source_supported(
-      devinfo,
-      TimestampSource.RTC,
-      flag,
-    ),
-    "reading the timestamp sources",
-  );
-  if (flag[0] === 0) {
-    throw new Error(
-      `Cannot start DOCA source: ${name} has no real-time-clock (RTC) timestamps; set the NIC clock to RTC in firmware`,
-    );
-  }
-
-  const out = new BigUint64Array(1);
-  const created = t.doca_telemetry_diag_create(
-    session.dev,
-    options.forceOwnership ? 1 : 0,
-    out,
-  );
-  if (created === DocaError.IN_USE) {
-    throw new Error(
-      `Cannot start DOCA source: the diag context of ${name} is in use by another program; ` +
-        "stop it, or take it over with --force-ownership",
-    );
-  }
-  check(created, "creating the diag context");
-  session.diag = Deno.UnsafePointer.create(out[0]);
-  const d = session.diag;
-
   // The reference sizes the device ring from the depth because it polls
   // every sample period. We poll every few milliseconds, so the ring also
   // holds at least RING_MIN_MS of samples, where the device allows.
@@ -600,209 +435,30 @@ function configure(
   );
   const logSamples = Math.max(
     1,
-    Math.min(Math.ceil(Math.log2(wanted)), logMax[0]),
+    Math.min(Math.ceil(Math.log2(wanted)), caps.logMaxSamples),
   );
-  check(
-    t.doca_telemetry_diag_set_output_format(d, OutputFormat.FORMAT_1),
-    "setting the output format",
-  );
-  check(
-    t.doca_telemetry_diag_set_sample_period(d, BigInt(options.samplePeriodNs)),
-    "setting the sample period",
-  );
-  check(
-    t.doca_telemetry_diag_set_log_max_num_samples(d, logSamples),
-    "setting the device ring size",
-  );
-  check(
-    t.doca_telemetry_diag_set_max_num_data_ids(d, options.columns.length),
-    "setting the data ID count",
-  );
-  check(
-    t.doca_telemetry_diag_set_sync_mode(d, SyncMode.NO_SYNC),
-    "setting the sync mode",
-  );
-  check(
-    t.doca_telemetry_diag_set_sample_mode(d, SampleMode.REPETITIVE),
-    "setting the sample mode",
-  );
-  check(t.doca_telemetry_diag_set_data_clear(d, 0), "setting data clear");
-  check(
-    t.doca_telemetry_diag_set_data_timestamp_source(d, TimestampSource.RTC),
-    "setting the timestamp source",
-  );
-  check(t.doca_telemetry_diag_apply_config(d), "applying the configuration");
+  createDiag(session, {
+    forceOwnership: options.forceOwnership,
+    samplePeriodNs: options.samplePeriodNs,
+    logSamples,
+    maxDataIds: options.columns.length,
+  });
+  // Before apply_counters, which names only the first ID it refuses and
+  // not what the device offers instead.
+  refuseUnsupportedColumns(session, options.columns);
+  applyCounters(session, options.columns);
 
-  const ids = new BigUint64Array(
-    options.columns.map((column) => BigInt(column.dataId)),
-  );
-  const failed = new BigUint64Array(1);
-  const applied = t.doca_telemetry_diag_apply_counters_list_by_id(
-    d,
-    ids,
-    options.columns.length,
-    failed,
-  );
-  if (applied !== DocaError.SUCCESS) {
-    const id = `0x${failed[0].toString(16).padStart(16, "0")}`;
-    const column = options.columns.find((col) =>
-      BigInt(col.dataId) === failed[0]
-    );
-    const which = column ? `data ID "${column.name}" (${id})` : `data ID ${id}`;
-    throw fail(
-      `Cannot start DOCA source: ${name} rejected ${which}`,
-      common,
-      applied,
-    );
-  }
-
-  const period = new BigUint64Array(1);
-  check(
-    t.doca_telemetry_diag_get_sample_period(d, period),
-    "reading the sample period",
-  );
-  session.samplePeriodNs = Number(period[0]);
-  if (session.samplePeriodNs !== options.samplePeriodNs) {
+  const samplePeriodNs = readSamplePeriod(session);
+  if (samplePeriodNs !== options.samplePeriodNs) {
     options.warn?.(
       `${name} samples every ${
-        formatDuration(session.samplePeriodNs / 1e9, { exact: true })
+        formatDuration(samplePeriodNs / 1e9, { exact: true })
       }, not the ${
         formatDuration(options.samplePeriodNs / 1e9, { exact: true })
       } configured; ` +
         "rule windows count samples, so they span time at the device's period",
     );
   }
-
-  check(t.doca_telemetry_diag_start(d), "starting sampling");
-  session.started = true;
-  const size = new Uint32Array(1);
-  check(
-    t.doca_telemetry_diag_get_sample_size(d, size),
-    "reading the sample size",
-  );
-  const expected = FORMAT_1_HEADER_BYTES + 8 * options.columns.length;
-  if (size[0] !== expected) {
-    throw new Error(
-      `Cannot start DOCA source: ${name} reports ${size[0]}-byte samples, ` +
-        `expected ${expected} for ${options.columns.length} data IDs in format 1`,
-    );
-  }
-  session.sampleBytes = expected;
-  session.ringSamples = 2 ** logSamples;
-}
-
-/** One line per device: address (ibdev, iface), for messages. */
-function describeDevinfo(
-  common: DocaCommon,
-  devinfo: Deno.PointerValue,
-): string {
-  const c = common.symbols;
-  const pci = new Uint8Array(PCI_ADDR_SIZE);
-  const ibdev = new Uint8Array(IBDEV_NAME_SIZE);
-  const iface = new Uint8Array(IFACE_NAME_SIZE);
-  c.doca_devinfo_get_pci_addr_str(devinfo, pci);
-  c.doca_devinfo_get_ibdev_name(devinfo, ibdev, IBDEV_NAME_SIZE);
-  c.doca_devinfo_get_iface_name(devinfo, iface, IFACE_NAME_SIZE);
-  const names = [cStringFromBuffer(ibdev), cStringFromBuffer(iface)].filter((
-    n,
-  ) => n !== "");
-  return `${cStringFromBuffer(pci)}${
-    names.length ? ` (${names.join(", ")})` : ""
-  }`;
-}
-
-/**
- * Opens the device `wanted` names (PCIe address in either form, IB device
- * or interface name) into `session.dev`. The list is destroyed after the
- * open, as DOCA's samples do: its entries die with it.
- */
-function openDevice(
-  common: DocaCommon,
-  session: DiagSession,
-  wanted: string,
-): void {
-  const c = common.symbols;
-  const listOut = new BigUint64Array(1);
-  const countOut = new Uint32Array(1);
-  const listed = c.doca_devinfo_create_list(listOut, countOut);
-  if (listed !== DocaError.SUCCESS) {
-    throw fail("Cannot start DOCA source: listing devices", common, listed);
-  }
-  const list = Deno.UnsafePointer.create(listOut[0]);
-  try {
-    const view = new Deno.UnsafePointerView(list!);
-    const byPci = PCI_ADDRESS.test(wanted);
-    const wantedC = toCString(wanted);
-    const equal = new Uint8Array(1);
-    const found: string[] = [];
-    for (let i = 0; i < countOut[0]; i++) {
-      const devinfo = view.getPointer(i * 8);
-      const description = describeDevinfo(common, devinfo);
-      found.push(description);
-      let match = false;
-      if (byPci) {
-        match = c.doca_devinfo_is_equal_pci_addr(devinfo, wantedC, equal) ===
-            DocaError.SUCCESS &&
-          equal[0] === 1;
-      } else {
-        const ibdev = new Uint8Array(IBDEV_NAME_SIZE);
-        const iface = new Uint8Array(IFACE_NAME_SIZE);
-        c.doca_devinfo_get_ibdev_name(devinfo, ibdev, IBDEV_NAME_SIZE);
-        c.doca_devinfo_get_iface_name(devinfo, iface, IFACE_NAME_SIZE);
-        match = cStringFromBuffer(ibdev) === wanted ||
-          cStringFromBuffer(iface) === wanted;
-      }
-      if (!match) continue;
-      const devOut = new BigUint64Array(1);
-      const opened = c.doca_dev_open(devinfo, devOut);
-      if (opened !== DocaError.SUCCESS) {
-        throw fail(
-          `Cannot start DOCA source: opening ${description}`,
-          common,
-          opened,
-        );
-      }
-      session.dev = Deno.UnsafePointer.create(devOut[0]);
-      session.deviceName = description;
-      return;
-    }
-    throw new Error(
-      `Cannot start DOCA source: no device matches "${wanted}"; found ${
-        found.length ? found.join(", ") : "no DOCA devices"
-      }`,
-    );
-  } finally {
-    c.doca_devinfo_destroy_list(list);
-  }
-}
-
-/**
- * Stop, destroy, close the device: each only if it was reached, each
- * attempted even if an earlier one failed. Returns what went wrong.
- */
-function shutDown(
-  common: DocaCommon,
-  telemetry: DocaTelemetry,
-  session: DiagSession,
-): string[] {
-  const problems: string[] = [];
-  const t = telemetry.symbols;
-  const step = (status: number, what: string) => {
-    if (status !== DocaError.SUCCESS) {
-      problems.push(`${what}: ${docaErrorName(common, status)}`);
-    }
-  };
-  if (session.started) {
-    step(t.doca_telemetry_diag_stop(session.diag), "stop");
-    session.started = false;
-  }
-  if (session.diag !== null) {
-    step(t.doca_telemetry_diag_destroy(session.diag), "destroy");
-    session.diag = null;
-  }
-  if (session.dev !== null) {
-    step(common.symbols.doca_dev_close(session.dev), "close");
-    session.dev = null;
-  }
-  return problems;
+  const sampleBytes = startDiag(session, options.columns.length);
+  return { samplePeriodNs, ringSamples: 2 ** logSamples, sampleBytes };
 }

@@ -186,6 +186,15 @@ export const TELEMETRY_SYMBOLS = {
     parameters: ["pointer", "buffer", "u32", "buffer"],
     result: "i32",
   },
+  // Absent from some DOCA releases (null there). After apply_config, before
+  // apply_counters_list_by_id: SUCCESS, or NOT_SUPPORTED for an ID this
+  // device cannot sample. Start-up and discovery only, so the BigInt a u64
+  // parameter takes is no cost to sampling.
+  doca_telemetry_diag_check_data_id: {
+    parameters: ["pointer", "u64"],
+    result: "i32",
+    optional: true,
+  },
   // DOCA 3.1 and later; absent from 3.0.
   doca_telemetry_diag_reconfig_sample_period: {
     parameters: ["pointer", "u64"],

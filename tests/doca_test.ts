@@ -140,7 +140,7 @@ Deno.test("each device fault ends with one clear line and exit 1", async () => {
       ],
       [
         { DOCA_SIM_FAULT_REJECT_INDEX: "1" },
-        /rejected data ID "port_0_rx_ecn_packets" \(0x1080000400000000\)/,
+        /rejected data ID "port_0_rx_ecn_packets" \(rx_transport_ecn_packets\{port=0\}, 0x1080000400000000\): DOCA_ERROR_NOT_SUPPORTED/,
       ],
       [{ DOCA_SIM_FAULT_START: "21" }, /starting sampling: DOCA_ERROR_DRIVER/],
       [
@@ -531,4 +531,71 @@ Deno.test("the endpoint reports the DOCA source's retried errors by name, and th
       assert.equal(code, 0, stderr);
     }
   });
+});
+
+Deno.test("a column the device does not support is refused in one line naming the nearest it does; the log shows each column checked", async () => {
+  const sim = await buildDocaSim();
+  try {
+    await using dir = await tempDir();
+    const calls = join(dir.path, "calls.log");
+    const open = (cols: ColumnConfig[], libDir = sim.dir) =>
+      DocaCollector.open({
+        device: "03:00.0",
+        columns: cols,
+        samplePeriodNs: PERIOD,
+        depth: 16,
+        forceOwnership: false,
+        libDir,
+      });
+    const refused = (cols: ColumnConfig[], libDir?: string) => {
+      try {
+        open(cols, libDir).close();
+      } catch (error) {
+        return (error as Error).message;
+      }
+      assert.fail(`${JSON.stringify(cols)} was taken`);
+    };
+    const pause = { name: "pause", dataId: "0x1020000600000300" };
+    await withEnv({
+      DOCA_SIM_DEVICES:
+        "pci=0000:03:00.0,ibdev=mlx5_0,iface=p0s0,unsupported=0x1020000600000300+0x1100000900000000",
+      DOCA_SIM_LOG: calls,
+    }, async () => {
+      // Supported columns start, each checked before being applied.
+      open(columns).close();
+      const log = await Deno.readTextFile(calls);
+      for (const c of columns) {
+        assert.ok(
+          log.includes(
+            `telemetry_diag_check_data_id data_id=${c.dataId} -> DOCA_SUCCESS\n`,
+          ),
+          log,
+        );
+      }
+      await Deno.remove(calls);
+      // By name: the same counter at other priorities is nearest.
+      assert.equal(
+        refused([...columns, pause]),
+        'Cannot start DOCA source on 0000:03:00.0 (mlx5_0, p0s0): column "pause" (priority_rx_pause_packets{port=0,priority=3}, 0x1020000600000300) is not supported by this device; ' +
+          "it supports priority_rx_pause_packets{port=0,priority=0}, priority_rx_pause_packets{port=0,priority=1}, priority_rx_pause_packets{port=0,priority=2}",
+      );
+      // An ID the agent has no name for: the nearest by ID.
+      assert.equal(
+        refused([{ name: "other", dataId: "0x1100000900000000" }]),
+        'Cannot start DOCA source on 0000:03:00.0 (mlx5_0, p0s0): column "other" (0x1100000900000000) is not supported by this device; ' +
+          "it supports tx_transport_cnp_sent_packets{port=0}, tx_transport_cnp_sent_packets{port=1}, tx_transport_done_due_to_cc_deschedule_events",
+      );
+      // Refused before anything was applied or started, and released.
+      const log2 = await Deno.readTextFile(calls);
+      assert.ok(!log2.includes("telemetry_diag_start"), log2);
+      assert.match(log2, /\nleaks lists=0 devices=0 diags=0\n$/);
+      // A library without check_data_id: apply_counters refuses it, named.
+      assert.match(
+        refused([...columns, pause], sim.withoutCheckDataIdDir),
+        /^Cannot start DOCA source: 0000:03:00\.0 \(mlx5_0, p0s0\) rejected data ID "pause" \(priority_rx_pause_packets\{port=0,priority=3\}, 0x1020000600000300\): DOCA_ERROR_NOT_SUPPORTED/,
+      );
+    });
+  } finally {
+    await sim.cleanup();
+  }
 });
