@@ -15,8 +15,13 @@ import {
   discoverKernelCounters,
   type KernelDiscovery,
 } from "../collectors/kernel/discovery.ts";
+import {
+  discoverDocaCounters,
+  type DocaDiscovery,
+} from "../collectors/doca_discovery.ts";
 import { parseOptions } from "./parse_options.ts";
 import {
+  EXIT_FAILURE,
   EXIT_OK,
   EXIT_USAGE,
   UsageError,
@@ -39,20 +44,27 @@ Sources:
            ib:NAME       the InfiniBand port counters
            (a second interface or port is named in the data_id: netdev:IF/NAME,
            rdma:DEV/PORT/NAME)
+  doca     the Telemetry Diag counters the agent knows by name, for ports 0
+           and 1 (rx_bytes{port=0}, ...; docs/doca-counters.md), each with
+           whether the device supports it, where the DOCA library can say
 
 Options:
   -d, --device DEVICE    the device (required)
-      --source kernel    only this source (default: every source)
+      --source kernel|doca
+                         only this source (default: every source)
+      --doca-lib-dir DIR load the DOCA libraries from DIR first (also DOCA_LIB_DIR)
       --json             print JSON instead of text
   -h, --help             this text
 
-Exit codes: 0 ok (a source that cannot be read is listed with its reason);
-2 usage error, or a DEVICE that no source has.
+Exit codes: 0 a source listed counters (one that cannot be read is listed
+with its reason); 1 no source could list any; 2 usage error, or a DEVICE the
+kernel does not know (it knows every PCIe function, interface and RDMA device).
 `;
 
 const COUNTERS_OPTIONS = {
   device: { type: "string", short: "d" },
   source: { type: "string" },
+  "doca-lib-dir": { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -107,24 +119,52 @@ export async function runCounters(
     io.out(COUNTERS_USAGE);
     return EXIT_OK;
   }
-  let kernel: KernelDiscovery;
-  try {
-    kernel = await discoverKernelCounters(request.device, context);
-  } catch (error) {
-    io.error(errorMessage(error));
-    return EXIT_USAGE;
+  const { device, sources, json } = request;
+  let kernel: KernelDiscovery | Error | undefined;
+  let doca: DocaDiscovery | Error | undefined;
+  if (sources.includes("kernel")) {
+    try {
+      kernel = await discoverKernelCounters(device, context);
+    } catch (error) {
+      kernel = new Error(errorMessage(error));
+    }
+  }
+  if (sources.includes("doca")) {
+    try {
+      doca = discoverDocaCounters({ device, libDir: request.docaLibDir });
+    } catch (error) {
+      doca = new Error(errorMessage(error));
+    }
+  }
+  const listed = [kernel, doca].some((d) =>
+    d !== undefined && !(d instanceof Error)
+  );
+  if (!listed) {
+    for (const d of [kernel, doca]) if (d instanceof Error) io.error(d.message);
+    // The kernel knows every device there is: one it lacks was mistyped.
+    return kernel instanceof Error ? EXIT_USAGE : EXIT_FAILURE;
   }
   io.out(
-    request.json
-      ? `${JSON.stringify(kernelJson(kernel), null, 2)}\n`
-      : kernelText(kernel),
+    json ? `${JSON.stringify(countersJson(kernel, doca), null, 2)}\n` : [
+      ...(kernel === undefined ? [] : [kernelText(kernel)]),
+      ...(doca === undefined ? [] : [docaText(doca)]),
+    ].join("\n"),
   );
   return EXIT_OK;
 }
 
-function parseCountersArgs(args: readonly string[]) {
+const SOURCES = ["kernel", "doca"] as const;
+type Source = typeof SOURCES[number];
+
+function parseCountersArgs(args: readonly string[]): {
+  help: boolean;
+  device: string;
+  sources: readonly Source[];
+  docaLibDir?: string;
+  json: boolean;
+} {
   const { values, positionals } = parseOptions(args, COUNTERS_OPTIONS);
-  if (values.help) return { help: true, device: "", json: false };
+  if (values.help) return { help: true, device: "", sources: [], json: false };
   if (positionals.length > 0) {
     throw new UsageError(
       `unexpected argument ${JSON.stringify(positionals[0])}`,
@@ -133,12 +173,24 @@ function parseCountersArgs(args: readonly string[]) {
   if (values.device === undefined || values.device === "") {
     throw new UsageError("counters needs the device: -d DEVICE");
   }
-  if (values.source !== undefined && values.source !== "kernel") {
+  const source = values.source;
+  if (
+    source !== undefined && !(SOURCES as readonly string[]).includes(source)
+  ) {
     throw new UsageError(
-      `--source must be kernel, got ${JSON.stringify(values.source)}`,
+      `--source must be kernel or doca, got ${JSON.stringify(source)}`,
     );
   }
-  return { help: false, device: values.device, json: values.json ?? false };
+  if (values["doca-lib-dir"] === "") {
+    throw new UsageError("--doca-lib-dir needs a directory");
+  }
+  return {
+    help: false,
+    device: values.device,
+    sources: source === undefined ? SOURCES : [source as Source],
+    docaLibDir: values["doca-lib-dir"],
+    json: values.json ?? false,
+  };
 }
 
 /** What the device is, in one line. */
@@ -197,7 +249,10 @@ function sourceHeading(source: DiscoveredSource): string {
   return `${what}: ${notes.join("; ")}`;
 }
 
-function kernelText(found: KernelDiscovery): string {
+function kernelText(found: KernelDiscovery | Error): string {
+  if (found instanceof Error) {
+    return `${terminalSafe(`kernel: cannot list: ${found.message}`)}\n`;
+  }
   const lines = [deviceLine(found)];
   for (const source of found.sources) {
     lines.push("", sourceHeading(source));
@@ -209,6 +264,74 @@ function kernelText(found: KernelDiscovery): string {
     }
   }
   return lines.map(terminalSafe).join("\n") + "\n";
+}
+
+function docaText(found: DocaDiscovery | Error): string {
+  if (found instanceof Error) {
+    return `${terminalSafe(`doca: cannot list: ${found.message}`)}\n`;
+  }
+  const { counters } = found;
+  const supported = counters.filter((c) => c.supported).length;
+  const read = counters.filter((c) => c.value !== undefined).length;
+  const notes = [`${counters.length} known counters (ports 0 and 1)`];
+  if (!found.checked) {
+    notes.push(
+      "this DOCA library cannot say which the device supports (it has no doca_telemetry_diag_check_data_id), so none was probed or read",
+    );
+  } else {
+    notes.push(`${supported} supported`);
+    if (found.readNs !== undefined) {
+      notes.push(
+        `one read of ${read} takes ${formatDuration(found.readNs / 1e9)} here`,
+      );
+    }
+    notes.push(
+      `the device samples at most ${found.maxDataIds} data IDs at once`,
+    );
+    if (read < supported) notes.push(`${supported - read} left unread`);
+  }
+  const lines = [
+    `doca ${found.device} (Telemetry Diag): ${notes.join("; ")}`,
+  ];
+  const width = Math.max(...counters.map((c) => c.name.length));
+  for (const c of counters) {
+    const state = c.value ??
+      (c.supported === undefined
+        ? "(not probed)"
+        : c.supported
+        ? "(supported, not read)"
+        : "(not supported)");
+    lines.push(`  ${c.name.padEnd(width)}  ${c.dataId}  ${state}`);
+  }
+  return lines.map(terminalSafe).join("\n") + "\n";
+}
+
+function countersJson(
+  kernel: KernelDiscovery | Error | undefined,
+  doca: DocaDiscovery | Error | undefined,
+) {
+  return {
+    ...(kernel === undefined ? {} : {
+      kernel: kernel instanceof Error
+        ? { problem: kernel.message }
+        : kernelJson(kernel),
+    }),
+    ...(doca === undefined ? {} : {
+      doca: doca instanceof Error ? { problem: doca.message } : {
+        device: doca.device,
+        checked: doca.checked,
+        max_data_ids: doca.maxDataIds,
+        read_ns: doca.readNs === undefined ? null : Math.round(doca.readNs),
+        counters: doca.counters.map((c) => ({
+          name: c.name,
+          data_id: c.dataId,
+          meaning: c.meaning,
+          supported: c.supported ?? null,
+          value: c.value ?? null,
+        })),
+      },
+    }),
+  };
 }
 
 function kernelJson(found: KernelDiscovery) {
@@ -224,7 +347,6 @@ function kernelJson(found: KernelDiscovery) {
       rdma: device.rdma,
     },
     sources: found.sources.map((s) => ({
-      source: "kernel",
       kind: s.kind,
       owner: s.owner,
       ...(s.problem === undefined ? {} : { problem: s.problem }),
