@@ -19,7 +19,7 @@
 
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { canMakeNamespaces, withVethPair } from "../tests/netns.ts";
+import { canMakeNamespaces, denoIn, withVethPair } from "../tests/netns.ts";
 import { ROOT } from "../tests/cli_util.ts";
 import { EthtoolStats } from "../collectors/kernel/ethtool_stats.ts";
 import {
@@ -82,19 +82,11 @@ function rssMb(pid: number): number {
 }
 
 await withVethPair(async ({ b }) => {
-  const reads = await new Deno.Command("ip", {
-    args: [
-      "netns",
-      "exec",
-      b.namespace,
-      Deno.execPath(),
-      "run",
-      "-A",
-      import.meta.filename!,
-      "--reads",
-      b.interface,
-    ],
-  }).output();
+  const reads = await denoIn(b.namespace, [
+    import.meta.filename!,
+    "--reads",
+    b.interface,
+  ]).output();
   if (!reads.success) throw new Error(new TextDecoder().decode(reads.stderr));
   const cost = JSON.parse(new TextDecoder().decode(reads.stdout));
   console.log(
@@ -131,26 +123,16 @@ ${
 `,
       );
       // `ip netns exec` enters the namespace and execs deno: one pid.
-      const agent = new Deno.Command("ip", {
-        args: [
-          "netns",
-          "exec",
-          b.namespace,
-          Deno.execPath(),
-          "run",
-          "-A",
-          "--v8-flags=--max-semi-space-size=1",
-          join(ROOT, "main.ts"),
-          "run",
-          "-q",
-          "--config",
-          config,
-          "--listen",
-          "off",
-        ],
-        stdout: "null",
-        stderr: "piped",
-      }).spawn();
+      const agent = denoIn(b.namespace, [
+        "--v8-flags=--max-semi-space-size=1",
+        join(ROOT, "main.ts"),
+        "run",
+        "-q",
+        "--config",
+        config,
+        "--listen",
+        "off",
+      ], { stdout: "null", stderr: "piped" }).spawn();
       try {
         await new Promise((r) => setTimeout(r, 5_000)); // warm-up
         const before = cpuSeconds(agent.pid);

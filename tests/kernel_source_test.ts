@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT, runMain } from "./cli_util.ts";
-import { canMakeNamespaces, run, withVethPair } from "./netns.ts";
+import { canMakeNamespaces, denoIn, run, withVethPair } from "./netns.ts";
 import { tempDir } from "./temp_dir.ts";
 import { until } from "./until.ts";
 
@@ -40,24 +40,14 @@ Deno.test({
         above: 0
 `,
       );
-      const agent = new Deno.Command("ip", {
-        args: [
-          "netns",
-          "exec",
-          b.namespace,
-          Deno.execPath(),
-          "run",
-          "-A",
-          join(ROOT, "main.ts"),
-          "run",
-          "--config",
-          config,
-          "--listen",
-          "off",
-        ],
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
+      const agent = denoIn(b.namespace, [
+        join(ROOT, "main.ts"),
+        "run",
+        "--config",
+        config,
+        "--listen",
+        "off",
+      ], { stdout: "piped", stderr: "piped" }).spawn();
       const output = agent.output();
       let stopped = false;
       try {

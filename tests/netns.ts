@@ -172,3 +172,50 @@ export function runSync(command: string, args: readonly string[]): string {
   }
   return text.decode(output.stdout);
 }
+
+/**
+ * `deno run -A ARGS` inside `namespace`, as `ip netns exec` runs it: for
+ * an agent or a benchmark that must see that namespace's interfaces.
+ */
+export function denoIn(
+  namespace: string,
+  args: readonly string[],
+  options: Omit<Deno.CommandOptions, "args"> = {},
+): Deno.Command {
+  return new Deno.Command("ip", {
+    ...options,
+    args: ["netns", "exec", namespace, Deno.execPath(), "run", "-A", ...args],
+  });
+}
+
+/**
+ * Runs the test child `script` inside `namespace` with `input` (as JSON,
+ * its one argument) and returns what it printed, parsed as JSON. Throws
+ * with the child's stderr when it fails or outlives `timeoutMs`.
+ */
+export async function childReport(
+  namespace: string,
+  script: string,
+  input: unknown,
+  timeoutMs: number,
+  // deno-lint-ignore no-explicit-any
+): Promise<any> {
+  const output = await denoIn(
+    namespace,
+    ["--no-check", "--unstable-net", script, JSON.stringify(input)],
+    {
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(timeoutMs),
+    },
+  ).output();
+  const text = new TextDecoder();
+  if (!output.success) {
+    throw new Error(
+      `${script} in ${namespace}: exit ${output.code}: ${
+        text.decode(output.stderr).trim()
+      }`,
+    );
+  }
+  return JSON.parse(text.decode(output.stdout));
+}

@@ -11,7 +11,11 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { canMakeNamespaces, withVethPair } from "../../tests/netns.ts";
+import {
+  canMakeNamespaces,
+  childReport,
+  withVethPair,
+} from "../../tests/netns.ts";
 import { KernelCollector } from "./collector.ts";
 import { RecordingSink } from "./collector_test_util.ts";
 
@@ -115,26 +119,7 @@ Deno.test({
   ignore: !canMakeNamespaces(),
   async fn() {
     await withVethPair(async ({ a, b }) => {
-      const output = await new Deno.Command("ip", {
-        args: [
-          "netns",
-          "exec",
-          b.namespace,
-          Deno.execPath(),
-          "run",
-          "-A",
-          "--no-check",
-          "--unstable-net",
-          CHILD,
-          JSON.stringify({ a, b }),
-        ],
-        stdout: "piped",
-        stderr: "piped",
-        signal: AbortSignal.timeout(40_000),
-      }).output();
-      const text = new TextDecoder();
-      assert.equal(output.code, 0, text.decode(output.stderr));
-      const report = JSON.parse(text.decode(output.stdout));
+      const report = await childReport(b.namespace, CHILD, { a, b }, 40_000);
       const count = report.count;
       // The records equal /proc/net/dev exactly once the traffic is in.
       assert.deepEqual(report.after.record, report.after.proc);

@@ -228,7 +228,11 @@ function counter(
   words: Uint32Array,
   k: number,
 ): DiscoveredCounter {
-  return { dataId, value: formatU64(words[2 * k], words[2 * k + 1]), read: true };
+  return {
+    dataId,
+    value: formatU64(words[2 * k], words[2 * k + 1]),
+    read: true,
+  };
 }
 
 /** The median of {@linkcode READS} timed calls, ns. */
@@ -246,7 +250,9 @@ function medianNs(read: () => unknown, clock: () => number): number {
 function driverOf(iface: string, root: string | undefined): string | undefined {
   try {
     const link = Deno.readLinkSync(
-      `${(root ?? "").replace(/\/+$/, "")}/sys/class/net/${iface}/device/driver`,
+      `${
+        (root ?? "").replace(/\/+$/, "")
+      }/sys/class/net/${iface}/device/driver`,
     );
     return link.slice(link.lastIndexOf("/") + 1);
   } catch {

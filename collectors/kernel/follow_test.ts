@@ -13,7 +13,12 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { canMakeNamespaces, run, withVethPair } from "../../tests/netns.ts";
+import {
+  canMakeNamespaces,
+  childReport,
+  run,
+  withVethPair,
+} from "../../tests/netns.ts";
 import { tempDir } from "../../tests/temp_dir.ts";
 import { KernelCollector } from "./collector.ts";
 import { RecordingSink } from "./collector_test_util.ts";
@@ -26,25 +31,7 @@ Deno.test({
   ignore: !canMakeNamespaces(),
   async fn() {
     await withVethPair(async ({ a, b }) => {
-      const output = await new Deno.Command("ip", {
-        args: [
-          "netns",
-          "exec",
-          b.namespace,
-          Deno.execPath(),
-          "run",
-          "-A",
-          "--no-check",
-          CHILD,
-          JSON.stringify({ a, b }),
-        ],
-        stdout: "piped",
-        stderr: "piped",
-        signal: AbortSignal.timeout(20_000),
-      }).output();
-      const text = new TextDecoder();
-      assert.equal(output.code, 0, text.decode(output.stderr));
-      const report = JSON.parse(text.decode(output.stdout));
+      const report = await childReport(b.namespace, CHILD, { a, b }, 20_000);
       const renamed = `${b.interface}r`;
 
       // Down is no fault: the counters read, and equal the kernel's.

@@ -16,7 +16,7 @@
 
 import assert from "node:assert/strict";
 import { tool } from "../deploy_util.ts";
-import { canMakeNamespaces, run, withVethPair } from "../netns.ts";
+import { canMakeNamespaces, childReport, run, withVethPair } from "../netns.ts";
 
 const CHILD = new URL("./ethtool_test_child.ts", import.meta.url).pathname;
 const COUNT = 40;
@@ -81,33 +81,14 @@ Deno.test({
         ).keys(),
       ];
       assert.ok(names.includes("rx_queue_0_xdp_packets"), names.join(", "));
-      const output = await new Deno.Command("ip", {
-        args: [
-          "netns",
-          "exec",
-          b.namespace,
-          Deno.execPath(),
-          "run",
-          "-A",
-          "--no-check",
-          "--unstable-net",
-          CHILD,
-          JSON.stringify({
-            a,
-            b,
-            ethtool,
-            names,
-            count: COUNT,
-            payload: PAYLOAD,
-          }),
-        ],
-        stdout: "piped",
-        stderr: "piped",
-        signal: AbortSignal.timeout(20_000),
-      }).output();
-      const text = new TextDecoder();
-      assert.equal(output.code, 0, text.decode(output.stderr));
-      const report = JSON.parse(text.decode(output.stdout));
+      const report = await childReport(b.namespace, CHILD, {
+        a,
+        b,
+        ethtool,
+        names,
+        count: COUNT,
+        payload: PAYLOAD,
+      }, 20_000);
       assert.equal(report.faults, 0);
       const before = parseEthtoolS(report.ethtoolBefore);
       const after = parseEthtoolS(report.ethtoolAfter);
