@@ -158,7 +158,7 @@ function sysfsSource(
   try {
     set = SysfsCounterSet.open(list());
   } catch (error) {
-    return { kind, owner, counters: [], problem: errorMessage(error) };
+    return unreadable(kind, owner, errorMessage(error));
   }
   try {
     const words = new Uint32Array(2 * set.count);
@@ -188,39 +188,36 @@ function ethtoolSource(
   try {
     stats = EthtoolStats.open(iface);
   } catch (error) {
-    return {
-      kind: "ethtool",
-      owner: iface,
-      counters: [],
-      problem: errorMessage(error),
-    };
+    return unreadable("ethtool", iface, errorMessage(error));
   }
   try {
     const all = Int32Array.from(stats.names, (_, k) => k);
     const words = new Uint32Array(2 * all.length);
     const readNs = medianNs(() => stats.read(words, 0, all), clock);
     if (!stats.read(words, 0, all)) {
-      return {
-        kind: "ethtool",
-        owner: iface,
-        counters: [],
-        problem: "its set of statistics changed while it was read; try again",
-      };
+      return unreadable(
+        "ethtool",
+        iface,
+        "its set of statistics changed while it was read; try again",
+      );
     }
     const counters = stats.names.map((name, k) =>
       counter(`ethtool:${prefix}${name}`, words, k)
     );
     return { kind: "ethtool", owner: iface, counters, readNs };
   } catch (error) {
-    return {
-      kind: "ethtool",
-      owner: iface,
-      counters: [],
-      problem: errorMessage(error),
-    };
+    return unreadable("ethtool", iface, errorMessage(error));
   } finally {
     stats.close();
   }
+}
+
+function unreadable(
+  kind: DiscoveredSource["kind"],
+  owner: string,
+  problem: string,
+): DiscoveredSource {
+  return { kind, owner, counters: [], problem };
 }
 
 function counter(
