@@ -130,6 +130,31 @@ export async function withVethPair<T>(
   }
 }
 
+/**
+ * From inside `b`'s namespace (a test child there), after `b`'s end was
+ * deleted: makes the pair again with the same names and MACs, `b`'s end
+ * here and `a`'s in its namespace, both down and without addresses, as a
+ * driver reload leaves an interface.
+ */
+export function remakeVethPair({ a, b }: VethPair): Promise<string> {
+  return run(
+    "ip",
+    ..."link add".split(" "),
+    b.interface,
+    "address",
+    b.mac,
+    "type",
+    "veth",
+    "peer",
+    "name",
+    a.interface,
+    "address",
+    a.mac,
+    "netns",
+    a.namespace,
+  );
+}
+
 function ip(...args: string[]): Promise<string> {
   return run("ip", ...args);
 }

@@ -25,7 +25,7 @@ import {
   setFeature,
   setRxChannels,
 } from "./ethtool_test_util.ts";
-import { run } from "../../tests/netns.ts";
+import { remakeVethPair, run } from "../../tests/netns.ts";
 import { KernelCollector } from "./collector.ts";
 import { EthtoolStats } from "./ethtool_stats.ts";
 import { RecordingSink } from "./collector_test_util.ts";
@@ -171,23 +171,7 @@ async function collect(a: VethEnd, b: VethEnd): Promise<void> {
     step("deleted; waiting for the fault");
     await deleted;
     const gapAt = sink.deliveries.length;
-    await run(
-      "ip",
-      "link",
-      "add",
-      b.interface,
-      "address",
-      b.mac,
-      "type",
-      "veth",
-      "peer",
-      "name",
-      a.interface,
-      "address",
-      a.mac,
-      "netns",
-      a.namespace,
-    );
+    await remakeVethPair({ a, b });
     step("made again; waiting for records");
     await sink.nextRecord();
     const resumedAt = sink.deliveries.findIndex((d, i) =>

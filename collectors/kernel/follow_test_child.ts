@@ -15,7 +15,7 @@
  */
 
 import type { VethEnd } from "../../tests/netns.ts";
-import { run } from "../../tests/netns.ts";
+import { remakeVethPair, run } from "../../tests/netns.ts";
 import { KernelCollector } from "./collector.ts";
 import { RecordingSink } from "./collector_test_util.ts";
 
@@ -98,23 +98,7 @@ async function follow(a: VethEnd, b: VethEnd): Promise<void> {
     await deleted;
     step("making the pair again under the first name");
     const replaced = said.promise;
-    await run(
-      "ip",
-      "link",
-      "add",
-      b.interface,
-      "address",
-      b.mac,
-      "type",
-      "veth",
-      "peer",
-      "name",
-      a.interface,
-      "address",
-      a.mac,
-      "netns",
-      a.namespace,
-    );
+    await remakeVethPair({ a, b });
     await replaced;
     await records(1);
     const back = {
