@@ -21,6 +21,15 @@ export interface ScheduleOptions {
   readonly poll: (lateMs: number) => void;
   /** A monotonic clock in ms. Default `performance.now`. */
   readonly now?: () => number;
+  /**
+   * Waits `ms` (0 or more) in place of a timer; a rejection ends the loop
+   * and rejects the promise. Default: `setTimeout`. Deno's timers fire
+   * about 2 ms after they are set at the least (measured: a 1 ms
+   * `setTimeout` chain polls about 460 times a second), so a source that
+   * must keep a shorter period waits another way (the kernel source: a
+   * sleep on a thread of Deno's pool, collectors/kernel/collector.ts).
+   */
+  readonly wait?: (ms: number) => Promise<void>;
 }
 
 /**
@@ -47,13 +56,15 @@ export interface ScheduleOptions {
  * ```
  */
 export function pollOnSchedule(options: ScheduleOptions): Promise<void> {
-  const { periodMs, signal, poll } = options;
+  const { periodMs, signal, poll, wait } = options;
   const now = options.now ?? (() => performance.now());
   if (signal.aborted) return Promise.resolve();
   return new Promise((resolve, reject) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let stopped = false; // a wait still under way when stopped ends there
     let due = now();
     const stop = () => {
+      stopped = true;
       clearTimeout(timer);
       signal.removeEventListener("abort", onAbort);
     };
@@ -61,7 +72,13 @@ export function pollOnSchedule(options: ScheduleOptions): Promise<void> {
       stop();
       resolve();
     };
+    const fail = (error: unknown) => {
+      if (stopped) return;
+      stop();
+      reject(error);
+    };
     const tick = () => {
+      if (stopped) return;
       const late = Math.max(0, now() - due);
       try {
         poll(late);
@@ -73,7 +90,9 @@ export function pollOnSchedule(options: ScheduleOptions): Promise<void> {
       // Timers drift; due times do not. A late poll covered the periods
       // that passed meanwhile: the next is due at the next boundary.
       due += periodMs * (1 + Math.floor(late / periodMs));
-      timer = setTimeout(tick, Math.max(0, due - now()));
+      const ms = Math.max(0, due - now());
+      if (wait === undefined) timer = setTimeout(tick, ms);
+      else wait(ms).then(tick, fail);
     };
     signal.addEventListener("abort", onAbort, { once: true });
     tick();

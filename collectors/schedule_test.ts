@@ -46,3 +46,43 @@ Deno.test("a poll that throws ends the loop and rejects with its error", async (
   });
   assert.equal(polled, false);
 });
+
+Deno.test("with a wait of its own, the loop waits until the next due time through it, and stops while a wait is under way", async () => {
+  const stop = new AbortController();
+  let clock = 0;
+  const waits: number[] = [];
+  let polls = 0;
+  const done = pollOnSchedule({
+    periodMs: 1,
+    signal: stop.signal,
+    now: () => clock,
+    poll: () => {
+      polls++;
+      clock += 0.25; // the poll takes a quarter of the period
+    },
+    wait: (ms) => {
+      waits.push(ms);
+      clock += ms;
+      // The third wait is under way when the loop is stopped.
+      if (waits.length === 3) {
+        stop.abort();
+        return new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return Promise.resolve();
+    },
+  });
+  await done;
+  assert.deepEqual(waits, [0.75, 0.75, 0.75]);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(polls, 3, "no poll after the stop");
+  // A wait that rejects ends the loop with its error.
+  await assert.rejects(
+    pollOnSchedule({
+      periodMs: 1,
+      signal: new AbortController().signal,
+      poll: () => {},
+      wait: () => Promise.reject(new RangeError("no sleep")),
+    }),
+    RangeError,
+  );
+});

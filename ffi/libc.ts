@@ -1,7 +1,8 @@
 /**
- * libc's `signal(2)`, to set a signal's disposition at the OS level.
- * Declarations only: which signal and why is the caller's call. The file
- * calls that read sysfs counters in place are in libc_file.ts.
+ * libc's `signal(2)`, to set a signal's disposition at the OS level, and
+ * `usleep(3)` for a wait off the event loop. Declarations only: which
+ * signal, how long and why are the caller's call. The file calls that read
+ * sysfs counters in place are in libc_file.ts.
  *
  * @module
  */
@@ -21,6 +22,23 @@ export const LIBC_SYMBOLS = {
 
 /** The C library's soname on glibc systems (the DPU's Ubuntu and hosts alike). */
 export const LIBC_SONAME = "libc.so.6";
+
+/**
+ * libc's `usleep`, called on a thread of Deno's pool (`nonblocking`): a
+ * wait that does not go through the event loop's timers.
+ */
+export const LIBC_SLEEP_SYMBOLS = {
+  /** `int usleep(useconds_t usec)`. */
+  usleep: { parameters: ["u32"], result: "i32", nonblocking: true },
+} as const satisfies Deno.ForeignLibraryInterface;
+
+/** libc opened with {@linkcode LIBC_SLEEP_SYMBOLS}. */
+export type LibcSleep = Deno.DynamicLibrary<typeof LIBC_SLEEP_SYMBOLS>;
+
+/** Opens libc with `usleep`. Throws without FFI permission. */
+export function openLibcSleep(): LibcSleep {
+  return Deno.dlopen(LIBC_SONAME, LIBC_SLEEP_SYMBOLS);
+}
 
 /**
  * Sets the disposition of `signum` to `handler` (an address: `SIG_IGN`,

@@ -45,6 +45,7 @@ import {
 } from "./device.ts";
 import { EthtoolStats } from "./ethtool_stats.ts";
 import { interfaceIndex, interfaceWithIndex } from "./interface_index.ts";
+import { openLibcSleep } from "../../ffi/libc.ts";
 import {
   type CounterFile,
   CounterRead,
@@ -107,6 +108,15 @@ export const SLOW_READS_QUIET_MS = 60_000;
 
 /** The default sample period: 10 ms. */
 export const DEFAULT_SAMPLE_PERIOD_NS = 10_000_000;
+
+/**
+ * Periods shorter than this, ms, wait between samples in a sleep on a
+ * thread of Deno's pool instead of a timer: Deno's timers fire about 2 ms
+ * after they are set at the least, so a 1 ms or 2 ms timer loses samples
+ * (bench/RESULTS.md, "Kernel source"). The sleep costs more CPU a wake-up
+ * than a timer (a second thread wakes), so longer periods keep the timer.
+ */
+export const SLEEP_BELOW_MS = 5;
 
 type Kind = "netdev" | "ethtool" | "rdma" | "ib";
 
@@ -546,18 +556,31 @@ export class KernelCollector implements Collector {
       );
     }
     const period = this.#periodMs;
+    // Opened per run and closed once its last sleep has returned.
+    const libc = period < SLEEP_BELOW_MS ? openLibcSleep() : undefined;
+    let sleeping: Promise<unknown> = Promise.resolve();
     this.#running = true;
     return pollOnSchedule({
       periodMs: period,
       signal,
       now: this.#monotonic,
+      wait: libc === undefined ? undefined : (ms) => {
+        // Whole µs, at most a period: a clock moved by a test cannot make
+        // it sleep longer.
+        const us = Math.round(Math.min(ms, period) * 1000);
+        const call = libc.symbols.usleep(us);
+        sleeping = call;
+        return call.then(() => {});
+      },
       poll: (late) => {
         this.pollStats.recordPoll(late);
         // Samples whose time passed while the timer was late are lost.
         this.#pendingGap += Math.floor(late / period);
         this.sample(sink);
       },
-    }).finally(() => {
+    }).finally(async () => {
+      await sleeping.catch(() => {});
+      libc?.close();
       this.#running = false;
     });
   }
