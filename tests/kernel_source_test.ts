@@ -16,7 +16,7 @@ const FRAME = 14 + 20 + 8 + PAYLOAD;
 
 Deno.test({
   name:
-    "the agent on a veth's kernel counters: a burst of datagrams starts its rule, and its rows are the kernel's own",
+    "the agent on a veth's kernel counters: a burst of datagrams starts its rule, and its rows and /metrics are the kernel's own",
   ignore: !canMakeNamespaces(), // not root, or no iproute2: nothing to make a pair with
   async fn() {
     await using dir = await tempDir();
@@ -45,8 +45,11 @@ Deno.test({
         "run",
         "--config",
         config,
+        // The namespace is the agent's own: no other listener to meet.
         "--listen",
-        "off",
+        "127.0.0.1:9477",
+        "--metrics-window",
+        "1",
       ], { stdout: "piped", stderr: "piped" }).spawn();
       const output = agent.output();
       let stopped = false;
@@ -80,6 +83,20 @@ Deno.test({
         await until(
           "the rule to end after the burst",
           () => /<<Event end>>.*"packets in"/.test(Deno.readTextFileSync(log)),
+        );
+        // A window that ended after the burst serves the kernel's count.
+        let metrics = "";
+        await until("a window ending after the burst", () => {
+          metrics = scrape(b.namespace);
+          return metric(metrics, "column_total", "rx_packets") === COUNT;
+        });
+        assert.equal(
+          metric(metrics, "column_total", "rx_bytes"),
+          COUNT * FRAME,
+        );
+        assert.equal(
+          metric(metrics, "rule_activations_total", undefined, "packets in"),
+          1,
         );
         agent.kill("SIGTERM");
         stopped = true;
@@ -119,6 +136,37 @@ Deno.test({
     });
   },
 });
+
+/** /metrics, fetched from inside `namespace`, where the agent listens. */
+function scrape(namespace: string): string {
+  const output = new Deno.Command("ip", {
+    args: [
+      "netns",
+      "exec",
+      namespace,
+      Deno.execPath(),
+      "eval",
+      "console.log(await (await fetch('http://127.0.0.1:9477/metrics')).text())",
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).outputSync();
+  return output.success ? new TextDecoder().decode(output.stdout) : "";
+}
+
+/** A sample's value in exposition `text`, or undefined. */
+function metric(
+  text: string,
+  name: string,
+  column?: string,
+  rule?: string,
+): number | undefined {
+  const label = column !== undefined ? `column="${column}"` : `rule="${rule}"`;
+  const line = text.split("\n").find((l) =>
+    l.startsWith(`dpu_traceback_${name}{`) && l.includes(label)
+  );
+  return line === undefined ? undefined : Number(line.split(" ").at(-1));
+}
 
 Deno.test("check-config opens a kernel monitor's device as run does: a counter it lacks is one line, exit 2", async () => {
   await using dir = await tempDir();
