@@ -43,9 +43,20 @@ export const MAX_EVENT_ID_LENGTH = 1024;
  * ```
  */
 export function eventId(key: EventKey): string {
-  return `${encodeURIComponent(key.monitor)}/${encodeURIComponent(key.rule)}/${
+  return `${encodeName(key.monitor)}/${encodeName(key.rule)}/${
     formatTimePoint(key.startNs)
   }`;
+}
+
+/**
+ * Percent-encoded as RFC 3986 wants a path segment's data, quotes and
+ * parentheses too, so the ID can go in HTML, Markdown and a shell unquoted.
+ */
+function encodeName(name: string): string {
+  return encodeURIComponent(name).replace(
+    /[!'()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
 }
 
 /** An ID read back, or why it is not one. */
