@@ -1,3 +1,4 @@
+import { eventId } from "../events/event_link.ts";
 import assert from "node:assert/strict";
 import { parseConfig } from "../config/load.ts";
 import { Logger } from "../logging/logger.ts";
@@ -282,7 +283,6 @@ Deno.test("the endpoint's thread serves the agent's events from the shared journ
     assert.equal(truncated, false);
     assert.equal(events.length, 1);
     const [event] = events;
-    assert.equal(event.id, 1);
     assert.equal(event.monitor, agent.monitors[0].config.name);
     assert.equal(event.rule, "rx_moving");
     assert.equal(event.state, "open");
@@ -296,7 +296,16 @@ Deno.test("the endpoint's thread serves the agent's events from the shared journ
     assert.equal(event.peak === null, live === null);
     const opened = agent.journal.open(0, 0)!;
     assert.equal(event.start_ns, String(opened.startNs));
-    const one = await get("/api/v1/events/1");
+    assert.equal(
+      event.id,
+      eventId({
+        monitor: event.monitor,
+        rule: "rx_moving",
+        startNs: opened.startNs,
+      }),
+    );
+    assert.equal(event.page, `/events/${event.id}`);
+    const one = await get(`/api/v1/events/${event.id}`);
     assert.equal(one.status, 200);
     const detail = await one.json();
     assert.equal(detail.events_log, `${dir.path}/events.log`);
@@ -304,9 +313,17 @@ Deno.test("the endpoint's thread serves the agent's events from the shared journ
       detail.review,
       /^dpu-traceback review \S+events\.log --event \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z --rule='rx_moving'$/,
     );
-    const missing = await get("/api/v1/events/2");
+    const other = eventId({
+      monitor: event.monitor,
+      rule: "rx_moving",
+      startNs: opened.startNs - 1n,
+    });
+    const missing = await get(`/api/v1/events/${other}`);
     assert.equal(missing.status, 404);
-    assert.match((await missing.json()).error, /event 2/);
+    assert.match(
+      (await missing.json()).error,
+      /^event \S+ is not in the agent's recent events/,
+    );
     const bad = await get("/api/v1/events?since=yesterday");
     assert.equal(bad.status, 400);
     assert.match((await bad.json()).error, /^since "yesterday": not a time/);

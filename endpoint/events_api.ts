@@ -16,6 +16,12 @@ import type { RuleConfig } from "../config/types.ts";
 import type { EventJournal, JournalEvent } from "../events/event_journal.ts";
 import type { ServedMonitor } from "../metrics/agent_metrics.ts";
 import { traceCommand } from "../events/trace_command.ts";
+import {
+  eventId,
+  type EventKey,
+  eventPagePath,
+  parseEventId,
+} from "../events/event_link.ts";
 import { peakKindOf } from "../rules/peak_format.ts";
 
 /** Events in one answer unless `limit` says otherwise. */
@@ -25,7 +31,13 @@ export const MAX_EVENTS_LIMIT = 1000;
 
 /** One event as `/api/v1/events` serves it. */
 export interface EventSummary {
-  readonly id: number;
+  /**
+   * The event's stable ID, `MONITOR/RULE/START` (events/event_link.ts):
+   * the same for this event after a restart or a rotation.
+   */
+  readonly id: string;
+  /** The event's page on this endpoint (`/events/ID`). */
+  readonly page: string;
   /** The monitor's name. */
   readonly monitor: string;
   /** The rule's name. */
@@ -147,9 +159,11 @@ export function listEvents(
 }
 
 /**
- * Answers `GET /api/v1/events/ID`: the event's summary, the `review`
- * command that prints its traceback and its events.log; 404 when the
- * journal no longer holds it, 400 for an id that is not one.
+ * Answers `GET /api/v1/events/ID`, ID the event's stable ID
+ * (`MONITOR/RULE/START`, as {@linkcode EventSummary.id} gives it): the
+ * event's summary, the `review` command that prints its traceback and its
+ * events.log; 404 when the journal does not hold it (its page may still
+ * find it in events.log), 400 for an ID that is not one.
  *
  * @example
  * ```ts
@@ -165,16 +179,19 @@ export function listEvents(
  * }];
  * // The start sample's record: its timestamp, 2026-11-21T14:50:00.25Z in ns.
  * const record = new Uint32Array(new BigUint64Array([1_795_272_600_250_000_000n]).buffer);
- * const id = journal.started(0, 0, record, 0, 1, Date.UTC(2026, 10, 21, 14, 50, 0, 251));
- * const answer = oneEvent(journal, monitors, String(id), 0);
- * const event = answer.body as { review: string; peak_kind: string };
+ * journal.started(0, 0, record, 0, 1, Date.UTC(2026, 10, 21, 14, 50, 0, 251));
+ * const id = "nic/it%27s%20hot/2026-11-21T14:50:00.250000000Z";
+ * const answer = oneEvent(journal, monitors, id, 0);
+ * const event = answer.body as { id: string; page: string; review: string; peak_kind: string };
+ * assert.equal(event.id, id);
+ * assert.equal(event.page, `/events/${id}`);
  * assert.equal(
  *   event.review,
  *   "dpu-traceback review /var/log/dpu-traceback/events.log --event 2026-11-21T14:50:00.250000000Z --rule='it'\\''s hot'",
  * );
  * assert.equal(event.peak_kind, "min");
- * assert.equal(oneEvent(journal, monitors, "2", 0).status, 404);
- * assert.equal(oneEvent(journal, monitors, "x", 0).status, 400);
+ * assert.equal(oneEvent(journal, monitors, "nic/it%27s%20hot/2026-11-21T14:50:00.250000001Z", 0).status, 404);
+ * assert.equal(oneEvent(journal, monitors, "1", 0).status, 400);
  * ```
  */
 export function oneEvent(
@@ -183,19 +200,15 @@ export function oneEvent(
   idText: string,
   nowMs: number,
 ): ApiAnswer {
-  if (!/^[1-9][0-9]{0,14}$/.test(idText)) {
-    return badRequest(
-      `an event id is an integer from 1 up, got ${quote(idText)}`,
-    );
-  }
-  const id = Number(idText);
-  const event = journal.event(id) ?? ruleEvent(journal, monitors, id);
-  if (event === undefined || monitors[event.monitor] === undefined) {
+  const parsed = parseEventId(idText);
+  if (!parsed.ok) return badRequest(parsed.problem);
+  const event = findEvent(journal, monitors, parsed.key);
+  if (event === undefined) {
     return {
       status: 404,
       body: {
         error:
-          `event ${id} is not in the agent's recent events (the ${journal.capacity} newest, and each rule's open and last one)`,
+          `event ${idText} is not in the agent's recent events (the ${journal.capacity} newest, and each rule's open and last one); its page, /events/${idText}, looks for it in events.log`,
       },
     };
   }
@@ -207,6 +220,32 @@ export function oneEvent(
     events_log: served.log.path,
   };
   return { status: 200, body: detail };
+}
+
+/**
+ * The journal's record of the event `key` names: among the recent events
+ * and each rule's open and last one; undefined when it holds none.
+ */
+export function findEvent(
+  journal: EventJournal,
+  monitors: readonly EventsMonitor[],
+  key: EventKey,
+): JournalEvent | undefined {
+  const m = monitors.findIndex((s) => s.config.name === key.monitor);
+  if (m < 0) return undefined;
+  const rules = monitors[m].config.rules;
+  const matches = (e: JournalEvent | undefined) =>
+    e !== undefined && e.monitor === m && e.startNs === key.startNs &&
+    rules[e.rule]?.name === key.rule;
+  const recent = journal.recent().find(matches);
+  if (recent !== undefined) return recent;
+  for (let r = 0; r < rules.length; r++) {
+    if (rules[r].name !== key.rule) continue;
+    for (const event of [journal.open(m, r), journal.last(m, r)]) {
+      if (matches(event)) return event;
+    }
+  }
+  return undefined;
 }
 
 /** What the events API reads of a served monitor. */
@@ -247,22 +286,6 @@ function withOpenEvents(
   return [...recent, ...extra.sort((a, b) => b.id - a.id)];
 }
 
-// An event the ring dropped but that is still its rule's open or last one.
-function ruleEvent(
-  journal: EventJournal,
-  monitors: readonly EventsMonitor[],
-  id: number,
-): JournalEvent | undefined {
-  for (let i = 0; i < monitors.length; i++) {
-    for (let r = 0; r < monitors[i].config.rules.length; r++) {
-      for (const event of [journal.open(i, r), journal.last(i, r)]) {
-        if (event?.id === id) return event;
-      }
-    }
-  }
-  return undefined;
-}
-
 function summarize(
   event: JournalEvent,
   monitors: readonly EventsMonitor[],
@@ -280,8 +303,14 @@ function summarize(
   const samples = open
     ? Math.max(0, served.monitor.samples - event.startSample + 1)
     : event.endSample! - event.startSample;
+  const key = {
+    monitor: served.config.name,
+    rule: config.name,
+    startNs: event.startNs,
+  };
   return {
-    id: event.id,
+    id: eventId(key),
+    page: eventPagePath(key),
     monitor: served.config.name,
     rule: config.name,
     severity: config.severity ?? DEFAULT_SEVERITY,

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { EventJournal } from "../events/event_journal.ts";
 import type { RuleConfig } from "../config/types.ts";
 import { type EventsMonitor, listEvents, oneEvent } from "./events_api.ts";
+import { eventId } from "../events/event_link.ts";
 import { traceCommand } from "../events/trace_command.ts";
 
 // 2026-11-21T14:50:00Z in ns, then 123.456789 ms past it.
@@ -70,7 +71,8 @@ Deno.test("events are listed newest first with their summaries", () => {
   assert.deepEqual(answer.body, {
     events: [
       {
-        id: 2,
+        id: "nic/credit%27s%20low/2026-11-21T14:50:05.000000000Z",
+        page: "/events/nic/credit%27s%20low/2026-11-21T14:50:05.000000000Z",
         monitor: "nic",
         rule: "credit's low",
         severity: "critical",
@@ -88,7 +90,8 @@ Deno.test("events are listed newest first with their summaries", () => {
         lost_before_start: 0,
       },
       {
-        id: 1,
+        id: "nic/drops/2026-11-21T14:50:00.123456789Z",
+        page: "/events/nic/drops/2026-11-21T14:50:00.123456789Z",
         monitor: "nic",
         rule: "drops",
         severity: "warning",
@@ -121,9 +124,9 @@ Deno.test("a peak the rule never measured is null, and a signal rule that fires 
 
 Deno.test("since keeps events open or ended at or after it, in either form", () => {
   const { journal, monitors } = setup();
-  // Event k ends k s after T0; event 4 stays open.
+  // Event k starts k ns and ends k s after T0; event 4 stays open.
   for (let k = 1; k <= 3; k++) {
-    journal.started(0, 0, record(T0), 0, k, 0);
+    journal.started(0, 0, record(T0 + BigInt(k)), 0, k, 0);
     journal.ended(
       0,
       0,
@@ -134,11 +137,12 @@ Deno.test("since keeps events open or ended at or after it, in either form", () 
       0,
     );
   }
-  journal.started(0, 1, record(T0), 0, 9, 0);
+  journal.started(0, 1, record(T0 + 4n), 0, 9, 0);
+  // Each event by k, from its start.
   const ids = (query: string) =>
     (listEvents(journal, monitors, ask(query), 0).body as {
-      events: { id: number }[];
-    }).events.map((e) => e.id);
+      events: { start_ns: string }[];
+    }).events.map((e) => Number(BigInt(e.start_ns) - T0));
   assert.deepEqual(ids(""), [4, 3, 2, 1]);
   assert.deepEqual(ids("since=2026-11-21T14:50:02Z"), [4, 3, 2]);
   assert.deepEqual(ids("since=2026-11-21T14:50:02.000000001Z"), [4, 3]);
@@ -153,14 +157,20 @@ Deno.test("since keeps events open or ended at or after it, in either form", () 
 Deno.test("limit bounds the answer and says when it cut", () => {
   const { journal, monitors } = setup(8);
   for (let k = 1; k <= 20; k++) {
-    journal.started(0, 0, record(T0), 0, k, 0);
-    journal.ended(0, 0, record(T0 + 1n), 0, k + 1, 1, 0);
+    journal.started(0, 0, record(T0 + BigInt(k)), 0, k, 0);
+    journal.ended(0, 0, record(T0 + BigInt(k) + 1n), 0, k + 1, 1, 0);
   }
-  const page = (query: string) =>
-    listEvents(journal, monitors, ask(query), 0).body as {
-      events: { id: number }[];
+  const page = (query: string) => {
+    const body = listEvents(journal, monitors, ask(query), 0).body as {
+      events: { start_ns: string }[];
       truncated: boolean;
     };
+    // Each event by k, from its start.
+    return {
+      events: body.events.map((e) => ({ id: Number(BigInt(e.start_ns) - T0) })),
+      truncated: body.truncated,
+    };
+  };
   // The ring keeps 8: that is all there is to list.
   assert.deepEqual(page("").events.map((e) => e.id), [
     20,
@@ -218,29 +228,31 @@ Deno.test("bad, unknown or repeated parameters are a 400 with a one-line reason"
 
 Deno.test("a long open event the ring dropped is still listed, and served by id", () => {
   const { journal, live, monitors } = setup(4);
-  const long = journal.started(0, 1, record(T0), 0, 1, 0);
+  journal.started(0, 1, record(T0), 0, 1, 0);
+  const long = eventId({ monitor: "nic", rule: "credit's low", startNs: T0 });
   for (let k = 2; k <= 10; k++) {
-    journal.started(0, 0, record(T0), 0, k, 0);
-    journal.ended(0, 0, record(T0 + 1n), 0, k + 1, 1, 0);
+    journal.started(0, 0, record(T0 + BigInt(k)), 0, k, 0);
+    journal.ended(0, 0, record(T0 + BigInt(k) + 1n), 0, k + 1, 1, 0);
   }
   live.samples = 50;
   const { events } = listEvents(journal, monitors, ask("since=2030-01-01"), 0)
-    .body as { events: { id: number; state: string; samples: number }[] };
+    .body as { events: { id: string; state: string; samples: number }[] };
   assert.deepEqual(events, [
     { ...events[0], id: long, state: "open", samples: 50 },
   ]);
-  assert.equal(oneEvent(journal, monitors, String(long), 0).status, 200);
+  assert.equal(oneEvent(journal, monitors, long, 0).status, 200);
   // Ended and gone from the ring: still its rule's last event.
-  journal.ended(0, 1, record(T0 + 5n), 0, 51, 2, 0);
-  const answer = oneEvent(journal, monitors, String(long), 0);
+  journal.ended(0, 1, record(T0 + 50n), 0, 51, 2, 0);
+  const answer = oneEvent(journal, monitors, long, 0);
   assert.equal(answer.status, 200);
   assert.equal((answer.body as { state: string }).state, "ended");
   // Neither in the ring nor any rule's open or last: gone.
-  const evicted = oneEvent(journal, monitors, "3", 0);
+  const third = eventId({ monitor: "nic", rule: "drops", startNs: T0 + 3n });
+  const evicted = oneEvent(journal, monitors, third, 0);
   assert.equal(evicted.status, 404);
   assert.deepEqual(evicted.body, {
     error:
-      "event 3 is not in the agent's recent events (the 4 newest, and each rule's open and last one)",
+      `event ${third} is not in the agent's recent events (the 4 newest, and each rule's open and last one); its page, /events/${third}, looks for it in events.log`,
   });
 });
 
@@ -249,26 +261,36 @@ Deno.test("one event carries the review command and its events.log", () => {
   // The marker's wall clock is a little after the sample, in the next
   // second: the command names the sample's time, exact, as its row has it.
   const startMs = Date.UTC(2026, 10, 21, 14, 50, 8, 2);
-  const id = journal.started(0, 1, record(T0 + 7_999_000_123n), 0, 3, startMs);
-  const answer = oneEvent(journal, monitors, String(id), 0);
+  journal.started(0, 1, record(T0 + 7_999_000_123n), 0, 3, startMs);
+  const id = "nic/credit%27s%20low/2026-11-21T14:50:07.999000123Z";
+  const answer = oneEvent(journal, monitors, id, 0);
   assert.equal(answer.status, 200);
   const body = answer.body as Record<string, unknown>;
-  assert.equal(body.id, 1);
+  assert.equal(body.id, id);
   assert.equal(body.rule, "credit's low");
   assert.equal(body.events_log, "/var/log/dpu-traceback/nic events.log");
   assert.equal(
     body.review,
     "dpu-traceback review '/var/log/dpu-traceback/nic events.log' --event 2026-11-21T14:50:07.999000123Z --rule='credit'\\''s low'",
   );
-  for (const bad of ["0", "-1", "1.5", "abc", "01", "1".repeat(16), ""]) {
+  for (const bad of ["1", "nic/drops", "nic/drops/2026-11-21", "a/b/c/d", ""]) {
     const refused = oneEvent(journal, monitors, bad, 0);
     assert.equal(refused.status, 400, bad);
     assert.match(
       (refused.body as { error: string }).error,
-      /^an event id is an integer from 1 up, got /,
+      /^the event ID must be MONITOR\/RULE\/START, START as /,
     );
   }
-  assert.equal(oneEvent(journal, monitors, "2", 0).status, 404);
+  // One ns off, another rule, another monitor: no such event.
+  for (
+    const other of [
+      "nic/credit%27s%20low/2026-11-21T14:50:07.999000124Z",
+      "nic/drops/2026-11-21T14:50:07.999000123Z",
+      "gpu/credit%27s%20low/2026-11-21T14:50:07.999000123Z",
+    ]
+  ) {
+    assert.equal(oneEvent(journal, monitors, other, 0).status, 404, other);
+  }
 });
 
 Deno.test("the review command survives a shell whatever the rule's name", async () => {

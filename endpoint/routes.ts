@@ -177,7 +177,7 @@ export function endpointRoutes(
       const id = path.startsWith(EVENT_PATH)
         ? path.slice(EVENT_PATH.length)
         : "";
-      if (id !== "" && !id.includes("/")) {
+      if (id !== "") {
         return json(oneEvent(journal, metrics.monitors, id, now()));
       }
     }

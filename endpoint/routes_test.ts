@@ -432,7 +432,8 @@ Deno.test("GET /api/v1/events serves the journal behind the same auth and limits
         headers: { authorization, ...init.headers as Record<string, string> },
       });
     assert.equal((await app.request("/api/v1/events")).status, 401);
-    assert.equal((await app.request("/api/v1/events/1")).status, 401);
+    const first = "nic/lat%20%22high%22/2023-11-14T22:13:21.201000000Z";
+    assert.equal((await app.request(`/api/v1/events/${first}`)).status, 401);
     const res = await get("/api/v1/events?limit=5");
     assert.equal(res.status, 200);
     assert.equal(
@@ -454,17 +455,17 @@ Deno.test("GET /api/v1/events serves the journal behind the same auth and limits
       [
         // Open: the rule's live peak, samples up to the newest (2001).
         [
-          2,
+          "nic/rx%5Ctotal/2023-11-14T22:13:21.998000000Z",
           "rx\\total",
           "open",
           3,
           fed.agentMonitor.monitor.rules[1].peak,
           0.002,
         ],
-        [1, 'lat "high"', "ended", 10, 900, 0.01],
+        [first, 'lat "high"', "ended", 10, 900, 0.01],
       ],
     );
-    const one = await get("/api/v1/events/1");
+    const one = await get(`/api/v1/events/${first}`);
     assert.equal(one.status, 200);
     const detail = await one.json();
     assert.equal(detail.events_log, fed.agentMonitor.log.path);
@@ -472,7 +473,12 @@ Deno.test("GET /api/v1/events serves the journal behind the same auth and limits
       detail.review,
       / --event 2023-11-14T22:13:21.201000000Z --rule='lat "high"'$/,
     );
-    assert.equal((await get("/api/v1/events/9")).status, 404);
+    assert.equal(
+      (await get(`/api/v1/events/${first.replace("201000000", "201000001")}`))
+        .status,
+      404,
+    );
+    assert.equal((await get("/api/v1/events/9")).status, 400);
     const bad = await get("/api/v1/events?limit=0");
     assert.equal(bad.status, 400);
     assert.deepEqual(await bad.json(), {
@@ -498,7 +504,12 @@ Deno.test("without a journal, /api/v1/events is not there", async () => {
   try {
     await using app = serveRoutes(fed.metrics);
     assert.equal((await app.request("/api/v1/events")).status, 404);
-    assert.equal((await app.request("/api/v1/events/1")).status, 404);
+    assert.equal(
+      (await app.request(
+        "/api/v1/events/nic/x/2023-11-14T22:13:21.201000000Z",
+      )).status,
+      404,
+    );
   } finally {
     await fed.close();
   }
