@@ -20,6 +20,14 @@ import {
   NvmlCollector,
   nvmlLibraryDirs,
 } from "../collectors/nvml/collector.ts";
+import {
+  describeNicGpus,
+  type GpuListing,
+  type ListedGpu,
+  nicFunction,
+  type NicGpus,
+  nicGpus,
+} from "../collectors/nic_gpus.ts";
 
 /** One monitor of a running agent and what feeds and records it. */
 export interface AgentMonitor extends ServedMonitor {
@@ -46,6 +54,8 @@ export interface OpenedSources {
   readonly monitors: readonly {
     readonly config: MonitorConfig;
     readonly collector: Collector;
+    /** For a NIC monitor on a PCIe function, the GPUs behind it. */
+    readonly nicGpus?: NicGpus;
   }[];
   /** The event journal, as {@linkcode Agent.journal} will be. */
   readonly journal: EventJournal;
@@ -141,23 +151,42 @@ export class Agent {
        * then fail to open.
        */
       readonly beforeLogs?: (opened: OpenedSources) => Promise<void>;
+      /** The tree holding `sys/` (default `/`); tests give a fixture tree. */
+      readonly sysfsRoot?: string;
     },
   ): Promise<Agent> {
+    const root = options.sysfsRoot;
+    // The PCIe function of each NIC monitor, to find the GPUs behind it.
+    const nics = new Map<MonitorConfig, string>();
+    for (const m of config.monitors) {
+      const pci = nicFunction(m, { root });
+      if (pci !== undefined) nics.set(m, pci);
+    }
+    const gpuMonitor = config.monitors.some((m) => m.source === "nvml");
     // Collectors first: a bad source must fail before any log gets a header.
     // GPU monitors open first, all at once: NVML may take seconds to
     // initialize, and a NIC source starts sampling as soon as it is open.
-    const gpus = await Promise.all(
-      config.monitors.map((m) =>
-        m.source === "nvml"
-          ? NvmlCollector.open({
-            config: m,
-            libDirs: nvmlLibraryDirs(config.nvmlLibDir),
-            warn: options.warn,
-            info: options.info,
-          })
-          : undefined
+    // With no GPU monitor, NVML is opened only to list the GPUs behind the
+    // NICs, at the same time, unless the configuration says gpu: off.
+    const [gpus, listed] = await Promise.all([
+      Promise.all(
+        config.monitors.map((m) =>
+          m.source === "nvml"
+            ? NvmlCollector.open({
+              config: m,
+              libDirs: nvmlLibraryDirs(config.nvmlLibDir),
+              warn: options.warn,
+              info: options.info,
+            })
+            : undefined
+        ),
       ),
-    );
+      nics.size > 0 && !gpuMonitor && config.gpu !== "off"
+        ? NvmlCollector.listGpus({
+          libDirs: nvmlLibraryDirs(config.nvmlLibDir),
+        })
+        : undefined,
+    ]);
     const collectors: Collector[] = [];
     // GPU monitors are made concrete once NVML has listed the GPUs.
     const configs: MonitorConfig[] = [];
@@ -179,6 +208,7 @@ export class Agent {
             // The device and every counter are looked up in sysfs first.
             ? await KernelCollector.open({
               device: m.device ?? "",
+              root,
               columns: m.columns,
               samplePeriodNs: m.samplePeriodNs,
               onFault: options.warn,
@@ -208,6 +238,15 @@ export class Agent {
         `Cannot start: no monitor left to run (${config.file} has only GPU monitors, and they are off)`,
       );
     }
+    const listing = gpuListing(gpus, listed);
+    const behind = configs.map((m) => {
+      const pci = nics.get(m);
+      return pci === undefined ? undefined : nicGpus(pci, listing, { root });
+    });
+    for (const [i, found] of behind.entries()) {
+      if (found === undefined) continue;
+      options.info?.(`monitor "${configs[i].name}": ${describeNicGpus(found)}`);
+    }
     const tally = new EventTally(configs);
     const journal = EventJournal.create(configs.map((m) => m.rules.length));
     const monitors: AgentMonitor[] = [];
@@ -216,6 +255,7 @@ export class Agent {
         monitors: configs.map((m, i) => ({
           config: m,
           collector: collectors[i],
+          ...(behind[i] === undefined ? {} : { nicGpus: behind[i] }),
         })),
         journal,
       });
@@ -248,6 +288,7 @@ export class Agent {
           log,
           aggregator,
           status: { state: "idle" },
+          ...(behind[i] === undefined ? {} : { nicGpus: behind[i] }),
         });
       }
     } catch (error) {
@@ -372,4 +413,28 @@ function rejections(
       ? [r.reason instanceof Error ? r.reason : new Error(String(r.reason))]
       : []
   );
+}
+
+/**
+ * Where the NICs' GPUs are found: the first GPU monitor's NVML list (every
+ * GPU it listed, read or not), else the listing NVML gave when opened only
+ * for it; else why there is none.
+ */
+function gpuListing(
+  opened: readonly (
+    | { readonly ok: true; readonly collector: NvmlCollector }
+    | { readonly ok: false; readonly reason: string }
+    | undefined
+  )[],
+  listed:
+    | { readonly ok: true; readonly gpus: readonly ListedGpu[] }
+    | { readonly ok: false; readonly reason: string }
+    | undefined,
+): GpuListing {
+  const running = opened.find((g) => g?.ok === true);
+  if (running?.ok) return { gpus: running.collector.listed };
+  const failed = opened.find((g) => g !== undefined);
+  if (failed !== undefined && !failed.ok) return { none: failed.reason };
+  if (listed === undefined) return { none: "gpu: off, NVML not opened" };
+  return listed.ok ? { gpus: listed.gpus } : { none: listed.reason };
 }

@@ -49,7 +49,7 @@ export interface Publication extends SharedMonitors {
  * ```
  */
 export function shareMonitors(
-  monitors: readonly Pick<ServedMonitor, "config" | "collector">[],
+  monitors: readonly Pick<ServedMonitor, "config" | "collector" | "nicGpus">[],
   startMs: number,
 ): SharedMonitors {
   // A log's path is its monitor's event_log (events/log.ts keeps it).
@@ -57,6 +57,7 @@ export function shareMonitors(
     shapeOf({
       config: m.config,
       collector: m.collector,
+      nicGpus: m.nicGpus,
       log: { path: m.config.eventLog },
     })
   );

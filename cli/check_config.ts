@@ -8,6 +8,16 @@
 
 import { type LibraryProbe, probeNvml } from "../collectors/versions.ts";
 import { KernelCollector } from "../collectors/kernel/collector.ts";
+import {
+  describeNicGpus,
+  type GpuListing,
+  nicFunction,
+  nicGpus,
+} from "../collectors/nic_gpus.ts";
+import {
+  NvmlCollector,
+  nvmlLibraryDirs,
+} from "../collectors/nvml/collector.ts";
 import { DocaCollector, DocaUnavailableError } from "../collectors/doca.ts";
 import { errorMessage } from "../base/error_message.ts";
 import { describeConfig } from "../config/describe.ts";
@@ -30,7 +40,12 @@ import { asUsageError, EXIT_OK } from "./usage_error.ts";
  * ```
  */
 export async function checkConfig(
-  options: { readonly configFile: string; readonly dataIdsFile?: string },
+  options: {
+    readonly configFile: string;
+    readonly dataIdsFile?: string;
+    /** The tree holding `sys/` (default `/`); tests give a fixture tree. */
+    readonly sysfsRoot?: string;
+  },
   log: Logger,
 ): Promise<number> {
   let web: WebConfig | undefined;
@@ -62,8 +77,9 @@ export async function checkConfig(
         : undefined,
     });
     devices = [
-      ...await checkKernelDevices(config.monitors),
+      ...await checkKernelDevices(config.monitors, options.sysfsRoot),
       ...checkDocaDevices(config, (message) => log.warn(message)),
+      ...await checkNicGpus(full, options.sysfsRoot),
     ];
   } catch (error) {
     throw asUsageError(error);
@@ -85,6 +101,7 @@ export async function checkConfig(
  */
 async function checkKernelDevices(
   monitors: readonly MonitorConfig[],
+  root: string | undefined,
 ): Promise<string[]> {
   const lines: string[] = [];
   for (const m of monitors) {
@@ -97,6 +114,7 @@ async function checkKernelDevices(
     }
     const source = await KernelCollector.open({
       device: m.device,
+      root,
       columns: m.columns,
       samplePeriodNs: m.samplePeriodNs,
     });
@@ -157,6 +175,42 @@ function checkDocaDevices(
     );
   }
   return lines;
+}
+
+/** How long check-config waits for NVML to list its GPUs. */
+const NVML_LIST_TIMEOUT_MS = 5_000;
+
+/**
+ * For each NIC monitor on a PCIe function here, one line on the GPUs
+ * behind it, found as run finds them (collectors/nic_gpus.ts): NVML is
+ * opened on a Worker only to list its GPUs, and only where a NIC is on a
+ * PCIe function, unless gpu: off and no GPU monitor say not to; a driver
+ * that hangs costs at most 5 s and is said.
+ */
+async function checkNicGpus(
+  config: AgentConfig,
+  root: string | undefined,
+): Promise<string[]> {
+  const nics = config.monitors.flatMap((m) => {
+    const pci = nicFunction(m, { root });
+    return pci === undefined ? [] : [{ name: m.name, pci }];
+  });
+  if (nics.length === 0) return [];
+  let listing: GpuListing;
+  if (
+    config.gpu === "off" && !config.monitors.some((m) => m.source === "nvml")
+  ) {
+    listing = { none: "gpu: off, NVML not opened" };
+  } else {
+    const listed = await NvmlCollector.listGpus({
+      libDirs: nvmlLibraryDirs(config.nvmlLibDir),
+      openTimeoutMs: NVML_LIST_TIMEOUT_MS,
+    });
+    listing = listed.ok ? { gpus: listed.gpus } : { none: listed.reason };
+  }
+  return nics.map(({ name, pci }) =>
+    `monitor ${name}: ${describeNicGpus(nicGpus(pci, listing, { root }))}`
+  );
 }
 
 /** What {@linkcode probeNvml} found, for a GPU monitor's line. */

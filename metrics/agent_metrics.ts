@@ -8,6 +8,7 @@
  */
 
 import type { Collector, SourceStatus } from "../collectors/collector.ts";
+import type { NicGpus } from "../collectors/pcie_affinity.ts";
 import type { MonitorConfig } from "../config/types.ts";
 import type { EventsLog } from "../events/log.ts";
 import type { Monitor } from "../rules/monitor.ts";
@@ -71,6 +72,14 @@ export interface ServedMonitor {
    * object in place rather than replacing it.
    */
   readonly status: SourceStatus;
+  /**
+   * For a NIC monitor on a PCIe function (the kernel and DOCA sources),
+   * the GPUs behind it, worked out once at start
+   * (collectors/nic_gpus.ts): the closest with their `nvidia-smi topo`
+   * class, or why none. Absent for any other monitor. What alerts, the
+   * events API and the event page name as "the GPUs behind this NIC".
+   */
+  readonly nicGpus?: NicGpus;
 }
 
 /** The agent-wide facts the endpoint reports. */

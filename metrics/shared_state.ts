@@ -23,6 +23,7 @@
 import type { SourceDevice, SourceState } from "../collectors/collector.ts";
 import { LATENESS_BOUNDS_S, PollStats } from "../collectors/poll_stats.ts";
 import { READ_BOUNDS_S, ReadStats } from "../collectors/read_stats.ts";
+import type { NicGpus } from "../collectors/pcie_affinity.ts";
 import type { MonitorConfig } from "../config/types.ts";
 import type { EventsLogStats } from "../events/log.ts";
 import type { MonitorView, ServedMonitor } from "./agent_metrics.ts";
@@ -41,6 +42,8 @@ export interface MonitorShape {
   readonly timed: boolean;
   /** The events log's path. */
   readonly logPath: string;
+  /** The GPUs behind a NIC monitor (ServedMonitor's `nicGpus`), if it has them. */
+  readonly nicGpus?: NicGpus;
 }
 
 /** Distinct error names per monitor whose counts are published. */
@@ -406,7 +409,7 @@ export class StatePublisher {
  * @example See {@linkcode PublishedState}.
  */
 export function shapeOf(
-  m: Pick<ServedMonitor, "config" | "collector"> & {
+  m: Pick<ServedMonitor, "config" | "collector" | "nicGpus"> & {
     readonly log: Pick<ServedMonitor["log"], "path">;
   },
 ): MonitorShape {
@@ -416,6 +419,7 @@ export function shapeOf(
     polled: m.collector.pollStats !== undefined,
     timed: m.collector.readStats !== undefined,
     logPath: m.log.path,
+    ...(m.nicGpus === undefined ? {} : { nicGpus: m.nicGpus }),
   };
 }
 
@@ -687,6 +691,8 @@ class MonitorReader {
         status.state = STATES[slots[b + STATE]] ?? "idle";
         return status;
       },
+      // Worked out once at start: it travels with the shape, not the buffer.
+      ...(shape.nicGpus === undefined ? {} : { nicGpus: shape.nicGpus }),
     };
   }
 

@@ -135,6 +135,11 @@ export class NvmlCollector implements Collector {
   readonly pollStats: PollStats = new PollStats();
   /** The GPUs this monitor reads. */
   readonly gpus: readonly GpuInfo[];
+  /**
+   * Every GPU NVML listed, read by this monitor or not: what the NICs'
+   * GPUs are found among (collectors/nic_gpus.ts).
+   */
+  readonly listed: readonly GpuInfo[];
   /** Each GPU as a device that goes down on its own, for `device_up`. */
   readonly devices: readonly SourceDevice[];
   /** `nvml` and each GPU read: index, PCI bus id, UUID. */
@@ -174,6 +179,7 @@ export class NvmlCollector implements Collector {
     this.gpus = opened.gpus.filter((g) =>
       columns.some((c) => c.gpu === g.index)
     );
+    this.listed = opened.gpus;
     this.device = `nvml ${
       this.gpus.map((g) => `gpu${g.index} ${g.pciBusId} ${g.uuid}`).join(", ")
     }`;
@@ -263,6 +269,56 @@ export class NvmlCollector implements Collector {
     );
     collector.#listen();
     return { ok: true, collector, config: expanded.config };
+  }
+
+  /**
+   * Opens NVML on a Worker only to list its GPUs, then shuts it down: for
+   * an agent without a GPU monitor that still names the GPUs behind its
+   * NICs. Resolves `ok: false` (never rejects) as {@linkcode open} does:
+   * `info` where there is no NVML, `warning` where it does not work or
+   * does not answer within `openTimeoutMs` (default 15 s).
+   *
+   * @example
+   * ```ts ignore
+   * const listed = await NvmlCollector.listGpus({ libDirs: nvmlLibraryDirs() });
+   * if (listed.ok) console.log(listed.gpus.map((g) => g.pciBusId));
+   * ```
+   */
+  static async listGpus(options: {
+    readonly libDirs: readonly string[];
+    readonly openTimeoutMs?: number;
+  }): Promise<
+    | { readonly ok: true; readonly gpus: readonly GpuInfo[] }
+    | {
+      readonly ok: false;
+      readonly level: "info" | "warning";
+      readonly reason: string;
+    }
+  > {
+    const worker = new Worker(new URL("./worker.ts", import.meta.url), {
+      type: "module",
+    });
+    const first = await firstReply(
+      worker,
+      { kind: "open", libDirs: options.libDirs },
+      options.openTimeoutMs ?? NVML_OPEN_TIMEOUT_MS,
+    );
+    if (first.kind !== "opened") {
+      // A hung init cannot be shut down: the worker is dropped.
+      worker.terminate();
+      return first.kind === "unavailable"
+        ? { ok: false, level: first.level, reason: first.reason }
+        : {
+          ok: false,
+          level: "warning",
+          reason: first.kind === "failed"
+            ? first.message
+            : "NVML worker answered out of turn",
+        };
+    }
+    // Shutdown problems do not make the list wrong; the list is what counts.
+    await closeWorker(worker);
+    return { ok: true, gpus: first.gpus };
   }
 
   /**
