@@ -68,6 +68,21 @@ export interface EventSummary {
    * stall; the reference's types compare across it); 0 when none.
    */
   readonly lost_before_start: number;
+  /**
+   * A NIC monitor's: the GPUs closest to its PCIe function (index, UUID,
+   * bus ID and the class of their path to it, as `nvidia-smi topo -m`
+   * names it), or why there are none. Absent for other monitors.
+   */
+  readonly gpus?: {
+    readonly nic: string;
+    readonly closest: readonly {
+      readonly index: number;
+      readonly uuid: string;
+      readonly bus_id: string;
+      readonly link: string;
+    }[];
+    readonly none?: string;
+  };
 }
 
 /** One event as `/api/v1/events/ID` serves it. */
@@ -202,7 +217,7 @@ export function oneEvent(
 ): ApiAnswer {
   const parsed = parseEventId(idText);
   if (!parsed.ok) return badRequest(parsed.problem);
-  const event = findEvent(journal, monitors, parsed.key);
+  const event = journalEvent(journal, monitors, parsed.key);
   if (event === undefined) {
     return {
       status: 404,
@@ -226,7 +241,7 @@ export function oneEvent(
  * The journal's record of the event `key` names: among the recent events
  * and each rule's open and last one; undefined when it holds none.
  */
-export function findEvent(
+export function journalEvent(
   journal: EventJournal,
   monitors: readonly EventsMonitor[],
   key: EventKey,
@@ -264,6 +279,8 @@ export type EventsMonitor = {
     ruleChangedAtMs(i: number): number;
   };
   readonly log: Pick<ServedMonitor["log"], "path">;
+  /** A NIC monitor's closest GPUs, worked out at start. */
+  readonly nicGpus?: ServedMonitor["nicGpus"];
 };
 
 // The ring's events, plus each rule's open event that the ring has
@@ -286,7 +303,8 @@ function withOpenEvents(
   return [...recent, ...extra.sort((a, b) => b.id - a.id)];
 }
 
-function summarize(
+/** An event of the journal as the API (and the event's page) tells it. */
+export function summarize(
   event: JournalEvent,
   monitors: readonly EventsMonitor[],
   nowMs: number,
@@ -326,6 +344,20 @@ function summarize(
     peak_kind: peakKindOf(config),
     start_value: Number.isFinite(event.value) ? event.value : null,
     lost_before_start: event.lostBefore,
+    ...(served.nicGpus === undefined ? {} : {
+      gpus: {
+        nic: served.nicGpus.nic,
+        closest: served.nicGpus.gpus.map((g) => ({
+          index: g.index,
+          uuid: g.uuid,
+          bus_id: g.busId,
+          link: g.link,
+        })),
+        ...(served.nicGpus.none === undefined
+          ? {}
+          : { none: served.nicGpus.none }),
+      },
+    }),
   };
 }
 

@@ -342,3 +342,48 @@ Deno.test("an open event's peak is unknown until a publication as of its start",
   live.changedAtMs[1] = startMs;
   assert.equal(peakNow(), -7);
 });
+
+Deno.test("a NIC monitor's events name the GPUs closest to it; other monitors' name none", () => {
+  const { journal, monitors } = setup();
+  const nic: EventsMonitor = {
+    ...monitors[0],
+    nicGpus: {
+      nic: "0000:1a:00.0",
+      gpus: [
+        { index: 0, uuid: "GPU-aaaa", busId: "0000:18:00.0", link: "PIX" },
+        { index: 1, uuid: "GPU-bbbb", busId: "0000:28:00.0", link: "PIX" },
+      ],
+    },
+  };
+  journal.started(0, 0, record(T0), 0, 1, 0);
+  const [event] = (listEvents(journal, [nic], ask(""), 0).body as {
+    events: { gpus?: unknown }[];
+  }).events;
+  assert.deepEqual(event.gpus, {
+    nic: "0000:1a:00.0",
+    closest: [
+      { index: 0, uuid: "GPU-aaaa", bus_id: "0000:18:00.0", link: "PIX" },
+      { index: 1, uuid: "GPU-bbbb", bus_id: "0000:28:00.0", link: "PIX" },
+    ],
+  });
+  const far: EventsMonitor = {
+    ...monitors[0],
+    nicGpus: {
+      nic: "0000:8a:00.0",
+      gpus: [],
+      none: "no GPU shares its NUMA node",
+    },
+  };
+  const [lone] = (listEvents(journal, [far], ask(""), 0).body as {
+    events: { gpus?: unknown }[];
+  }).events;
+  assert.deepEqual(lone.gpus, {
+    nic: "0000:8a:00.0",
+    closest: [],
+    none: "no GPU shares its NUMA node",
+  });
+  const [plain] = (listEvents(journal, monitors, ask(""), 0).body as {
+    events: Record<string, unknown>[];
+  }).events;
+  assert.equal("gpus" in plain, false);
+});

@@ -78,6 +78,20 @@ export interface EventPageInput {
   readonly missing?: string;
   /** The event as the agent holds it now, when it does. */
   readonly live?: LiveEvent;
+  /**
+   * A NIC monitor's closest GPUs (collectors/pcie_affinity.ts), or why it
+   * has none: what "which job did this hit?" starts from.
+   */
+  readonly gpus?: {
+    readonly nic: string;
+    readonly gpus: readonly {
+      readonly index: number;
+      readonly uuid: string;
+      readonly busId: string;
+      readonly link: string;
+    }[];
+    readonly none?: string;
+  };
   /** The rows' download links, relative to the page; none when there are no rows. */
   readonly rows?: {
     readonly csv: string;
@@ -139,6 +153,14 @@ export function eventPageHtml(input: EventPageInput): string {
       "Peak",
       peak === null ? "not known" : measureText(peak, input.peakUnit),
     ],
+    ...(input.gpus === undefined ? [] : [[
+      `GPUs behind ${input.gpus.nic}`,
+      input.gpus.gpus.length === 0
+        ? `none known (${input.gpus.none ?? "NVML lists none near it"})`
+        : input.gpus.gpus.map((g) =>
+          `GPU ${g.index} (${g.uuid}, ${g.busId}) ${g.link}`
+        ).join("; "),
+    ] as [string, string]]),
     ...(e === undefined && live === undefined ? [] : [[
       "Samples",
       String(

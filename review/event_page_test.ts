@@ -104,3 +104,29 @@ Deno.test("an open event says so and how long so far", () => {
   assert.match(html, /<dt>Duration<\/dt><dd>4.250 s so far<\/dd>/);
   assert.match(html, /<dt>Peak<\/dt><dd>not known<\/dd>/);
 });
+
+Deno.test("a NIC event's page names the GPUs behind the NIC, or why none", () => {
+  const html = page({
+    gpus: {
+      nic: "0000:1a:00.0",
+      gpus: [{
+        index: 0,
+        uuid: "GPU-aaaa",
+        busId: "0000:18:00.0",
+        link: "PIX",
+      }],
+    },
+  });
+  assert.match(
+    html,
+    /<dt>GPUs behind 0000:1a:00.0<\/dt><dd>GPU 0 \(GPU-aaaa, 0000:18:00.0\) PIX<\/dd>/,
+  );
+  const none = page({
+    gpus: {
+      nic: "0000:8a:00.0",
+      gpus: [],
+      none: "no GPU shares its NUMA node",
+    },
+  });
+  assert.match(none, /<dd>none known \(no GPU shares its NUMA node\)<\/dd>/);
+});
