@@ -144,14 +144,14 @@ Deno.test("a 1 s event in the middle of a 50 MB log: found reading under 1 MB, a
   assert.ok(f.bytesRead < 1e6, `read ${f.bytesRead} bytes of ${size}`);
   // In proportion to the event: its window (history and rows), its
   // history once more (the scan that finds it) and a few probes.
-  const window = events[48].startNs; // the next run starts at its window's end
+  // The next event's window starts where this one's ends.
   const next = found(
-    await findEvent(path, key(RULES[events[48].rule], window)),
+    await findEvent(path, key(RULES[events[48].rule], events[48].startNs)),
   );
   const windowBytes = next.event.window.startOffset -
     f.event.window.startOffset;
   assert.ok(
-    f.bytesRead < 1.3 * windowBytes,
+    f.bytesRead < 1.5 * windowBytes,
     `read ${f.bytesRead}, window ${windowBytes}`,
   );
   // Between two events, and a rule that did not start then: as cheap.
