@@ -156,38 +156,74 @@ export class FamilyReader {
    * if it does not begin like an events log.
    */
   async readFile(index: number): Promise<FileCounts> {
-    const path = this.#family.files[index];
+    this.beginFile(index);
+    const source = await openLogSource(
+      this.#path,
+      0,
+      this.#shared.onProgress,
+    );
+    try {
+      await this.readPart(source.chunks);
+    } finally {
+      source.close();
+    }
+    return this.counts(source.gzip);
+  }
+
+  /**
+   * Starts reading file `index` of the family, whose lines then come
+   * through {@linkcode readPart}: the whole file, or (for one event,
+   * event_lookup.ts) parts of it, its header block and the event's window.
+   */
+  beginFile(index: number): void {
     this.#fileIndex = index;
-    this.#path = path;
+    this.#path = this.#family.files[index];
     this.#lines = 0;
     this.#rows = 0;
     this.#blocks = 0;
     this.#formats = new Set();
     this.#formatNoted = false;
     this.#seenContent = false;
-    const source = await openLogSource(path, 0, this.#shared.onProgress);
-    try {
-      await readLines(
-        source.chunks,
-        (buf, start, end, line, offset, terminated) => {
+  }
+
+  /**
+   * Reads `chunks`, more of the file begun with {@linkcode beginFile}, in
+   * order: from its start, or from byte `at.offset` whose line is numbered
+   * `at.line`. Stops early, between lines, once `stop` says so.
+   */
+  async readPart(
+    chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+    at: { readonly line: number; readonly offset: number } = {
+      line: 1,
+      offset: 0,
+    },
+    stop?: () => boolean,
+  ): Promise<void> {
+    await readLines(
+      chunks,
+      (buf, start, end, line, offset, terminated) => {
+        this.#lines = line;
+        this.#line(buf, start, end, line, offset, terminated);
+        if (stop?.()) return false;
+      },
+      {
+        firstLine: at.line,
+        firstOffset: at.offset,
+        onLongLine: (line) => {
           this.#lines = line;
-          this.#line(buf, start, end, line, offset, terminated);
+          this.#bad(line, `line longer than ${MAX_LINE_BYTES} bytes`);
         },
-        {
-          onLongLine: (line) => {
-            this.#lines = line;
-            this.#bad(line, `line longer than ${MAX_LINE_BYTES} bytes`);
-          },
-        },
-      );
-    } finally {
-      source.close();
-    }
+      },
+    );
+  }
+
+  /** What was read of the file begun last; `gzip`: whether it was compressed. */
+  counts(gzip: boolean): FileCounts {
     return {
       lines: this.#lines,
       rows: this.#rows,
       blocks: this.#blocks,
-      gzip: source.gzip,
+      gzip,
       timeFormats: [...this.#formats],
       monitor: this.#block?.monitor ?? this.#family.monitor ??
         this.#family.stem,

@@ -260,3 +260,35 @@ export async function firstTimeMs(path: string): Promise<number | undefined> {
   }
   return found;
 }
+
+/**
+ * The family of the log at `log` (the path a monitor's `event_log`
+ * names): that file and its rotated siblings in its directory, oldest
+ * first by their names alone (higher agent generations, then earlier
+ * logrotate dates, then the live file), reading nothing but the
+ * directory. The live file is listed even when it is missing (a reader
+ * may find it gone); a missing or unreadable directory throws what
+ * `Deno.readDir` throws.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const family = await rotatedFamily("/var/log/dpu-traceback/nic-events.log");
+ * family.files; // [".../nic-events.log.2.gz", ".../nic-events.log.1", ".../nic-events.log"]
+ * ```
+ */
+export async function rotatedFamily(log: string): Promise<LogFamily> {
+  const base = basename(log);
+  const dir = log.slice(0, log.length - base.length) || ".";
+  const names: { path: string; name: LogName }[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    if (!entry.isFile || entry.name === base) continue;
+    const name = parseLogName(entry.name);
+    if (name === undefined || name.base !== base) continue;
+    names.push({ path: join(dir, entry.name), name });
+  }
+  names.sort((a, b) =>
+    nameOrder(a.name) - nameOrder(b.name) ||
+    a.name.dated.localeCompare(b.name.dated)
+  );
+  return family(base, [...names.map((n) => n.path), log]);
+}

@@ -149,6 +149,11 @@ export interface ReadLinesOptions {
   /** Number of the first line (default 1). */
   readonly firstLine?: number;
   /**
+   * Byte offset of the first line in its file (default 0), for chunks
+   * that start part-way into one.
+   */
+  readonly firstOffset?: number;
+  /**
    * Told about a line longer than the limit, which is then skipped (NUL
    * padding after a crash can be megabytes without a newline). Without
    * it, such a line is an error.
@@ -185,7 +190,7 @@ export async function readLines(
   let carry = new Uint8Array(4096);
   let carryLen = 0;
   let line = (options.firstLine ?? 1) - 1;
-  let offset = 0; // of the line being assembled
+  let offset = options.firstOffset ?? 0; // of the line being assembled
   let skipped = -1; // bytes of an over-long line skipped so far; -1: none
   const tooLong = () => {
     if (options.onLongLine === undefined) {

@@ -44,6 +44,13 @@ export type Write = (text: string) => Promise<void>;
 export interface TracebackOptions {
   /** `--from` / `--to`: the rows to show; every row without. */
   readonly slice?: Slice;
+  /**
+   * Most rows to write (every row without): a download stays bounded
+   * whatever the event's length. When the window has more, reading stops
+   * there and the output ends with a note saying so (text and CSV a
+   * `# ` line; JSON a `row_limit` field, there whenever this is given).
+   */
+  readonly maxRows?: number;
 }
 
 /**
@@ -153,6 +160,9 @@ export async function writeTraceback(
   let prevSec = 0;
   let prevNs = 0;
   let firstRow = true;
+  const maxRows = options.maxRows ?? Infinity;
+  let written = 0;
+  let limited = false;
   // Markers between rows show with the slice when a row next to them
   // does: those after a shown row at once, those before one when it comes.
   let lastShown = slice === null;
@@ -200,6 +210,12 @@ export async function writeTraceback(
         waiting.length = 0;
         return;
       }
+      if (written === maxRows) {
+        // Only now is it known that rows were left out.
+        limited = true;
+        return false;
+      }
+      written++;
       for (const note of waiting.splice(0)) show(note);
       lastShown = true;
       const offset = offsetText(sec, ns);
@@ -251,11 +267,25 @@ export async function writeTraceback(
       if (out.length > 0) await write(out.splice(0).join(""));
     },
   });
+  const limitText = limited
+    ? `the first ${countOf(written, "row")} of the window (of ${
+      formatCount(e.historyRows + e.rows)
+    }) are shown; the rest is left out (at most ${formatCount(maxRows)} rows)`
+    : "";
   if (format === "json") {
+    const limit = options.maxRows === undefined
+      ? ""
+      : `,\n"row_limit":${
+        JSON.stringify({
+          max_rows: options.maxRows,
+          reached: limited,
+          note: limited ? limitText : null,
+        })
+      }`;
     await write(
-      `\n],\n"markers":${jsonTerminalSafe(JSON.stringify(markers))}}\n`,
+      `\n],\n"markers":${jsonTerminalSafe(JSON.stringify(markers))}${limit}}\n`,
     );
-  }
+  } else if (limited) await write(`# ${limitText}\n`);
 }
 
 /** A signal cell in CSV: the number or decimal, empty where unknown. */

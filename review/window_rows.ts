@@ -46,9 +46,10 @@ export interface WindowVisitor {
   /**
    * A row: `fields` in the split form of decimal.ts (`hi`, `lo` per
    * field, the timestamp first; valid only during the call), its time
-   * decoded to `sec` + `ns`.
+   * decoded to `sec` + `ns`. Return `false` to stop reading: the rest of
+   * the window is not read.
    */
-  row(fields: Float64Array, sec: number, ns: number): void;
+  row(fields: Float64Array, sec: number, ns: number): unknown;
   /** A marker line or a note, where it is among the rows. */
   note(note: WindowNote): void;
   /** Called between chunks of input: what was made may be written out. */
@@ -127,8 +128,11 @@ export async function readWindow(
             const n = parseRow(buf, start, end, fields);
             if (n !== names.length) return;
             decoder.decode(fields[0], fields[1]);
-            visitor.row(fields, decoder.sec, decoder.ns);
             firstRow = false;
+            if (visitor.row(fields, decoder.sec, decoder.ns) === false) {
+              done = true;
+              return false;
+            }
             return;
           }
           const text = utf8.decode(buf.subarray(start, end));
