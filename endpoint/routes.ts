@@ -19,6 +19,7 @@ import type { EventJournal } from "../events/event_journal.ts";
 import { type Answer, Body, textAnswer } from "./answer.ts";
 import { basicAuthRefusal, type BasicAuthVerifier } from "./basic_auth.ts";
 import { type ApiAnswer, listEvents, oneEvent } from "./events_api.ts";
+import { EventPages } from "./event_pages.ts";
 import type { Handler } from "./exchange.ts";
 import { contentTypeOf, negotiateFormat } from "./exposition.ts";
 import { headerField, type RequestHead } from "./http1.ts";
@@ -49,7 +50,7 @@ const INDEX = `<!doctype html>
 <ul>
 <li><a href="metrics">metrics</a>: Prometheus text or OpenMetrics</li>
 <li><a href="api/v1/snapshot">api/v1/snapshot</a>: the same aggregates as JSON</li>
-<li><a href="api/v1/events">api/v1/events</a>: recent events, newest first (JSON)</li>
+<li><a href="api/v1/events">api/v1/events</a>: recent events, newest first (JSON); each event's page is at events/ID</li>
 <li><a href="healthz">healthz</a>: the process is alive</li>
 <li><a href="readyz">readyz</a>: every source is running and its data is fresh</li>
 </ul></body></html>
@@ -140,7 +141,13 @@ export function endpointRoutes(
     body: new Body(JSON.stringify(answer.body), JSON_TYPE),
   });
 
-  const route = (request: RequestHead): Answer => {
+  const pages = journal === undefined ? undefined : new EventPages({
+    monitors: metrics.monitors,
+    journal,
+    now,
+  });
+
+  const route = (request: RequestHead): Answer | Promise<Answer> => {
     const path = request.path;
     switch (path) {
       case "/":
@@ -180,6 +187,11 @@ export function endpointRoutes(
       if (id !== "") {
         return json(oneEvent(journal, metrics.monitors, id, now()));
       }
+      if (pages !== undefined && path.startsWith("/events/")) {
+        return pages.answer(path).then((a) =>
+          a ?? textAnswer(404, "not found")
+        );
+      }
     }
     return textAnswer(404, "not found");
   };
@@ -191,5 +203,5 @@ export function endpointRoutes(
       auth,
       headerField(request, "authorization"),
       client,
-    ) ?? route(request);
+    ) ?? await route(request);
 }

@@ -434,6 +434,15 @@ Deno.test("GET /api/v1/events serves the journal behind the same auth and limits
     assert.equal((await app.request("/api/v1/events")).status, 401);
     const first = "nic/lat%20%22high%22/2023-11-14T22:13:21.201000000Z";
     assert.equal((await app.request(`/api/v1/events/${first}`)).status, 401);
+    // The event's page is behind the same auth.
+    assert.equal((await app.request(`/events/${first}`)).status, 401);
+    const page = await get(`/events/${first}`);
+    assert.notEqual(page.status, 401);
+    assert.match(
+      page.headers.get("content-security-policy") ?? "",
+      /^default-src 'none';/,
+    );
+    await page.body?.cancel();
     const res = await get("/api/v1/events?limit=5");
     assert.equal(res.status, 200);
     assert.equal(

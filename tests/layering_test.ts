@@ -57,6 +57,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "rules",
     "events",
     "collectors",
+    "review",
     "metrics",
     "alerts",
   ],

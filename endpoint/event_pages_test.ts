@@ -1,0 +1,215 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { EventJournal } from "../events/event_journal.ts";
+import { eventId, type EventKey } from "../events/event_link.ts";
+import { findEvent } from "../review/event_lookup.ts";
+import { writeMonitorLog } from "../tests/monitor_log.ts";
+import { tempDir } from "../tests/temp_dir.ts";
+import type { RuleConfig } from "../config/types.ts";
+import { EventPages, MAX_BUILDS } from "./event_pages.ts";
+import type { EventsMonitor } from "./events_api.ts";
+
+const T0 = 1_795_272_600_000_000_000n; // 2026-11-21T14:50:00Z
+const PERIOD = 100_000n; // 10 kHz
+const RULES: RuleConfig[] = [
+  {
+    name: "rx burst",
+    column: 0,
+    comparisonType: "gt",
+    comparisonValue: 1500n,
+    severity: "critical",
+    summary: "rx above 1500",
+  },
+  { name: "latency", column: 0, comparisonType: "gt", comparisonValue: 1500n },
+];
+
+/** A log of two events (10 ms, then 1 ms), and the monitor that wrote it. */
+async function fixture(dir: string) {
+  const path = join(dir, "nic-events.log");
+  const first = T0 + 1000n * PERIOD;
+  const second = T0 + 5000n * PERIOD;
+  await writeMonitorLog({
+    path,
+    monitor: "nic",
+    depth: 64,
+    periodNs: PERIOD,
+    rules: RULES.map((r) => r.name),
+    events: [
+      { rule: 0, startNs: first, samples: 100 },
+      { rule: 1, startNs: second, samples: 10 },
+    ],
+  });
+  const monitor: EventsMonitor = {
+    config: { name: "nic", rules: RULES },
+    monitor: {
+      samples: 0,
+      rules: RULES.map(() => ({ active: false, peak: NaN })),
+      ruleChangedAtMs: () => NaN,
+    },
+    log: { path },
+  };
+  return { path, monitor, first, second };
+}
+
+const key = (rule: string, startNs: bigint): EventKey => ({
+  monitor: "nic",
+  rule,
+  startNs,
+});
+const text = (a: { body: { bytes: Uint8Array } }) =>
+  new TextDecoder().decode(a.body.bytes);
+
+Deno.test("an event's page, from the log alone: its facts and its picture, under a strict policy", async () => {
+  await using dir = await tempDir();
+  const { monitor, first } = await fixture(dir.path);
+  const pages = new EventPages({ monitors: [monitor], now: () => 0 });
+  const id = eventId(key("rx burst", first));
+  const answer = (await pages.answer(`/events/${id}`))!;
+  assert.equal(answer.status, 200);
+  assert.equal(answer.body.type, "text/html; charset=utf-8");
+  assert.match(
+    answer.headers!["content-security-policy"],
+    /^default-src 'none'; style-src 'sha256-/,
+  );
+  const html = text(answer);
+  assert.match(html, /<h1>rx burst on nic<\/h1>/);
+  assert.match(
+    html,
+    /<span class="sev critical">critical<\/span> ended after 10 ms/,
+  );
+  assert.match(html, /<p>rx above 1500<\/p>/);
+  assert.match(
+    html,
+    /<dt>Start<\/dt><dd>2026-11-21T14:50:00.100000000Z \(the start sample\)<\/dd>/,
+  );
+  assert.match(
+    html,
+    /<dt>End<\/dt><dd>2026-11-21T14:50:00.110000000Z \(the end sample\)<\/dd>/,
+  );
+  assert.match(html, /<figure><svg /);
+  assert.match(html, /href="\.\/2026-11-21T14:50:00\.100000000Z\/rows\.csv"/);
+  assert.ok(
+    answer.body.bytes.length < 100_000,
+    `${answer.body.bytes.length} bytes`,
+  );
+});
+
+Deno.test("the rows as CSV and JSON, bounded, named for download", async () => {
+  await using dir = await tempDir();
+  const { monitor, second } = await fixture(dir.path);
+  const pages = new EventPages({ monitors: [monitor], now: () => 0 });
+  const id = eventId(key("latency", second));
+  const csv = (await pages.answer(`/events/${id}/rows.csv`))!;
+  assert.equal(csv.status, 200);
+  assert.equal(csv.body.type, "text/csv; charset=utf-8");
+  assert.equal(
+    csv.headers!["content-disposition"],
+    'attachment; filename="nic-latency-1795272600500000000.csv"',
+  );
+  const lines = text(csv).trim().split("\n");
+  assert.equal(lines[0], "time,offset_s,c0 value,c0 rate/sample (/s),c0,c1,c2");
+  // The history dump (2 x depth samples) and the event's rows.
+  assert.ok(lines.length > 100, `${lines.length} lines`);
+  const json = (await pages.answer(`/events/${id}/rows.json`))!;
+  assert.equal(json.status, 200);
+  const body = JSON.parse(text(json));
+  assert.ok(Array.isArray(body.rows) && body.rows.length > 100);
+  assert.equal(body.row_limit.reached, false);
+});
+
+Deno.test("what is not an event gets a clear 4xx: a bad ID, an unknown monitor, an event the log does not have", async () => {
+  await using dir = await tempDir();
+  const { monitor, first } = await fixture(dir.path);
+  const pages = new EventPages({ monitors: [monitor], now: () => 0 });
+  const bad = (await pages.answer("/events/nic/rx%20burst/yesterday"))!;
+  assert.equal(bad.status, 400);
+  assert.match(text(bad), /^the event ID must be MONITOR\/RULE\/START/);
+  const other = (await pages.answer(
+    `/events/${eventId({ ...key("rx burst", first), monitor: "gpu" })}`,
+  ))!;
+  assert.equal(other.status, 404);
+  assert.equal(text(other), 'no monitor "gpu" on this agent\n');
+  const missing =
+    (await pages.answer(`/events/${eventId(key("rx burst", first + 1n))}`))!;
+  assert.equal(missing.status, 404);
+  assert.match(
+    text(missing),
+    /no event of rule &quot;rx burst&quot; of monitor &quot;nic&quot; started at 2026-11-21T14:50:00.100000001Z/,
+  );
+  const rows = (await pages.answer(
+    `/events/${eventId(key("rx burst", first + 1n))}/rows.csv`,
+  ))!;
+  assert.equal(rows.status, 404);
+  assert.equal(await pages.answer("/metrics"), undefined);
+});
+
+Deno.test("an ended event's page is kept: asked again, the log is not read", async () => {
+  await using dir = await tempDir();
+  const { monitor, first } = await fixture(dir.path);
+  let reads = 0;
+  const pages = new EventPages({
+    monitors: [monitor],
+    now: () => 0,
+    find: (log, k, o) => (reads++, findEvent(log, k, o)),
+  });
+  const path = `/events/${eventId(key("rx burst", first))}`;
+  const a = (await pages.answer(path))!;
+  const b = (await pages.answer(path))!;
+  assert.equal(reads, 1);
+  assert.equal(text(a), text(b));
+});
+
+Deno.test(`at most ${MAX_BUILDS} pages are drawn at once; the next is told to retry`, async () => {
+  await using dir = await tempDir();
+  const { monitor, first, second } = await fixture(dir.path);
+  const release = Promise.withResolvers<void>();
+  const pages = new EventPages({
+    monitors: [monitor],
+    now: () => 0,
+    find: async (log, k, o) => (await release.promise, findEvent(log, k, o)),
+  });
+  const slow = [first, second].map((t, i) =>
+    pages.answer(`/events/${eventId(key(RULES[i].name, t))}`)
+  );
+  const refused = (await pages.answer(
+    `/events/${eventId(key("rx burst", first + PERIOD))}`,
+  ))!;
+  assert.equal(refused.status, 503);
+  assert.equal(refused.headers!["retry-after"], "1");
+  release.resolve();
+  assert.deepEqual((await Promise.all(slow)).map((a) => a!.status), [200, 200]);
+});
+
+Deno.test("an event the agent holds whose log was deleted: the facts it holds and why there is no picture", async () => {
+  await using dir = await tempDir();
+  const { path, monitor, first } = await fixture(dir.path);
+  await Deno.remove(path);
+  const journal = EventJournal.create([RULES.length]);
+  const at = new Uint32Array([
+    Number(first & 0xffff_ffffn),
+    Number(first >> 32n),
+  ]);
+  journal.started(0, 0, at, 0, 1001, Number(first / 1_000_000n), 2000);
+  const end = first + 100n * PERIOD;
+  journal.ended(
+    0,
+    0,
+    new Uint32Array([Number(end & 0xffff_ffffn), Number(end >> 32n)]),
+    0,
+    1101,
+    2100,
+    Number(end / 1_000_000n),
+  );
+  const pages = new EventPages({ monitors: [monitor], journal, now: () => 0 });
+  const answer =
+    (await pages.answer(`/events/${eventId(key("rx burst", first))}`))!;
+  assert.equal(answer.status, 200);
+  const html = text(answer);
+  assert.match(html, /<dt>Peak<\/dt><dd>2100<\/dd>/);
+  assert.match(html, /<dt>Duration<\/dt><dd>10 ms<\/dd>/);
+  assert.match(
+    html,
+    /the events log \S+nic-events.log is missing: its rows were deleted or never written/,
+  );
+  assert.doesNotMatch(html, /<figure>|rows\.csv/);
+});
