@@ -270,10 +270,12 @@ function maxKnown(a: number, b: number): number {
 }
 
 // Geometry, in SVG units; the chart scales to its container's width.
-const W = 720;
-const LEFT = 74;
-const RIGHT = 14;
-const TOP = 30;
+// 560 wide with 13-unit text reads at about 9 px on a phone's 390 px
+// and 17 px at the page's widest.
+const W = 560;
+const LEFT = 64;
+const RIGHT = 12;
+const TOP = 44;
 const PANEL = 130;
 const GAP = 46;
 const BOTTOM = 34;
@@ -328,7 +330,7 @@ export function signalChartSvg(e: ReviewEvent, chart: SignalChart): string {
   const panels: Panel[] = [
     {
       slot: 2,
-      heading: `${chart.signalHeading}: what the rule tested`,
+      heading: chart.signalHeading,
       color: COLORS.event,
       levels: levels(e),
       percent: ratio,
@@ -355,7 +357,7 @@ export function signalChartSvg(e: ReviewEvent, chart: SignalChart): string {
     rateWhat(chart)
   } per second, from ${seconds(t0)} to ${seconds(t1)} around the start`;
   const parts: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${height}" width="100%" role="img" aria-labelledby="chart-title chart-desc" font-family="system-ui, sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${height}" width="100%" role="img" aria-labelledby="chart-title chart-desc" font-family="system-ui, sans-serif" font-size="13">`,
     `<title id="chart-title">${escapeXml(title)}</title>`,
     `<desc id="chart-desc">${escapeXml(describe(e, chart, endMs))}</desc>`,
   ];
@@ -384,11 +386,11 @@ export function signalChartSvg(e: ReviewEvent, chart: SignalChart): string {
   // edge goes to the left of its line.
   const mark = (x: number, color: string, label: string) => {
     const left = x > W - RIGHT - 40;
-    return `<line x1="${f(x)}" y1="${TOP}" x2="${
+    return `<line x1="${f(x)}" y1="${TOP - 24}" x2="${
       f(x)
     }" y2="${bottom}" stroke="${color}" stroke-width="1.5"/><text x="${
       f(left ? x - 3 : x + 3)
-    }" y="${TOP - 6}"${
+    }" y="${TOP - 28}"${
       left ? ' text-anchor="end"' : ""
     } fill="${color}" ${HALO}>${label}</text>`;
   };
