@@ -215,26 +215,9 @@ export class NvmlCollector implements Collector {
   static async open(options: NvmlCollectorOptions): Promise<NvmlOpened> {
     const warn = options.warn ?? (() => {});
     const info = options.info ?? (() => {});
-    const worker = new Worker(new URL("./worker.ts", import.meta.url), {
-      type: "module",
-    });
-    const first = await firstReply(
-      worker,
-      { kind: "open", libDirs: options.libDirs },
-      options.openTimeoutMs ?? NVML_OPEN_TIMEOUT_MS,
-    );
-    if (first.kind !== "opened") {
-      worker.terminate();
-      return first.kind === "unavailable"
-        ? { ok: false, level: first.level, reason: first.reason }
-        : {
-          ok: false,
-          level: "warning",
-          reason: first.kind === "failed"
-            ? first.message
-            : "NVML worker answered out of turn",
-        };
-    }
+    const started = await startWorker(options.libDirs, options.openTimeoutMs);
+    if (!started.ok) return started;
+    const { worker, first } = started;
     for (const line of first.skipped) {
       warn(`monitor "${options.config.name}": ${line}`);
     }
@@ -295,27 +278,9 @@ export class NvmlCollector implements Collector {
       readonly reason: string;
     }
   > {
-    const worker = new Worker(new URL("./worker.ts", import.meta.url), {
-      type: "module",
-    });
-    const first = await firstReply(
-      worker,
-      { kind: "open", libDirs: options.libDirs },
-      options.openTimeoutMs ?? NVML_OPEN_TIMEOUT_MS,
-    );
-    if (first.kind !== "opened") {
-      // A hung init cannot be shut down: the worker is dropped.
-      worker.terminate();
-      return first.kind === "unavailable"
-        ? { ok: false, level: first.level, reason: first.reason }
-        : {
-          ok: false,
-          level: "warning",
-          reason: first.kind === "failed"
-            ? first.message
-            : "NVML worker answered out of turn",
-        };
-    }
+    const started = await startWorker(options.libDirs, options.openTimeoutMs);
+    if (!started.ok) return started;
+    const { worker, first } = started;
     // Shutdown problems do not make the list wrong; the list is what counts.
     await closeWorker(worker);
     return { ok: true, gpus: first.gpus };
@@ -502,6 +467,48 @@ export class NvmlCollector implements Collector {
     for (const waiter of waiters) waiter({ kind: "failed", message });
     this.#onFailure?.(message);
   }
+}
+
+/**
+ * Starts the NVML worker and has it open NVML: the worker and its answer,
+ * or why not (`info` where there is no NVML, `warning` where it does not
+ * work or does not answer within `openTimeoutMs`). A worker whose open
+ * failed or hung is dropped: a hung init cannot be shut down.
+ */
+async function startWorker(
+  libDirs: readonly string[],
+  openTimeoutMs = NVML_OPEN_TIMEOUT_MS,
+): Promise<
+  | {
+    readonly ok: true;
+    readonly worker: Worker;
+    readonly first: Extract<NvmlReply, { kind: "opened" }>;
+  }
+  | {
+    readonly ok: false;
+    readonly level: "info" | "warning";
+    readonly reason: string;
+  }
+> {
+  const worker = new Worker(new URL("./worker.ts", import.meta.url), {
+    type: "module",
+  });
+  const first = await firstReply(
+    worker,
+    { kind: "open", libDirs },
+    openTimeoutMs,
+  );
+  if (first.kind === "opened") return { ok: true, worker, first };
+  worker.terminate();
+  return first.kind === "unavailable"
+    ? { ok: false, level: first.level, reason: first.reason }
+    : {
+      ok: false,
+      level: "warning",
+      reason: first.kind === "failed"
+        ? first.message
+        : "NVML worker answered out of turn",
+    };
 }
 
 /** Posts `request` and waits for the worker's first answer or the deadline. */
