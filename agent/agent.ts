@@ -13,7 +13,7 @@ import { EventTally } from "./tally.ts";
 import { WindowAggregator } from "../metrics/aggregate.ts";
 import type { ServedMonitor } from "../metrics/agent_metrics.ts";
 import { Monitor, type TransitionListener } from "../rules/monitor.ts";
-import { sharedRingBuffer } from "../rules/shared_ring.ts";
+import { sharedRingBuffer, sharedRingCapacity } from "../rules/shared_ring.ts";
 import type { Collector } from "../collectors/collector.ts";
 import { createCollector, describeDevice } from "../collectors/create.ts";
 import { KernelCollector } from "../collectors/kernel/collector.ts";
@@ -252,10 +252,14 @@ export class Agent {
     }
     // A GPU monitor's ring is copied to shared memory as it samples, for
     // the event pages on the endpoint's thread (a NIC event's page charts
-    // the GPUs behind the NIC): once a second, a few hundred words.
+    // the GPUs behind the NIC): once a second, a few hundred words; its
+    // newest records only where the ring is deep (rules/shared_ring.ts).
     const rings = configs.map((m) =>
       m.source === "nvml"
-        ? sharedRingBuffer(m.columns.length, 2 * m.depth)
+        ? sharedRingBuffer(
+          m.columns.length,
+          sharedRingCapacity(m.columns.length, 2 * m.depth),
+        )
         : undefined
     );
     const tally = new EventTally(configs);

@@ -26,8 +26,11 @@ import {
 } from "./svg.ts";
 import { formatDuration } from "../base/units.ts";
 
-/** Steps drawn per line at most: about one per pixel column. */
-export const MAX_STEPS = 240;
+/**
+ * Steps drawn per line at most: one per 5 pixel columns, so that four
+ * GPUs' four lines stay within about 40 KB of the page's 100 KB.
+ */
+export const MAX_STEPS = 96;
 
 /** Lines' colours, one per GPU in legend order, readable on white. */
 export const GPU_COLORS: readonly string[] = [

@@ -93,3 +93,36 @@ Deno.test("names from outside are escaped; colours are attributes, never a style
   assert.doesNotMatch(svg, /<script|style=/);
   assert.equal(gpuChartSvg({ ...c, panels: [] }), "");
 });
+
+Deno.test("the worst case: four GPUs, four lines each, every step a new level, stays within 40 KB", () => {
+  const n = 100_000;
+  const times = Float64Array.from({ length: n }, (_, k) => k * 10);
+  // A value per sample that makes every step's lowest, highest and last
+  // differ, so each step draws all it can.
+  const noisy = (seed: number) =>
+    Float64Array.from(
+      times,
+      (_, k) => ((k * 7919 + seed * 104729) % 1000) * 1e6 + k,
+    );
+  const lines = (unit: number) =>
+    [0, 1, 2, 3].flatMap((gpu) =>
+      unit === 1
+        ? [
+          { gpu, values: noisy(gpu) },
+          { gpu, values: noisy(gpu + 10), dashed: true },
+        ]
+        : [{ gpu, values: noisy(gpu + 20 * unit) }]
+    );
+  const svg = gpuChartSvg({
+    span: { t0: 0, t1: n * 10, endMs: n * 5 },
+    periodMs: 10,
+    times,
+    gpus: ["GPU 0 (NODE)", "GPU 1 (NODE)", "GPU 2 (NODE)", "GPU 3 (NODE)"],
+    panels: [0, 1, 2].map((unit) => ({
+      heading: `panel ${unit}`,
+      unit: "W",
+      lines: lines(unit),
+    })),
+  });
+  assert.ok(svg.length < 40_000, `${svg.length} bytes`);
+});

@@ -68,15 +68,18 @@ export class SampleRing {
   // saturating at capacity (no such record in the ring). A small integer,
   // so the per-sample path never boxes it.
   #lossBack: number;
-  // The shared copy, when there is one: records and their sequence words.
+  // The shared copy, when there is one: records and their sequence words,
+  // and where the newest went (the copy may hold fewer records).
   readonly #mirror: Uint32Array | undefined;
   readonly #sequence: Int32Array | undefined;
+  readonly #mirrorCapacity: number = 0;
+  #mirrorHead = -1;
 
   /**
    * Allocates room for `capacity` records of `columns` values each; with
-   * `shared` (from `sharedRingBuffer(columns, capacity)`,
-   * rules/shared_ring.ts), also copies each record there as
-   * {@linkcode publish} completes it.
+   * `shared` (from `sharedRingBuffer(columns, n)`, rules/shared_ring.ts),
+   * also copies each record there as {@linkcode publish} completes it,
+   * the newest `n` kept.
    */
   constructor(columns: number, capacity: number, shared?: SharedArrayBuffer) {
     if (!Number.isInteger(columns) || columns < 1) {
@@ -96,9 +99,10 @@ export class SampleRing {
     this.#lost = new Float64Array(capacity);
     this.#lossBack = capacity;
     if (shared !== undefined) {
-      const views = sharedRingViews(shared, columns, capacity);
+      const views = sharedRingViews(shared, columns);
       this.#mirror = views.words;
       this.#sequence = views.sequence;
+      this.#mirrorCapacity = views.capacity;
     }
   }
 
@@ -126,12 +130,12 @@ export class SampleRing {
   }
 
   /**
-   * Copies the newest record, now complete, to the shared copy (nothing
-   * without one): its sequence word odd, every word, then even again,
-   * each an `Atomics.store`, so a reader that loads the sequence word
-   * before and after its copy knows whether it copied one record whole.
-   * The monitor calls it when the collector commits the record; it
-   * neither allocates nor waits.
+   * Copies the newest record, now complete, into the shared copy's next
+   * slot (nothing without one): the slot's sequence word odd, every word,
+   * then even again, each an `Atomics.store`, so a reader that loads the
+   * sequence word before and after its copy knows whether it copied one
+   * record whole. The monitor calls it once per record, when the
+   * collector commits it; it neither allocates nor waits.
    */
   publish(): void {
     const mirror = this.#mirror;
@@ -139,16 +143,21 @@ export class SampleRing {
     if (mirror === undefined || sequence === undefined || this.#head < 0) {
       return;
     }
-    const head = this.#head;
-    const from = head * this.stride;
-    // Odd, whatever it was: a record published twice stays consistent.
-    const s = sequence[head] | 1;
-    Atomics.store(sequence, head, s);
+    const to = this.#mirrorHead + 1 === this.#mirrorCapacity
+      ? 0
+      : this.#mirrorHead + 1;
+    this.#mirrorHead = to;
+    const stride = this.stride;
+    const from = this.#head * stride;
+    const at = to * stride;
+    // Odd, whatever it was, while the words change.
+    const s = sequence[to] | 1;
+    Atomics.store(sequence, to, s);
     const words = this.words;
-    for (let w = from; w < from + this.stride; w++) {
-      Atomics.store(mirror, w, words[w]);
+    for (let w = 0; w < stride; w++) {
+      Atomics.store(mirror, at + w, words[from + w]);
     }
-    Atomics.store(sequence, head, s + 1 === 0x80000000 ? 2 : s + 1);
+    Atomics.store(sequence, to, s + 1 === 0x80000000 ? 2 : s + 1);
   }
 
   /**

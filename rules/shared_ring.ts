@@ -22,16 +22,49 @@
 
 import { toNumberU64 } from "../base/u64.ts";
 
+/**
+ * Bytes a shared copy may take at most: 8 MiB, the last 2 min of 64 GPUs'
+ * every reading at 1 s twice over. A ring deeper than that (its depth is
+ * for its rules) shares its newest records only, so the copy costs the
+ * sampler little memory and a page's read of it stays short.
+ */
+export const MAX_SHARED_RING_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Records a shared copy of a ring of `records` records of `columns`
+ * values keeps: all of them, or as many of the newest as
+ * {@linkcode MAX_SHARED_RING_BYTES} holds (at least one).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sharedRingCapacity } from "./shared_ring.ts";
+ *
+ * assert.equal(sharedRingCapacity(152, 120), 120); // 8 GPUs, every reading, default depth
+ * assert.equal(sharedRingCapacity(152, 1_000_000), 6831);
+ * ```
+ */
+export function sharedRingCapacity(columns: number, records: number): number {
+  return Math.max(
+    1,
+    Math.min(
+      records,
+      Math.floor(MAX_SHARED_RING_BYTES / sharedRingBytes(columns, 1)),
+    ),
+  );
+}
+
 /** Bytes a shared ring of `capacity` records of `columns` values takes. */
 export function sharedRingBytes(columns: number, capacity: number): number {
   return 4 * (2 * (columns + 1) + 1) * capacity;
 }
 
 /**
- * A zeroed buffer for a shared ring of `capacity` records of `columns`
- * values: give it to `new SampleRing(columns, capacity, buffer)` on the
- * writing thread and `new SharedRingReader(buffer, columns)` on a reading
- * one.
+ * A zeroed buffer for a shared copy of `capacity` records of `columns`
+ * values: give it to `new SampleRing(columns, records, buffer)` on the
+ * writing thread (its newest `capacity` records are copied there; see
+ * {@linkcode sharedRingCapacity}) and `new SharedRingReader(buffer,
+ * columns)` on a reading one.
  *
  * @example
  * ```ts
@@ -58,24 +91,28 @@ export function sharedRingBuffer(
 }
 
 /**
- * The record words and sequence words of a shared ring over `buffer`; for
- * rules/ring.ts. Throws a RangeError when `buffer` is not laid out for
- * this ring.
+ * The record words and sequence words of a shared ring over `buffer`, and
+ * how many records it holds; for rules/ring.ts and the reader. Throws a
+ * RangeError when `buffer` is no whole number of records of `columns`.
  */
 export function sharedRingViews(
   buffer: SharedArrayBuffer,
   columns: number,
-  capacity: number,
-): { readonly words: Uint32Array; readonly sequence: Int32Array } {
-  if (buffer.byteLength !== sharedRingBytes(columns, capacity)) {
+): {
+  readonly words: Uint32Array;
+  readonly sequence: Int32Array;
+  readonly capacity: number;
+} {
+  const perRecord = sharedRingBytes(columns, 1);
+  if (buffer.byteLength === 0 || buffer.byteLength % perRecord !== 0) {
     throw new RangeError(
-      `Cannot share ring: the buffer is ${buffer.byteLength} bytes, ${capacity} records of ${columns} columns need ${
-        sharedRingBytes(columns, capacity)
-      }`,
+      `Cannot share ring: ${buffer.byteLength} bytes is no whole number of ${columns}-column records`,
     );
   }
+  const capacity = buffer.byteLength / perRecord;
   const stride = 2 * (columns + 1);
   return {
+    capacity,
     words: new Uint32Array(buffer, 0, stride * capacity),
     sequence: new Int32Array(buffer, 4 * stride * capacity, capacity),
   };
@@ -129,16 +166,10 @@ export class SharedRingReader {
 
   /** A reader of the shared ring in `buffer`, of `columns` values a record. */
   constructor(buffer: SharedArrayBuffer, columns: number) {
-    const perRecord = sharedRingBytes(columns, 1);
-    if (buffer.byteLength === 0 || buffer.byteLength % perRecord !== 0) {
-      throw new RangeError(
-        `Cannot read shared ring: ${buffer.byteLength} bytes is no whole number of ${columns}-column records`,
-      );
-    }
+    const views = sharedRingViews(buffer, columns);
     this.columns = columns;
-    this.capacity = buffer.byteLength / perRecord;
+    this.capacity = views.capacity;
     this.stride = 2 * (columns + 1);
-    const views = sharedRingViews(buffer, columns, this.capacity);
     this.#words = views.words;
     this.#sequence = views.sequence;
   }

@@ -2,8 +2,10 @@ import assert from "node:assert/strict";
 import { SampleRing } from "./ring.ts";
 import { Monitor } from "./monitor.ts";
 import {
+  MAX_SHARED_RING_BYTES,
   sharedRingBuffer,
   sharedRingBytes,
+  sharedRingCapacity,
   SharedRingReader,
 } from "./shared_ring.ts";
 
@@ -132,20 +134,40 @@ Deno.test("a reader racing the writer, step by step: every interleaving gives a 
   assert.equal(wholeRecord(records.words, 0, records.stride), k);
 });
 
-Deno.test("a shared buffer of the wrong size is refused in one line", () => {
+Deno.test("a shared buffer that is no whole number of records is refused in one line", () => {
+  const odd = sharedRingBytes(COLUMNS, 3) + 4;
   assert.throws(
-    () => new SampleRing(COLUMNS, 4, sharedRingBuffer(COLUMNS, 3)),
+    () => new SampleRing(COLUMNS, 4, new SharedArrayBuffer(odd)),
     (e: unknown) =>
       e instanceof RangeError &&
       e.message ===
-        `Cannot share ring: the buffer is ${
-          sharedRingBytes(COLUMNS, 3)
-        } bytes, 4 records of 3 columns need ${sharedRingBytes(COLUMNS, 4)}`,
+        `Cannot share ring: ${odd} bytes is no whole number of 3-column records`,
   );
   assert.throws(
-    () => new SharedRingReader(new SharedArrayBuffer(10), COLUMNS),
-    /^RangeError: Cannot read shared ring: 10 bytes is no whole number of 3-column records$/,
+    () => new SharedRingReader(new SharedArrayBuffer(0), COLUMNS),
+    /^RangeError: Cannot share ring: 0 bytes is no whole number of 3-column records$/,
   );
+});
+
+Deno.test("a shared copy smaller than the ring keeps the newest records; a deep ring's copy is bounded in bytes", () => {
+  const buffer = sharedRingBuffer(COLUMNS, 3);
+  const ring = new SampleRing(COLUMNS, 100, buffer);
+  for (let k = 1; k <= 10; k++) {
+    write(ring, k);
+    ring.publish();
+  }
+  const records = new SharedRingReader(buffer, COLUMNS).read();
+  assert.deepEqual(
+    [0, 1, 2].map((i) =>
+      wholeRecord(records.words, i * records.stride, records.stride)
+    ),
+    [8, 9, 10],
+  );
+  assert.equal(sharedRingCapacity(COLUMNS, 120), 120);
+  const most = sharedRingCapacity(1216, 1_000_000); // 64 GPUs, every reading
+  assert.ok(sharedRingBytes(1216, most) <= MAX_SHARED_RING_BYTES);
+  assert.ok(sharedRingBytes(1216, most + 1) > MAX_SHARED_RING_BYTES);
+  assert.ok(most >= 240, `${most} records: 2 min at 1 s twice over`);
 });
 
 Deno.test("a monitor with a shared ring publishes every record it commits", () => {
