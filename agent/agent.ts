@@ -13,6 +13,7 @@ import { EventTally } from "./tally.ts";
 import { WindowAggregator } from "../metrics/aggregate.ts";
 import type { ServedMonitor } from "../metrics/agent_metrics.ts";
 import { Monitor, type TransitionListener } from "../rules/monitor.ts";
+import { sharedRingBuffer, sharedRingCapacity } from "../rules/shared_ring.ts";
 import type { Collector } from "../collectors/collector.ts";
 import { createCollector, describeDevice } from "../collectors/create.ts";
 import { KernelCollector } from "../collectors/kernel/collector.ts";
@@ -56,6 +57,8 @@ export interface OpenedSources {
     readonly collector: Collector;
     /** For a NIC monitor on a PCIe function, the GPUs behind it. */
     readonly nicGpus?: NicGpus;
+    /** For a GPU monitor, the shared copy of its ring. */
+    readonly sharedRing?: SharedArrayBuffer;
   }[];
   /** The event journal, as {@linkcode Agent.journal} will be. */
   readonly journal: EventJournal;
@@ -247,6 +250,18 @@ export class Agent {
       if (found === undefined) continue;
       options.info?.(`monitor "${configs[i].name}": ${describeNicGpus(found)}`);
     }
+    // A GPU monitor's ring is copied to shared memory as it samples, for
+    // the event pages on the endpoint's thread (a NIC event's page charts
+    // the GPUs behind the NIC): once a second, a few hundred words; its
+    // newest records only where the ring is deep (rules/shared_ring.ts).
+    const rings = configs.map((m) =>
+      m.source === "nvml"
+        ? sharedRingBuffer(
+          m.columns.length,
+          sharedRingCapacity(m.columns.length, 2 * m.depth),
+        )
+        : undefined
+    );
     const tally = new EventTally(configs);
     const journal = EventJournal.create(configs.map((m) => m.rules.length));
     const monitors: AgentMonitor[] = [];
@@ -256,6 +271,7 @@ export class Agent {
           config: m,
           collector: collectors[i],
           ...(behind[i] === undefined ? {} : { nicGpus: behind[i] }),
+          ...(rings[i] === undefined ? {} : { sharedRing: rings[i] }),
         })),
         journal,
       });
@@ -280,6 +296,7 @@ export class Agent {
         const monitor = new Monitor(m, log, {
           onTransition: journaled(tally, journal, i),
           observer: aggregator,
+          ...(rings[i] === undefined ? {} : { sharedRing: rings[i] }),
         });
         monitors.push({
           config: m,
@@ -289,6 +306,7 @@ export class Agent {
           aggregator,
           status: { state: "idle" },
           ...(behind[i] === undefined ? {} : { nicGpus: behind[i] }),
+          ...(rings[i] === undefined ? {} : { sharedRing: rings[i] }),
         });
       }
     } catch (error) {

@@ -49,7 +49,10 @@ export interface Publication extends SharedMonitors {
  * ```
  */
 export function shareMonitors(
-  monitors: readonly Pick<ServedMonitor, "config" | "collector" | "nicGpus">[],
+  monitors: readonly Pick<
+    ServedMonitor,
+    "config" | "collector" | "nicGpus" | "sharedRing"
+  >[],
   startMs: number,
 ): SharedMonitors {
   // A log's path is its monitor's event_log (events/log.ts keeps it).
@@ -58,6 +61,7 @@ export function shareMonitors(
       config: m.config,
       collector: m.collector,
       nicGpus: m.nicGpus,
+      sharedRing: m.sharedRing,
       log: { path: m.config.eventLog },
     })
   );

@@ -23,10 +23,15 @@ import type { PeakUnit } from "../base/peak_text.ts";
 import { type EventLookup, findEvent } from "../review/event_lookup.ts";
 import { EVENT_PAGE_CSP, eventPageHtml } from "../review/event_page.ts";
 import { eventRows } from "../review/event_rows.ts";
-import { SignalChartData } from "../review/signal_chart.ts";
+import { chartSpan, SignalChartData } from "../review/signal_chart.ts";
 import { readWindow } from "../review/window_rows.ts";
 import { type Answer, Body, textAnswer } from "./answer.ts";
 import { type EventsMonitor, journalEvent, summarize } from "./events_api.ts";
+import {
+  type GpuRingMonitor,
+  type GpuWindow,
+  gpuWindow,
+} from "./gpu_window.ts";
 
 /** Pages and downloads made at once, at most. */
 export const MAX_BUILDS = 2;
@@ -45,8 +50,11 @@ const PAGE_HEADERS = {
 
 /** What the pages are made from. */
 export interface EventPagesOptions {
-  /** The agent's monitors, as the events API reads them. */
-  readonly monitors: readonly EventsMonitor[];
+  /**
+   * The agent's monitors, as the events API reads them; a GPU monitor's
+   * shared ring too, for the GPUs behind a NIC.
+   */
+  readonly monitors: readonly (EventsMonitor & GpuRingMonitor)[];
   /** The agent's event journal: what it holds in memory. */
   readonly journal?: EventJournal;
   /** Host clock, Unix ms. */
@@ -65,7 +73,7 @@ export interface EventPagesOptions {
  * ```
  */
 export class EventPages {
-  readonly #monitors: readonly EventsMonitor[];
+  readonly #monitors: readonly (EventsMonitor & GpuRingMonitor)[];
   readonly #journal: EventJournal | undefined;
   readonly #now: () => number;
   readonly #find: typeof findEvent;
@@ -156,10 +164,17 @@ export class EventPages {
       };
     }
     let chart;
+    let gpus: GpuWindow | undefined;
     if (lookup.kind === "found") {
       const data = new SignalChartData(lookup.event);
       await readWindow(lookup.event, data);
       chart = data.chart();
+      const span = chartSpan(lookup.event, chart);
+      // GPU samples carry host time; a log in another clock cannot be
+      // placed against them.
+      if (span !== undefined && lookup.event.timeFormat === "ns") {
+        gpus = gpuWindow(served.nicGpus, this.#monitors, key.startNs, span);
+      }
     }
     const event = lookup.kind === "found" ? lookup.event : undefined;
     const html = eventPageHtml({
@@ -170,6 +185,7 @@ export class EventPages {
       ...(served.nicGpus === undefined ? {} : { gpus: served.nicGpus }),
       peakUnit: rule === undefined ? unitOf(lookup) : peakUnitOf(rule),
       ...(event === undefined ? {} : { event, chart }),
+      ...(gpus === undefined ? {} : { gpuReadings: gpus }),
       ...(lookup.kind === "found" ? {} : { missing: lookup.message }),
       ...(live === undefined ? {} : {
         live: {
@@ -190,10 +206,12 @@ export class EventPages {
     });
     const body = new Body(html, HTML_TYPE);
     // An ended event's page cannot change: keep it. (An open one's
-    // duration and peak move, so it is drawn afresh.)
+    // duration and peak move, so it is drawn afresh; so does one whose
+    // GPU reading over its end is still to come.) Kept, it also keeps the
+    // GPUs' readings after the GPU monitor's ring has moved past them.
     const ended = live?.state === "ended" ||
       (live === undefined && event?.state === "ended");
-    if (ended) this.#keep(id, body);
+    if (ended && gpus?.complete !== false) this.#keep(id, body);
     return page(200, body);
   }
 

@@ -8,6 +8,9 @@ import { tempDir } from "../tests/temp_dir.ts";
 import type { RuleConfig } from "../config/types.ts";
 import { EventPages, MAX_BUILDS } from "./event_pages.ts";
 import type { EventsMonitor } from "./events_api.ts";
+import type { GpuRingMonitor } from "./gpu_window.ts";
+import { SampleRing } from "../rules/ring.ts";
+import { sharedRingBuffer } from "../rules/shared_ring.ts";
 
 const T0 = 1_795_272_600_000_000_000n; // 2026-11-21T14:50:00Z
 const PERIOD = 100_000n; // 10 kHz
@@ -212,4 +215,187 @@ Deno.test("an event the agent holds whose log was deleted: the facts it holds an
     /the events log \S+nic-events.log is missing: its rows were deleted or never written/,
   );
   assert.doesNotMatch(html, /<figure>|rows\.csv/);
+});
+
+// The GPUs behind the NIC, from a GPU monitor's shared ring written here
+// as the sampler would (rules/ring.ts publishes what it commits).
+
+const GPU_COLUMNS = [
+  "gpu0.gpu_utilization",
+  "gpu0.power",
+  "gpu1.temperature",
+  "gpu1.gpu_utilization",
+  "gpu1.power",
+].map((name) => ({ name }));
+const SECOND = 1_000_000_000n;
+const BEHIND = {
+  nic: "0000:03:00.0",
+  gpus: [{
+    index: 1,
+    uuid: "GPU-11111111-2222-3333-4444-555555555555",
+    busId: "00000000:04:00.0",
+    link: "PIX" as const,
+  }],
+};
+
+/** A GPU monitor sampled once a second at `times` (ns): GPU 1 busy `util` %, drawing `mw` mW. */
+function gpuMonitor(
+  times: readonly bigint[],
+  capacity = 8,
+  util = (k: number) => 40 + k,
+  mw = (k: number) => 300_000 + 1000 * k,
+) {
+  const sharedRing = sharedRingBuffer(GPU_COLUMNS.length, capacity);
+  const ring = new SampleRing(GPU_COLUMNS.length, capacity, sharedRing);
+  const add = (k: number, t: bigint) => {
+    const at = ring.claim();
+    ring.words[at] = Number(t & 0xffff_ffffn);
+    ring.words[at + 1] = Number(t >> 32n);
+    const values = [7, 7000, 55, util(k), mw(k)];
+    values.forEach((v, c) => ring.words[at + 2 + 2 * c] = v);
+    ring.publish();
+  };
+  times.forEach((t, k) => add(k, t));
+  const monitor: EventsMonitor & GpuRingMonitor = {
+    config: {
+      name: "gpu",
+      rules: [],
+      source: "nvml",
+      samplePeriodNs: 1e9,
+      columns: GPU_COLUMNS,
+    },
+    monitor: { samples: 0, rules: [], ruleChangedAtMs: () => NaN },
+    log: { path: "gpu-events.log" },
+    sharedRing,
+  };
+  return { monitor, add };
+}
+
+/** Seconds around `t`: t - 3 s, ..., t + 2 s, half a second off the NIC's samples. */
+const around = (t: bigint, from = -3, to = 2) =>
+  Array.from(
+    { length: to - from + 1 },
+    (_, i) => t + BigInt(from + i) * SECOND + SECOND / 2n,
+  );
+
+Deno.test("a NIC event's page charts the GPUs behind the NIC from the GPU monitor's ring, on the NIC chart's time axis", async () => {
+  await using dir = await tempDir();
+  const { monitor, first } = await fixture(dir.path);
+  const gpu = gpuMonitor(around(first));
+  const pages = new EventPages({
+    monitors: [{ ...monitor, nicGpus: BEHIND }, gpu.monitor],
+    now: () => 0,
+  });
+  const answer =
+    (await pages.answer(`/events/${eventId(key("rx burst", first))}`))!;
+  assert.equal(answer.status, 200);
+  const html = text(answer);
+  const figures = html.split("<figure>").slice(1);
+  assert.equal(figures.length, 2, "the NIC's chart, then the GPUs'");
+  const svg = figures[1];
+  // Only the GPU behind the NIC, named with its link class.
+  assert.match(svg, />GPU 1 \(PIX\)<\/text>/);
+  assert.doesNotMatch(svg, /GPU 0/);
+  assert.match(svg, />GPU utilisation<\/text>/);
+  assert.match(svg, />power<\/text>/);
+  // The NIC's span (12.8 ms of history, a 10 ms event) falls within the
+  // reading taken 0.5 s after the start sample: 43 %, 303 W, one step
+  // across the whole axis.
+  const paths = [...svg.matchAll(/<path d="([^"]+)"/g)].map((m) => m[1]);
+  assert.equal(paths.length, 2);
+  for (const d of paths) assert.match(d, /^M64 [\d.]+H548$/);
+  assert.match(svg, />40 %<\/text>/, "the utilisation axis reaches 43 %");
+  // The numbers in words, for a phone and a text browser.
+  assert.match(
+    svg,
+    /<desc id="gpu-desc">1 sample of the GPU monitor \(one every 1 s\), each drawn as a step over the period it was measured over\. GPU 1 \(PIX\): GPU utilisation 43 %; power 303 W\./,
+  );
+  assert.match(svg, /seconds from the NIC's start sample/);
+  assert.match(
+    svg,
+    /<figcaption>GPU 1 \(PIX\): GPU utilisation 43 %; power 303 W\. The GPUs behind the NIC, from the GPU monitor &quot;gpu&quot;: each reading drawn over the 1 s it was measured over, on the time axis of the chart above\. Not read by that monitor: PCIe throughput\.<\/figcaption>/,
+  );
+  // Colours in attributes: the page's policy allows no style attribute.
+  assert.doesNotMatch(html, / style=|<script/);
+  assert.ok(
+    answer.body.bytes.length < 100_000,
+    `${answer.body.bytes.length} bytes`,
+  );
+});
+
+Deno.test("a NIC event older than the GPU monitor's ring says so in one line", async () => {
+  await using dir = await tempDir();
+  const { monitor, first } = await fixture(dir.path);
+  // Four samples, the oldest 10 s after the event.
+  const gpu = gpuMonitor(around(first + 10n * SECOND, 0, 5), 4);
+  const pages = new EventPages({
+    monitors: [{ ...monitor, nicGpus: BEHIND }, gpu.monitor],
+    now: () => 0,
+  });
+  const html = text(
+    (await pages.answer(`/events/${eventId(key("rx burst", first))}`))!,
+  );
+  assert.equal(html.split("<figure>").length, 2, "the NIC's chart alone");
+  assert.match(
+    html,
+    /<p>GPUs: the GPU monitor &quot;gpu&quot; keeps the last 4 s \(4 samples, one every 1 s\); this event is older\.<\/p>/,
+  );
+});
+
+Deno.test("a NIC event just past the GPU monitor's newest sample: drawn so far, and drawn afresh once the sample comes", async () => {
+  await using dir = await tempDir();
+  const { monitor, first } = await fixture(dir.path);
+  // The newest GPU sample is 0.5 s before the event's start.
+  const gpu = gpuMonitor(around(first, -3, -1));
+  const pages = new EventPages({
+    monitors: [{ ...monitor, nicGpus: BEHIND }, gpu.monitor],
+    now: () => 0,
+  });
+  const path = `/events/${eventId(key("rx burst", first))}`;
+  const before = text((await pages.answer(path))!);
+  assert.match(
+    before,
+    /<p>GPUs: the GPU monitor &quot;gpu&quot;&#39;s reading over this chart is still to come \(one every 1 s\): reload in a moment\.<\/p>/,
+  );
+  // Not kept: the next sample, covering the event, shows on the next ask.
+  gpu.add(3, first + SECOND / 2n);
+  const after = text((await pages.answer(path))!);
+  assert.doesNotMatch(after, /still to come/);
+  assert.match(after.split("<figure>")[2], /<path d="M64 [\d.]+H548"/);
+});
+
+Deno.test("a page with no GPU to chart is as it was: no GPU behind the NIC, or no GPU monitor", async () => {
+  await using dir = await tempDir();
+  const { monitor, first } = await fixture(dir.path);
+  const path = `/events/${eventId(key("rx burst", first))}`;
+  const alone = text(
+    (await new EventPages({ monitors: [monitor], now: () => 0 }).answer(path))!,
+  );
+  const gpu = gpuMonitor(around(first));
+  // A GPU monitor runs, but nothing is behind this NIC.
+  const noneBehind = text(
+    (await new EventPages({
+      monitors: [{
+        ...monitor,
+        nicGpus: { nic: "0000:03:00.0", gpus: [], none: "NVML lists no GPU" },
+      }, gpu.monitor],
+      now: () => 0,
+    }).answer(path))!,
+  );
+  assert.equal(
+    noneBehind,
+    alone.replace(
+      "<dt>Samples</dt>",
+      "<dt>GPUs behind 0000:03:00.0</dt><dd>none known (NVML lists no GPU)</dd>\n<dt>Samples</dt>",
+    ),
+  );
+  // GPUs behind it, but no GPU monitor: they are named, not charted.
+  const noMonitor = text(
+    (await new EventPages({
+      monitors: [{ ...monitor, nicGpus: BEHIND }],
+      now: () => 0,
+    }).answer(path))!,
+  );
+  assert.equal(noMonitor.split("<figure>").length, 2);
+  assert.doesNotMatch(noMonitor, /GPUs: |GPU monitor/);
 });

@@ -80,6 +80,12 @@ export interface ServedMonitor {
    * events API and the event page name as "the GPUs behind this NIC".
    */
   readonly nicGpus?: NicGpus;
+  /**
+   * For a GPU monitor, the shared copy of its ring (rules/shared_ring.ts):
+   * its recent readings, which a NIC event's page charts from the
+   * endpoint's thread. Absent for any other monitor.
+   */
+  readonly sharedRing?: SharedArrayBuffer;
 }
 
 /** The agent-wide facts the endpoint reports. */

@@ -44,6 +44,8 @@ export interface MonitorShape {
   readonly logPath: string;
   /** The GPUs behind a NIC monitor (ServedMonitor's `nicGpus`), if it has them. */
   readonly nicGpus?: NicGpus;
+  /** A GPU monitor's shared ring (ServedMonitor's `sharedRing`), if it has one. */
+  readonly sharedRing?: SharedArrayBuffer;
 }
 
 /** Distinct error names per monitor whose counts are published. */
@@ -409,7 +411,7 @@ export class StatePublisher {
  * @example See {@linkcode PublishedState}.
  */
 export function shapeOf(
-  m: Pick<ServedMonitor, "config" | "collector" | "nicGpus"> & {
+  m: Pick<ServedMonitor, "config" | "collector" | "nicGpus" | "sharedRing"> & {
     readonly log: Pick<ServedMonitor["log"], "path">;
   },
 ): MonitorShape {
@@ -420,6 +422,7 @@ export function shapeOf(
     timed: m.collector.readStats !== undefined,
     logPath: m.log.path,
     ...(m.nicGpus === undefined ? {} : { nicGpus: m.nicGpus }),
+    ...(m.sharedRing === undefined ? {} : { sharedRing: m.sharedRing }),
   };
 }
 
@@ -693,6 +696,10 @@ class MonitorReader {
       },
       // Worked out once at start: it travels with the shape, not the buffer.
       ...(shape.nicGpus === undefined ? {} : { nicGpus: shape.nicGpus }),
+      // Shared memory of its own, which the sampler writes as it samples.
+      ...(shape.sharedRing === undefined
+        ? {}
+        : { sharedRing: shape.sharedRing }),
     };
   }
 

@@ -16,9 +16,10 @@
 
 import { createHash } from "node:crypto";
 import { escapeXml } from "./svg.ts";
-import { type ReviewEvent } from "./event.ts";
+import type { ReviewEvent } from "./event.ts";
 import { ruleText } from "./rule_text.ts";
 import { type SignalChart, signalChartSvg } from "./signal_chart.ts";
+import { type GpuChart, gpuChartSummary, gpuChartSvg } from "./gpu_chart.ts";
 import { eventId, type EventKey } from "../events/event_link.ts";
 import { traceCommand } from "../events/trace_command.ts";
 import { formatTimePoint } from "../base/time_point.ts";
@@ -91,6 +92,16 @@ export interface EventPageInput {
       readonly link: string;
     }[];
     readonly none?: string;
+  };
+  /**
+   * The readings of the GPUs behind a NIC over its chart's time span
+   * (review/gpu_chart.ts), with what they are in words, or one line on
+   * why there are none: drawn below the chart.
+   */
+  readonly gpuReadings?: {
+    readonly chart?: GpuChart;
+    readonly caption?: string;
+    readonly note?: string;
   };
   /** The rows' download links, relative to the page; none when there are no rows. */
   readonly rows?: {
@@ -213,6 +224,16 @@ export function eventPageHtml(input: EventPageInput): string {
       );
     }
   }
+  const gpu = input.gpuReadings;
+  const gpuSvg = gpu?.chart === undefined ? "" : gpuChartSvg(gpu.chart);
+  if (gpuSvg !== "") {
+    parts.push(
+      `<figure>${gpuSvg}<figcaption>${
+        escapeXml(`${gpuChartSummary(gpu!.chart!)} ${gpu?.caption ?? ""}`)
+      }</figcaption></figure>`,
+    );
+  }
+  if (gpu?.note !== undefined) parts.push(`<p>${escapeXml(gpu.note)}</p>`);
   if (input.missing !== undefined) {
     parts.push(`<p class="note">${escapeXml(input.missing)}</p>`);
   }

@@ -315,16 +315,9 @@ interface Panel {
 export function signalChartSvg(e: ReviewEvent, chart: SignalChart): string {
   const p = chart.points;
   const n = p.length / BUCKET_STRIDE;
-  if (n === 0) return "";
-  const endMs = e.state === "ended" && e.durationS !== null
-    ? e.durationS * 1000
-    : undefined;
-  let t0 = Math.min(0, p[0]);
-  let t1 = Math.max(p[p.length - BUCKET_STRIDE + 1], endMs ?? 0);
-  if (t1 - t0 < 1e-3) {
-    t0 -= 0.05;
-    t1 += 0.05;
-  }
+  const span = chartSpan(e, chart);
+  if (span === undefined) return "";
+  const { t0, t1, endMs } = span;
   const sx = scale(t0, t1, LEFT, W - RIGHT);
   const ratio = e.signal?.signal === "ratio";
   const panels: Panel[] = [
@@ -426,6 +419,46 @@ export function signalChartSvg(e: ReviewEvent, chart: SignalChart): string {
   );
   return parts.join("");
 }
+
+/** The time axis of an event's chart: ms from the start sample. */
+export interface ChartSpan {
+  /** The axis's first and last instants. */
+  readonly t0: number;
+  readonly t1: number;
+  /** The event's end, when it has ended. */
+  readonly endMs?: number;
+}
+
+/**
+ * The time axis {@linkcode signalChartSvg} draws `chart` on (the history
+ * before the start to the end, or the last row of an open event), for
+ * what is drawn on the same axis below it (the GPUs behind the NIC,
+ * review/gpu_chart.ts); undefined when the chart has no rows.
+ */
+export function chartSpan(
+  e: ReviewEvent,
+  chart: SignalChart,
+): ChartSpan | undefined {
+  const p = chart.points;
+  if (p.length === 0) return undefined;
+  const endMs = e.state === "ended" && e.durationS !== null
+    ? e.durationS * 1000
+    : undefined;
+  let t0 = Math.min(0, p[0]);
+  let t1 = Math.max(p[p.length - BUCKET_STRIDE + 1], endMs ?? 0);
+  if (t1 - t0 < 1e-3) {
+    t0 -= 0.05;
+    t1 += 0.05;
+  }
+  return endMs === undefined ? { t0, t1 } : { t0, t1, endMs };
+}
+
+/** Geometry of the event chart, in SVG units, for charts drawn below it. */
+export const CHART_GEOMETRY = {
+  width: W,
+  left: LEFT,
+  right: RIGHT,
+} as const;
 
 /** One panel: its series, each bucket from its lowest to its highest value. */
 function drawPanel(

@@ -38,6 +38,12 @@ export interface MonitorHooks {
   readonly onTransition?: TransitionListener;
   /** Told of every sample. */
   readonly observer?: SampleObserver;
+  /**
+   * Where the ring keeps a copy of its records for a reader on another
+   * thread (`sharedRingBuffer(columns, 2 * depth)`, rules/shared_ring.ts):
+   * the GPU monitor's, which a NIC event's page charts.
+   */
+  readonly sharedRing?: SharedArrayBuffer;
 }
 
 /** What a monitor is built from: see {@linkcode MonitorConfig}. */
@@ -131,7 +137,11 @@ export class Monitor implements SampleSink {
   ) {
     this.name = options.name;
     this.columns = options.columns.length;
-    this.ring = new SampleRing(this.columns, 2 * options.depth);
+    this.ring = new SampleRing(
+      this.columns,
+      2 * options.depth,
+      hooks.sharedRing,
+    );
     this.words = this.ring.words;
     this.rules = options.rules.map((r) => createRule(r, options.depth));
     this.#changedAtMs = new Float64Array(this.rules.length).fill(NaN);
@@ -190,6 +200,7 @@ export class Monitor implements SampleSink {
   commit(): void {
     this.#samples++;
     const ring = this.ring;
+    ring.publish();
     const sink = this.#sink;
     if (this.#activeRules > 0) this.#row(0);
     const rules = this.rules;

@@ -5,6 +5,7 @@ import type { EventSink } from "./event_sink.ts";
 import { WindowAggregator } from "../metrics/aggregate.ts";
 import type { ReferenceRule } from "./reference_rule.ts";
 import { Monitor } from "./monitor.ts";
+import { sharedRingBuffer } from "./shared_ring.ts";
 import { M, P53, RecordingSink, writeRecord } from "./rules_test_util.ts";
 
 interface RuleSpec {
@@ -411,110 +412,118 @@ Deno.test("Monitor: gap of 0 or less is ignored", () => {
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
-Deno.test({
-  name:
-    "Monitor: 200,000 samples, 16 columns, 16 rules, aggregated: heap flat (needs --v8-flags=--expose-gc)",
-  ignore: typeof gc !== "function",
-  fn() {
-    const columns = Array.from({ length: 16 }, (_, k) => `c${k}`);
-    const types: ComparisonType[] = ["gt", "lt", "dt_gt", "dt_lt", "inc_gt"];
-    // Even columns are counters, odd ones gauges; the rule on column k has
-    // type types[k % 5], tuned so every rule toggles many times.
-    const values: Record<ComparisonType, bigint> = {
-      gt: 50n,
-      lt: 50n,
-      dt_gt: 200n,
-      dt_lt: 200n,
-      inc_gt: 50n,
-    };
-    const rules = columns.map((_name, k) => ({
-      name: `r${k}`,
-      column: k,
-      comparisonType: types[k % 5],
-      comparisonValue: values[types[k % 5]],
-    }));
-    let calls = 0;
-    let transitions = 0;
-    const noop: EventSink = {
-      columnNames: () => calls++,
-      row: () => calls++,
-      eventStart: () => transitions++,
-      eventEnd: () => transitions++,
-      gap: () => calls++,
-    };
-    // Bytes V8 has allocated so far, where this Deno reports it.
-    const allocated = (): number | undefined =>
-      (v8.getHeapStatistics() as { total_allocated_bytes?: number })
-        .total_allocated_bytes;
-    // Timestamps advance 1 ns a sample: a 1 us window completes every
-    // 1,000 samples, so finishing windows is on the measured path too.
-    const aggregator = new WindowAggregator({
-      columns: columns.map((name, k) => ({
-        name,
-        kind: k % 2 === 0 ? "counter" : "gauge",
-      })),
-      windowNs: 1000,
-    });
-    const monitor = new Monitor(
-      { name: "alloc", depth: 4, columns, rules },
-      noop,
-      { observer: aggregator },
-    );
-    const acc = new Float64Array(16);
-    const words = monitor.words;
-    const step = (i: number): void => {
-      const at = monitor.claim();
-      words[at] = i >>> 0;
-      words[at + 1] = 0x187;
-      for (let k = 0; k < 16; k++) {
-        let v: number;
-        if (k % 2 === 0) {
-          acc[k] += ((i >> 4) + k) & 1 ? 100 : 1;
-          v = acc[k];
-        } else {
-          v = ((i >> 3) + k) & 1 ? 90 : 10;
-        }
-        words[at + 2 + 2 * k] = v >>> 0;
-        // Column 14 sits just under 2^64 so its counter wraps.
-        words[at + 3 + 2 * k] = k === 14 ? 0xffffffff : 0;
-      }
-      monitor.commit();
-      if ((i & 1023) === 0) monitor.gap(1);
-    };
-    for (let i = 0; i < 20_000; i++) step(i); // warm up the JIT
-    gc!();
-    gc!();
-    const before = Deno.memoryUsage().heapUsed;
-    const allocatedBefore = allocated();
-    for (let i = 20_000; i < 220_000; i++) step(i);
-    const allocatedAfter = allocated();
-    gc!();
-    gc!();
-    const after = Deno.memoryUsage().heapUsed;
-    assert.equal(monitor.samples, 220_000);
-    assert.ok(aggregator.completed.sequence > 200, "windows should complete");
-    assert.ok(
-      monitor.events > 1000,
-      `rules should toggle often, got ${monitor.events} events`,
-    );
-    assert.ok(calls > 0);
-    assert.ok(
-      after - before < 1024 * 1024,
-      `heap grew by ${after - before} bytes over 200,000 samples`,
-    );
-    // Retained heap misses short-lived garbage; bound what was allocated at
-    // all. Per sample nothing may allocate; a marker's wall time (a double
-    // passed to the sink) may box, so allow 64 bytes per start/end.
-    if (allocatedBefore !== undefined && allocatedAfter !== undefined) {
-      const bytes = allocatedAfter - allocatedBefore;
-      const limit = 1024 * 1024 + 64 * transitions;
-      assert.ok(
-        bytes < limit,
-        `allocated ${bytes} bytes over 200,000 samples and ${transitions} starts/ends (limit ${limit})`,
+// With a shared ring too: the GPU monitor's copy for the endpoint's
+// thread is on the per-sample path.
+for (const shared of [false, true]) {
+  Deno.test({
+    name: `Monitor: 200,000 samples, 16 columns, 16 rules, aggregated${
+      shared ? ", ring shared" : ""
+    }: heap flat (needs --v8-flags=--expose-gc)`,
+    ignore: typeof gc !== "function",
+    fn() {
+      const columns = Array.from({ length: 16 }, (_, k) => `c${k}`);
+      const types: ComparisonType[] = ["gt", "lt", "dt_gt", "dt_lt", "inc_gt"];
+      // Even columns are counters, odd ones gauges; the rule on column k has
+      // type types[k % 5], tuned so every rule toggles many times.
+      const values: Record<ComparisonType, bigint> = {
+        gt: 50n,
+        lt: 50n,
+        dt_gt: 200n,
+        dt_lt: 200n,
+        inc_gt: 50n,
+      };
+      const rules = columns.map((_name, k) => ({
+        name: `r${k}`,
+        column: k,
+        comparisonType: types[k % 5],
+        comparisonValue: values[types[k % 5]],
+      }));
+      let calls = 0;
+      let transitions = 0;
+      const noop: EventSink = {
+        columnNames: () => calls++,
+        row: () => calls++,
+        eventStart: () => transitions++,
+        eventEnd: () => transitions++,
+        gap: () => calls++,
+      };
+      // Bytes V8 has allocated so far, where this Deno reports it.
+      const allocated = (): number | undefined =>
+        (v8.getHeapStatistics() as { total_allocated_bytes?: number })
+          .total_allocated_bytes;
+      // Timestamps advance 1 ns a sample: a 1 us window completes every
+      // 1,000 samples, so finishing windows is on the measured path too.
+      const aggregator = new WindowAggregator({
+        columns: columns.map((name, k) => ({
+          name,
+          kind: k % 2 === 0 ? "counter" : "gauge",
+        })),
+        windowNs: 1000,
+      });
+      const monitor = new Monitor(
+        { name: "alloc", depth: 4, columns, rules },
+        noop,
+        {
+          observer: aggregator,
+          ...(shared ? { sharedRing: sharedRingBuffer(16, 8) } : {}),
+        },
       );
-    }
-  },
-});
+      const acc = new Float64Array(16);
+      const words = monitor.words;
+      const step = (i: number): void => {
+        const at = monitor.claim();
+        words[at] = i >>> 0;
+        words[at + 1] = 0x187;
+        for (let k = 0; k < 16; k++) {
+          let v: number;
+          if (k % 2 === 0) {
+            acc[k] += ((i >> 4) + k) & 1 ? 100 : 1;
+            v = acc[k];
+          } else {
+            v = ((i >> 3) + k) & 1 ? 90 : 10;
+          }
+          words[at + 2 + 2 * k] = v >>> 0;
+          // Column 14 sits just under 2^64 so its counter wraps.
+          words[at + 3 + 2 * k] = k === 14 ? 0xffffffff : 0;
+        }
+        monitor.commit();
+        if ((i & 1023) === 0) monitor.gap(1);
+      };
+      for (let i = 0; i < 20_000; i++) step(i); // warm up the JIT
+      gc!();
+      gc!();
+      const before = Deno.memoryUsage().heapUsed;
+      const allocatedBefore = allocated();
+      for (let i = 20_000; i < 220_000; i++) step(i);
+      const allocatedAfter = allocated();
+      gc!();
+      gc!();
+      const after = Deno.memoryUsage().heapUsed;
+      assert.equal(monitor.samples, 220_000);
+      assert.ok(aggregator.completed.sequence > 200, "windows should complete");
+      assert.ok(
+        monitor.events > 1000,
+        `rules should toggle often, got ${monitor.events} events`,
+      );
+      assert.ok(calls > 0);
+      assert.ok(
+        after - before < 1024 * 1024,
+        `heap grew by ${after - before} bytes over 200,000 samples`,
+      );
+      // Retained heap misses short-lived garbage; bound what was allocated at
+      // all. Per sample nothing may allocate; a marker's wall time (a double
+      // passed to the sink) may box, so allow 64 bytes per start/end.
+      if (allocatedBefore !== undefined && allocatedAfter !== undefined) {
+        const bytes = allocatedAfter - allocatedBefore;
+        const limit = 1024 * 1024 + 64 * transitions;
+        assert.ok(
+          bytes < limit,
+          `allocated ${bytes} bytes over 200,000 samples and ${transitions} starts/ends (limit ${limit})`,
+        );
+      }
+    },
+  });
+}
 
 // Samples are numbered from 1 and sample k has timestamp k ns (`row k`),
 // so `for` 1 ns means "raised on this sample and the one before".

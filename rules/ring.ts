@@ -3,8 +3,16 @@
  * `ArrayBuffer`, each record a timestamp and one u64 per column, stored as
  * little-endian (lo, hi) uint32 pairs.
  *
+ * A ring may also keep a copy of itself in a `SharedArrayBuffer` laid out
+ * by rules/shared_ring.ts, for a reader on another thread (the endpoint's,
+ * drawing an event's page from the GPU monitor's recent readings): each
+ * record is copied there as it is published, under a sequence word, so
+ * that the reader never sees a torn record and the writer never waits.
+ *
  * @module
  */
+
+import { sharedRingViews } from "./shared_ring.ts";
 
 /**
  * Fixed-capacity ring of sample records. Appending overwrites the oldest
@@ -60,9 +68,20 @@ export class SampleRing {
   // saturating at capacity (no such record in the ring). A small integer,
   // so the per-sample path never boxes it.
   #lossBack: number;
+  // The shared copy, when there is one: records and their sequence words,
+  // and where the newest went (the copy may hold fewer records).
+  readonly #mirror: Uint32Array | undefined;
+  readonly #sequence: Int32Array | undefined;
+  readonly #mirrorCapacity: number = 0;
+  #mirrorHead = -1;
 
-  /** Allocates room for `capacity` records of `columns` values each. */
-  constructor(columns: number, capacity: number) {
+  /**
+   * Allocates room for `capacity` records of `columns` values each; with
+   * `shared` (from `sharedRingBuffer(columns, n)`, rules/shared_ring.ts),
+   * also copies each record there as {@linkcode publish} completes it,
+   * the newest `n` kept.
+   */
+  constructor(columns: number, capacity: number, shared?: SharedArrayBuffer) {
     if (!Number.isInteger(columns) || columns < 1) {
       throw new RangeError(
         `Cannot create ring: columns must be an integer >= 1, got ${columns}`,
@@ -79,6 +98,12 @@ export class SampleRing {
     this.words = new Uint32Array(new ArrayBuffer(4 * this.stride * capacity));
     this.#lost = new Float64Array(capacity);
     this.#lossBack = capacity;
+    if (shared !== undefined) {
+      const views = sharedRingViews(shared, columns);
+      this.#mirror = views.words;
+      this.#sequence = views.sequence;
+      this.#mirrorCapacity = views.capacity;
+    }
   }
 
   /** Records stored, saturating at {@linkcode capacity}. */
@@ -102,6 +127,37 @@ export class SampleRing {
       this.#lossBack = 0;
     } else if (this.#lossBack < this.capacity) this.#lossBack++;
     return head * this.stride;
+  }
+
+  /**
+   * Copies the newest record, now complete, into the shared copy's next
+   * slot (nothing without one): the slot's sequence word odd, every word,
+   * then even again, each an `Atomics.store`, so a reader that loads the
+   * sequence word before and after its copy knows whether it copied one
+   * record whole. The monitor calls it once per record, when the
+   * collector commits it; it neither allocates nor waits.
+   */
+  publish(): void {
+    const mirror = this.#mirror;
+    const sequence = this.#sequence;
+    if (mirror === undefined || sequence === undefined || this.#head < 0) {
+      return;
+    }
+    const to = this.#mirrorHead + 1 === this.#mirrorCapacity
+      ? 0
+      : this.#mirrorHead + 1;
+    this.#mirrorHead = to;
+    const stride = this.stride;
+    const from = this.#head * stride;
+    const at = to * stride;
+    // Odd, whatever it was, while the words change.
+    const s = sequence[to] | 1;
+    Atomics.store(sequence, to, s);
+    const words = this.words;
+    for (let w = 0; w < stride; w++) {
+      Atomics.store(mirror, at + w, words[from + w]);
+    }
+    Atomics.store(sequence, to, s + 1 === 0x80000000 ? 2 : s + 1);
   }
 
   /**
@@ -144,7 +200,11 @@ export class SampleRing {
     return index * this.stride;
   }
 
-  /** Forgets every record (the storage is kept). */
+  /**
+   * Forgets every record (the storage is kept). A reader of the shared
+   * copy still sees the records published before: they are samples that
+   * were taken.
+   */
   clear(): void {
     this.#head = -1;
     this.#count = 0;

@@ -18,6 +18,12 @@ import { PublishedState } from "../metrics/shared_state.ts";
 import { buildNvmlSim, nvmlSimIdentity } from "./fixtures/libnvml_sim/build.ts";
 import { GPU_SERVER, netdevOn, pcieTree } from "./fixtures/pcie_tree.ts";
 import { tempDir } from "./temp_dir.ts";
+import { until } from "./until.ts";
+import { writeMonitorLog } from "./monitor_log.ts";
+import { EventPages } from "../endpoint/event_pages.ts";
+import { eventId } from "../events/event_link.ts";
+import { SharedRingReader } from "../rules/shared_ring.ts";
+import { toNumberU64 } from "../base/u64.ts";
 
 /** The NIC of {@linkcode GPU_SERVER}, with an interface. */
 const NIC_PATH = GPU_SERVER.devices.find((d) => d.endsWith("/0000:1a:00.0"))!;
@@ -64,7 +70,7 @@ function config(
   root: string,
   nvmlDir: string,
   device: string,
-  extra: { gpuMonitor?: boolean; gpu?: "off" } = {},
+  extra: { gpuMonitor?: boolean; gpu?: "off"; readings?: string } = {},
 ): string {
   return `listen: off
 nvml_lib_dir: ${nvmlDir}
@@ -79,8 +85,8 @@ ${
       ? `  - name: gpu
     source: nvml
     event_log: ${join(root, "gpu-events.log")}
-    readings: [gpu*.temperature]
-`
+    readings: [${extra.readings ?? "gpu*.temperature"}]
+${extra.readings === undefined ? "" : "    sample_period_ns: 10000000\n"}`
       : ""
   }`;
 }
@@ -137,6 +143,77 @@ Deno.test("the agent names the GPUs in its NIC's switch at start, from its GPU m
       assert.deepEqual(state.monitors[0].nicGpus, BEHIND);
       assert.equal(state.monitors[1].nicGpus, undefined);
     } finally {
+      assert.deepEqual(await agent.close(), []);
+    }
+  });
+});
+
+Deno.test("a NIC event's page, served from what the endpoint's thread is posted, charts the two GPUs in the NIC's switch from the GPU monitor sampling the simulated NVML", async () => {
+  await withServer(8, async (root, nvmlDir) => {
+    const { agent, opened } = await openAgent(
+      root,
+      config(root, nvmlDir, "ens1f0np0", {
+        gpuMonitor: true,
+        readings: "gpu*.gpu_utilization, gpu*.power",
+      }),
+    );
+    const stop = new AbortController();
+    const running = agent.run(stop.signal);
+    try {
+      // A NIC event of 10 ms starting now, in a log of its own.
+      const log = join(root, "nic-page.log");
+      const startNs = BigInt(Date.now()) * 1_000_000n;
+      await writeMonitorLog({
+        path: log,
+        monitor: "nic",
+        depth: 64,
+        periodNs: 100_000n,
+        rules: ["rx burst"],
+        events: [{ rule: 0, startNs, samples: 100 }],
+      });
+      // Until the GPU monitor (every 10 ms) has sampled past its end.
+      const ring = new SharedRingReader(
+        opened.monitors[1].sharedRing!,
+        opened.monitors[1].config.columns.length,
+      );
+      const newest = () => {
+        const r = ring.read();
+        const at = (r.count - 1) * r.stride;
+        return r.count === 0 ? 0 : toNumberU64(r.words[at], r.words[at + 1]);
+      };
+      await until(
+        "GPU samples past the NIC event",
+        () => newest() > Number(startNs) + 30e6,
+      );
+      // What the endpoint's thread is posted, as it reads it.
+      const shared = shareMonitors(opened.monitors, Date.now());
+      const state = new PublishedState(
+        shared.buffer,
+        structuredClone(shared.shapes),
+      );
+      const [nic, gpu] = state.monitors;
+      const pages = new EventPages({
+        monitors: [{ ...nic, log: { ...nic.log, path: log } }, gpu],
+        now: Date.now,
+      });
+      const id = eventId({ monitor: "nic", rule: "rx burst", startNs });
+      const answer = (await pages.answer(`/events/${id}`))!;
+      assert.equal(answer.status, 200);
+      const html = new TextDecoder().decode(answer.body.bytes);
+      const figures = html.split("<figure>");
+      assert.equal(figures.length, 3, "the NIC's chart and the GPUs'");
+      assert.match(
+        figures[2],
+        /<figcaption>GPU 0 \(PIX\): GPU utilisation \d+ %( to \d+ %)?; power 10\d W( to 10\d W)?\. GPU 1 \(PIX\): GPU utilisation \d+ %( to \d+ %)?; power 10\d W( to 10\d W)?\. The GPUs behind the NIC, from the GPU monitor &quot;gpu&quot;: each reading drawn over the 10 ms it was measured over/,
+      );
+      assert.equal(
+        (figures[2].match(/<path /g) ?? []).length,
+        4,
+        "two GPUs, two readings",
+      );
+    } finally {
+      stop.abort();
+      await running;
       assert.deepEqual(await agent.close(), []);
     }
   });
