@@ -138,6 +138,13 @@ export const MAX_RULE_DURATION_NS = 7 * 86_400 * 1_000_000_000;
 export const MAX_SUMMARY_CHARS = 256;
 
 /**
+ * Longest rule `runbook_url`, in characters: it rides on every alert of
+ * the rule and on its `rule_info` series, so a URL past this is a pasted
+ * search result rather than a runbook's address.
+ */
+export const MAX_RUNBOOK_URL_CHARS = 1024;
+
+/**
  * Longest severity, in characters: alert routing matches it as a label
  * value, so it is a short lowercase token.
  */
