@@ -205,7 +205,7 @@ try {
       continue;
     }
     pushedBy.set(
-      `${s.labels.instance} ${s.labels.alertname} ${s.startsMs}`,
+      `${s.labels.instance} ${s.labels.rule} ${s.startsMs}`,
       s,
     );
   }

@@ -170,7 +170,7 @@ export const MAX_MESSAGE_CHARS = 500;
 
 /**
  * Most topology labels (`labels:` and the labels file together). An alert
- * carries alertname, monitor, device, instance and severity besides them,
+ * carries alertname, rule, monitor, device, instance and severity besides them,
  * and Prometheus adds job and instance to the topology series: 10 keeps
  * every series under the 20 labels per series many sites enforce.
  */
