@@ -361,9 +361,16 @@ Deno.test("with alerting on, the endpoint's thread also pushes the alerts, linke
   try {
     await until("the alert", () => am.alerts.size === 1);
     const [alert] = am.alerts.values();
-    assert.equal(alert.labels.alertname, "rx_moving");
+    assert.equal(alert.labels.alertname, "DpuTracebackRuleFired");
+    assert.equal(alert.labels.rule, "rx_moving");
     assert.equal(alert.labels.instance, "dpu-3");
-    assert.equal(alert.generatorURL, `${endpoint.url}api/v1/events/1`);
+    // The event's page on this endpoint, by its stable ID.
+    assert.match(
+      alert.generatorURL!,
+      new RegExp(
+        `^${endpoint.url}events/nic/rx_moving/\\d{4}-\\d\\d-\\d\\dT[\\d:]{8}\\.\\d{9}Z$`,
+      ),
+    );
     // Rendered from the counters the sender writes on the same thread.
     let sent = 0;
     for (let tries = 0; sent < 1 && tries < 300; tries++) {

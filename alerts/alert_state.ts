@@ -6,10 +6,27 @@
  * between two looks still fires it: the rule's last event changed. Pure:
  * the clock is passed in, and the caller sends what it returns.
  *
+ * The first send is the one that pages, and Alertmanager does not notify
+ * again when only annotations change: it waits for the event's peak, at
+ * most {@linkcode PEAK_WAIT_MS} after the start or until the event ends,
+ * whichever comes first, and says how long after the start the peak was
+ * taken.
+ *
+ * Every alert is `alertname="DpuTracebackRuleFired"` with the rule's name
+ * in `rule`, as the shipped Prometheus rule names the same event through
+ * the scrape path, so one silence or route covers both. Its text, its
+ * `generatorURL` (the event's page, by its stable ID: events/event_link.ts)
+ * and its `review` command all name one event, the newest the alert
+ * covers, and the text states that event's own start, never a "since":
+ * Alertmanager keeps the `startsAt` of an alert already firing with the
+ * same labels (one sent before an agent restart, say), which this run of
+ * the agent cannot know.
+ *
  * @module
  */
 
 import type { JournalEvent } from "../events/event_journal.ts";
+import { eventPagePath } from "../events/event_link.ts";
 import { traceCommand } from "../events/trace_command.ts";
 import {
   measureText,
@@ -17,6 +34,24 @@ import {
   type PeakKind,
   type PeakUnit,
 } from "../base/peak_text.ts";
+import { formatDuration } from "../base/units.ts";
+
+/**
+ * The `alertname` of every rule's alert, pushed or scraped
+ * (deploy/prometheus/dpu-traceback.rules.yml): the rule is in `rule`.
+ */
+export const RULE_ALERTNAME = "DpuTracebackRuleFired";
+
+/**
+ * Longest the first send of an alert waits after its event's start (the
+ * start marker's time) for the event's peak, ms, unless the event ends
+ * first (then at once, with the exact peak). The published state the live
+ * peak comes from is renewed every 100 ms: by 250 ms after the start it
+ * was renewed at least once after it even if one publication slipped, and
+ * the peak covers the event's first 150 to 250 ms. It is the whole cost
+ * of the wait, on events that last longer (docs/fleet.md).
+ */
+export const PEAK_WAIT_MS = 250;
 
 /**
  * An alert as Alertmanager's API v2 takes it (`PostableAlert`): times are
@@ -25,13 +60,20 @@ import {
 export interface PostableAlert {
   /** What identifies the alert: Alertmanager groups, routes and dedupes by these. */
   readonly labels: Readonly<Record<string, string>>;
-  /** What a person reads: `summary`, `description`, `events`, and `rule` when known. */
+  /**
+   * What a person reads: `summary`, `description`, `events`, and `rule`
+   * and `runbook_url` when known.
+   */
   readonly annotations: Readonly<Record<string, string>>;
   /** The start sample's time of the alert's first event. */
   readonly startsAt: string;
   /** The lease while firing; the last event's end sample's time once resolved. */
   readonly endsAt: string;
-  /** The first event on this agent's metrics endpoint, when it is on. */
+  /**
+   * The page of the event the text speaks of (the newest the alert
+   * covers) on this agent's endpoint, by its stable ID; none when the
+   * endpoint is off.
+   */
   readonly generatorURL?: string;
 }
 
@@ -41,7 +83,7 @@ export interface AlertRule {
   readonly monitor: string;
   /** The monitor's configured device (or source) for the `device` label. */
   readonly device: string;
-  /** The rule's name: the alert's `alertname`. */
+  /** The rule's name: the alert's `rule` label. */
   readonly rule: string;
   /** The rule's severity. */
   readonly severity: string;
@@ -59,6 +101,14 @@ export interface AlertRule {
    * annotation. None when not given.
    */
   readonly description?: string;
+  /**
+   * What an event of the rule crossed: the measure, its window and the
+   * threshold, and a signal rule's clear level, in the words of
+   * config/rule_description.ts's ruleThreshold. None when not given.
+   */
+  readonly threshold?: string;
+  /** The rule's runbook: the `runbook_url` annotation. */
+  readonly runbookUrl?: string;
 }
 
 /** What all of an agent's alerts share. */
@@ -73,6 +123,11 @@ export interface AlertSettings {
   readonly resendIntervalMs: number;
   /** How long an alert stays firing after its last event ended, ms. */
   readonly holdMs: number;
+  /**
+   * How long the first send may wait for the peak after the event's
+   * start, ms; {@linkcode PEAK_WAIT_MS} when not given, 0 for none.
+   */
+  readonly peakWaitMs?: number;
 }
 
 /** What the journal and the published state say of the rule at one look. */
@@ -88,6 +143,12 @@ export interface RuleLook {
    * NaN when unknown, or when the publication predates the event.
    */
   readonly livePeak: number;
+  /**
+   * When the state {@linkcode livePeak} was read from was published, Unix
+   * ms: the peak is the event's over its first `livePeakAtMs - startMs`.
+   * NaN or absent when not known.
+   */
+  readonly livePeakAtMs?: number;
 }
 
 /**
@@ -111,21 +172,50 @@ export interface RuleLook {
  *   startSample: 10, endSample: 30, peak: 7, startMs: 1_500, endMs: 1_502, value: 5,
  *   lostBefore: 0, lossBack: -1,
  * };
- * const firing = alert.tick({ ...none, last: burst, activations: 1 }, 1_050)!;
- * assert.equal(firing.labels.alertname, "drops");
+ * const firing = alert.tick({ ...none, last: burst, activations: 1 }, 1_550)!;
+ * assert.equal(firing.labels.alertname, "DpuTracebackRuleFired");
+ * assert.equal(firing.labels.rule, "drops");
  * assert.equal(firing.labels.rail, "3");
  * assert.equal(firing.startsAt, "1970-01-01T00:00:01.500Z");
  * const resolved = alert.tick({ ...none, last: burst, activations: 1 }, 301_502)!;
  * assert.equal(resolved.endsAt, "1970-01-01T00:00:01.502Z");
+ * ```
+ *
+ * @example An open event's first send waits for its peak, at most PEAK_WAIT_MS
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { PEAK_WAIT_MS, RuleAlert } from "./alert_state.ts";
+ *
+ * const alert = new RuleAlert(
+ *   { monitor: "nic", device: "sim", rule: "drops", severity: "critical", eventLog: "events.log" },
+ *   { instance: "dpu-1", labels: {}, resendIntervalMs: 30_000, holdMs: 300_000 },
+ * );
+ * const open = {
+ *   id: 1, monitor: 0, rule: 0, startNs: 1_000_000_000n, endNs: undefined,
+ *   startSample: 10, endSample: undefined, peak: NaN, startMs: 1_000, endMs: NaN, value: 5,
+ *   lostBefore: 0, lossBack: -1,
+ * };
+ * const look = { open, last: undefined, activations: 1, livePeak: 9, livePeakAtMs: 1_200 };
+ * assert.equal(alert.tick(look, 1_010), undefined); // waits
+ * assert.equal(alert.nextDueMs(1_010), 1_000 + PEAK_WAIT_MS);
+ * const sent = alert.tick(look, 1_000 + PEAK_WAIT_MS)!;
+ * assert.match(sent.annotations.description, /Peak so far 9 in its first 200 ms\./);
  * ```
  */
 export class RuleAlert {
   readonly #rule: AlertRule;
   readonly #settings: AlertSettings;
   readonly #labels: Readonly<Record<string, string>>;
+  readonly #peakWaitMs: number;
   /** The newest event id seen; events up to it are accounted for. */
   #seenId = 0;
   #firing = false;
+  /**
+   * Firing, but the first send waits for the peak of this event (its id)
+   * until {@linkcode #firstDueMs}; 0 once sent.
+   */
+  #waitingFor = 0;
+  #firstDueMs = NaN;
   #first: JournalEvent | undefined;
   #newest: JournalEvent | undefined;
   #events = 0;
@@ -138,10 +228,15 @@ export class RuleAlert {
   constructor(rule: AlertRule, settings: AlertSettings) {
     this.#rule = rule;
     this.#settings = settings;
-    // Ours last: a topology label can never pass for one of them.
+    this.#peakWaitMs = Math.max(0, settings.peakWaitMs ?? PEAK_WAIT_MS);
+    // Ours last: a topology label can never pass for one of them. The
+    // scrape path's DpuTracebackRuleFired has the same names (and `job`
+    // where this has `device`): one matcher on alertname and rule covers
+    // both.
     this.#labels = {
       ...settings.labels,
-      alertname: rule.rule,
+      alertname: RULE_ALERTNAME,
+      rule: rule.rule,
       monitor: rule.monitor,
       device: rule.device,
       instance: settings.instance,
@@ -159,8 +254,16 @@ export class RuleAlert {
     return this.#events;
   }
 
-  /** The alert to send at Unix time `nowMs` given `look`, if any. */
-  tick(look: RuleLook, nowMs: number): PostableAlert | undefined {
+  /**
+   * The alert to send at Unix time `nowMs` given `look`, if any. `final`
+   * (the sender is stopping): a first send still waiting for the peak goes
+   * out now, with what is known.
+   */
+  tick(
+    look: RuleLook,
+    nowMs: number,
+    final = false,
+  ): PostableAlert | undefined {
     const { open, last } = look;
     const firstLook = this.#seenId === 0 && Number.isNaN(this.#lastActivations);
     const fresh: JournalEvent[] = [];
@@ -192,8 +295,14 @@ export class RuleAlert {
         ? look.activations - live.length
         : previousActivations;
       this.#countActivations(look.activations);
-      this.#sentAtMs = nowMs;
-      return this.#alert(look, nowMs + 4 * resend);
+      const newest = this.#newest;
+      if (newest.endNs === undefined && this.#peakWaitMs > 0) {
+        this.#waitingFor = newest.id;
+        // From the start marker, but never longer than the wait from now:
+        // a marker time ahead of this clock must not hold the page.
+        this.#firstDueMs = Math.min(newest.startMs, nowMs) + this.#peakWaitMs;
+      }
+      return this.#sendFirst(look, nowMs, final);
     }
     // A fresh event that is the open one seen before, now ended, is no new one.
     for (const event of fresh) {
@@ -202,6 +311,7 @@ export class RuleAlert {
     }
     if (last !== undefined && last.id === this.#newest?.id) this.#newest = last;
     this.#countActivations(look.activations);
+    if (this.#waitingFor !== 0) return this.#sendFirst(look, nowMs, final);
     const newest = this.#newest!;
     if (opened === undefined && newest.endNs !== undefined) {
       if (nowMs - newest.endMs >= this.#settings.holdMs) {
@@ -216,13 +326,36 @@ export class RuleAlert {
     return undefined;
   }
 
+  // The first send, once its event's peak is known or the wait is over:
+  // the event ended (the journal has its exact peak), a newer event came
+  // (so the awaited one ended), or PEAK_WAIT_MS passed since its start. A
+  // wait counts from the awaited event's start, so a rule flapping faster
+  // than the wait cannot put the page off for ever.
+  #sendFirst(
+    look: RuleLook,
+    nowMs: number,
+    final: boolean,
+  ): PostableAlert | undefined {
+    const newest = this.#newest!;
+    if (
+      this.#waitingFor !== 0 && !final && newest.id === this.#waitingFor &&
+      newest.endNs === undefined && nowMs < this.#firstDueMs
+    ) {
+      return undefined;
+    }
+    this.#waitingFor = 0;
+    this.#sentAtMs = nowMs;
+    return this.#alert(look, nowMs + 4 * this.#settings.resendIntervalMs);
+  }
+
   /**
    * The earliest Unix ms at or after `nowMs` at which
    * {@linkcode RuleAlert.tick} would return an alert though the journal did
-   * not change: the next resend (which renews the lease), or the end of the
-   * hold after the last event ended, whichever comes first. `nowMs` when
-   * one is already due; `Infinity` when nothing is (an idle alert waits
-   * for an event). Pure: it reads the state the last tick left.
+   * not change: the end of the first send's wait for the peak, the next
+   * resend (which renews the lease), or the end of the hold after the last
+   * event ended, whichever comes first. `nowMs` when one is already due;
+   * `Infinity` when nothing is (an idle alert waits for an event). Pure: it
+   * reads the state the last tick left.
    *
    * @example A firing alert is due for its resend, then for its resolution
    * ```ts
@@ -231,7 +364,7 @@ export class RuleAlert {
    *
    * const alert = new RuleAlert(
    *   { monitor: "nic", device: "sim", rule: "drops", severity: "critical", eventLog: "events.log" },
-   *   { instance: "dpu-1", labels: {}, resendIntervalMs: 30_000, holdMs: 45_000 },
+   *   { instance: "dpu-1", labels: {}, resendIntervalMs: 30_000, holdMs: 45_000, peakWaitMs: 0 },
    * );
    * assert.equal(alert.nextDueMs(1_000), Infinity); // idle
    * const open = {
@@ -250,6 +383,10 @@ export class RuleAlert {
    */
   nextDueMs(nowMs: number): number {
     if (!this.#firing) return Infinity;
+    if (this.#waitingFor !== 0) {
+      // NaN (a start marker's time not known) is due at once.
+      return this.#firstDueMs > nowMs ? this.#firstDueMs : nowMs;
+    }
     let due = this.#sentAtMs + this.#settings.resendIntervalMs;
     const newest = this.#newest;
     // An open newest event holds the alert; an end time not known (NaN)
@@ -270,32 +407,67 @@ export class RuleAlert {
     }
   }
 
+  // The text speaks of the newest event the alert covers, the one its link
+  // and its review command name: what it measured at its start against
+  // the threshold, and its peak (exact once it ended; while it is open,
+  // over its first part, as published, saying how long that part was).
   #alert(look: RuleLook, endsAtMs: number): PostableAlert {
     const first = this.#first!;
     const newest = this.#newest!;
     const rule = this.#rule;
+    const instance = this.#settings.instance;
     const open = newest.endNs === undefined;
-    const peak = open ? look.livePeak : newest.peak;
     const unit = rule.peakUnit ?? "";
     const known = (text: string) => text === "-" ? "unknown" : text;
-    const value = `value at start ${known(measureText(newest.value, unit))}`;
-    const peakText = known(
-      peakCell({ peak, peakKind: rule.peakKind ?? "max", peakUnit: unit }),
-    );
-    const review = traceCommand(rule.eventLog, newest.startNs, rule.rule);
-    const times = this.#events === 1
-      ? "fired once"
-      : `fired ${this.#events} times`;
-    const now = open
-      ? `active now, ${value}, peak so far ${peakText}`
-      : `last event ended ${isoMs(newest.endNs!)}, ${value}, peak ${peakText}`;
-    const description =
-      `Rule ${rule.rule} of monitor ${rule.monitor} (${rule.device}) on ${this.#settings.instance} ${times} since ${
-        isoMs(first.startNs)
-      }; ${now}.${afterLoss(newest)} Traceback in ${rule.eventLog}: ${review}`;
-    const summary = rule.summary ??
-      `${rule.rule} on ${rule.monitor} (${rule.device}) of ${this.#settings.instance}`;
+    const peakText = (peak: number) =>
+      known(
+        peakCell({ peak, peakKind: rule.peakKind ?? "max", peakUnit: unit }),
+      );
+    const value = known(measureText(newest.value, unit));
+    const crossed = rule.threshold === undefined
+      ? `Value at start ${value}.`
+      : `Value at start ${value}; threshold: ${rule.threshold}.`;
+    let state: string;
+    let peak: string;
+    if (open) {
+      state = "is active now";
+      const took = (look.livePeakAtMs ?? NaN) - newest.startMs;
+      peak = Number.isNaN(look.livePeak)
+        ? "Peak so far unknown."
+        : `Peak so far ${peakText(look.livePeak)}${
+          took >= 0 ? ` in its first ${formatDuration(took / 1000)}` : ""
+        }.`;
+    } else {
+      const lasted = formatDuration(
+        Number(newest.endNs! - newest.startNs) / 1e9,
+      );
+      state = `ended ${isoMs(newest.endNs!)} after ${lasted}`;
+      peak = Number.isNaN(newest.peak)
+        ? "Peak unknown."
+        : `Peak ${peakText(newest.peak)} over the event.`;
+    }
+    const which = this.#events === 1
+      ? "Its event"
+      : `The newest of the ${this.#events} events this agent has counted in this alert`;
     const base = this.#settings.endpointUrl?.replace(/\/+$/, "");
+    const review = traceCommand(rule.eventLog, newest.startNs, rule.rule);
+    const traceback = base === undefined
+      ? "Traceback of this event"
+      : "Traceback of this event (the alert's link opens its page)";
+    const description = `Rule ${
+      JSON.stringify(rule.rule)
+    } of monitor ${rule.monitor} (${rule.device}) on ${instance} fired. ${which}, started ${
+      isoMs(newest.startNs)
+    }, ${state}. ${crossed} ${peak}${
+      afterLoss(newest)
+    } ${traceback}: ${review}`;
+    const summary = rule.summary ??
+      `${rule.rule} on ${rule.monitor} (${rule.device}) of ${instance}`;
+    const key = {
+      monitor: rule.monitor,
+      rule: rule.rule,
+      startNs: newest.startNs,
+    };
     return {
       labels: this.#labels,
       annotations: {
@@ -303,6 +475,9 @@ export class RuleAlert {
         description,
         events: String(this.#events),
         ...(rule.description === undefined ? {} : { rule: rule.description }),
+        ...(rule.runbookUrl === undefined
+          ? {}
+          : { runbook_url: rule.runbookUrl }),
       },
       // Alertmanager refuses (400) an alert that ends before it starts:
       // sample times on a clock ahead of the host's by more than the
@@ -312,7 +487,7 @@ export class RuleAlert {
       endsAt: new Date(endsAtMs).toISOString(),
       ...(base === undefined
         ? {}
-        : { generatorURL: `${base}/api/v1/events/${first.id}` }),
+        : { generatorURL: `${base}${eventPagePath(key)}` }),
     };
   }
 }

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import type { JournalEvent } from "../events/event_journal.ts";
-import { type AlertSettings, RuleAlert, type RuleLook } from "./alert_state.ts";
+import {
+  type AlertSettings,
+  PEAK_WAIT_MS,
+  RULE_ALERTNAME,
+  RuleAlert,
+  type RuleLook,
+} from "./alert_state.ts";
 
 const RULE = {
   monitor: "nic",
@@ -16,6 +22,8 @@ const SETTINGS: AlertSettings = {
   endpointUrl: "http://dpu-7:9477/",
   resendIntervalMs: 30_000,
   holdMs: 300_000,
+  // The wait for the peak has tests of its own; the others send at once.
+  peakWaitMs: 0,
 };
 const T0 = Date.UTC(2026, 10, 24, 0, 0, 0); // Unix ms
 
@@ -69,7 +77,8 @@ Deno.test("a rule's start fires an alert with its labels, annotations and times"
   assert.deepEqual(sent.labels, {
     rail: "3",
     rack: "r12",
-    alertname: "pfc storm's",
+    alertname: "DpuTracebackRuleFired",
+    rule: "pfc storm's",
     monitor: "nic",
     device: "0000:03:00.0",
     instance: "dpu-7",
@@ -77,11 +86,18 @@ Deno.test("a rule's start fires an alert with its labels, annotations and times"
   });
   assert.equal(sent.startsAt, iso(2_345));
   assert.equal(sent.endsAt, iso(2_400 + 120_000));
-  assert.equal(sent.generatorURL, "http://dpu-7:9477/api/v1/events/4");
+  // The event's page by its stable ID, which a restart does not change.
+  assert.equal(
+    sent.generatorURL,
+    "http://dpu-7:9477/events/nic/pfc%20storm%27s/2026-11-24T00:00:02.345123456Z",
+  );
   assert.equal(sent.annotations.summary, "PFC pause storm");
   assert.equal(sent.annotations.events, "1");
   const d = sent.annotations.description;
-  assert.match(d, /; active now, value at start unknown, peak so far 90\. /);
+  assert.match(
+    d,
+    /^Rule "pfc storm's" of monitor nic \(0000:03:00\.0\) on dpu-7 fired\. Its event, started 2026-11-24T00:00:02\.345Z, is active now\. Value at start unknown\. Peak so far 90\. /,
+  );
   assert.ok(
     d.includes(
       `dpu-traceback review /var/log/dpu-traceback/events.log --event 2026-11-24T00:00:02.345123456Z --rule='pfc storm'\\''s'`,
@@ -97,7 +113,7 @@ Deno.test("an alert for an event that began after lost samples says so; one with
   const sent = alert.tick(look(stalled, undefined, 1, 90), T0 + 2_400)!;
   assert.match(
     sent.annotations.description,
-    /peak so far 90\. It began 3 samples after the source lost 11067 samples \(a stall\): a rule of the reference's types compares across the loss, so check the traceback's <<Gap>> line before acting\. Traceback in /,
+    /Peak so far 90\. It began 3 samples after the source lost 11067 samples \(a stall\): a rule of the reference's types compares across the loss, so check the traceback's <<Gap>> line before acting\. Traceback of this event /,
   );
   const right = { ...event(5, 2_345), lostBefore: 2, lossBack: 0 };
   const other = new RuleAlert(RULE, SETTINGS);
@@ -124,7 +140,7 @@ Deno.test("a firing alert is resent every interval with a lease of 4 intervals",
   assert.ok(again);
   assert.equal(again.endsAt, iso(30_010 + 120_000));
   assert.equal(again.startsAt, iso(0));
-  assert.match(again.annotations.description, /peak so far 8/);
+  assert.match(again.annotations.description, /Peak so far 8\./);
   assert.equal(alert.tick(open, T0 + 30_060), undefined);
   assert.ok(alert.tick(open, T0 + 60_010));
 });
@@ -138,7 +154,10 @@ Deno.test("an ended rule stays firing for the hold, then resolves at the end sam
   const held = alert.tick(ended, T0 + 30_050);
   assert.ok(held);
   assert.equal(held.endsAt, iso(30_050 + 120_000));
-  assert.match(held.annotations.description, /last event ended .*, peak 42/);
+  assert.match(
+    held.annotations.description,
+    /Its event, started 2026-11-24T00:00:00\.000Z, ended 2026-11-24T00:00:01\.000Z after 1\.000 s\. Value at start unknown\. Peak 42 over the event\. /,
+  );
   // The hold counts from the end marker (T0 + 1_001): 1 ms before it is
   // over, still firing (and a resend is due).
   assert.equal(alert.tick(ended, T0 + 301_000)?.endsAt, iso(421_000));
@@ -167,7 +186,16 @@ Deno.test("a rule flapping within the hold gives one alert counting its events",
   assert.ok(resent);
   assert.equal(resent.startsAt, iso(0));
   assert.equal(resent.annotations.events, "2");
-  assert.equal(resent.generatorURL, "http://dpu-7:9477/api/v1/events/1");
+  // Its text, link and review command all name the newest event; its
+  // startsAt is the first's.
+  assert.equal(
+    resent.generatorURL,
+    "http://dpu-7:9477/events/nic/pfc%20storm%27s/2026-11-24T00:00:20.000123456Z",
+  );
+  assert.match(
+    resent.annotations.description,
+    /fired\. The newest of the 2 events this agent has counted in this alert, started 2026-11-24T00:00:20\.000Z, ended 2026-11-24T00:00:20\.020Z after 20 ms\. .* --event 2026-11-24T00:00:20\.000123456Z --rule=/,
+  );
   // The second end restarts the hold: past the first's, still firing.
   assert.equal(alert.tick(ended2, T0 + 300_050)?.endsAt, iso(420_050));
   assert.equal(alert.firing, true);
@@ -210,7 +238,10 @@ Deno.test("a new event after the alert resolved fires a new alert", () => {
   assert.ok(again);
   assert.equal(again.startsAt, iso(400_000));
   assert.equal(again.annotations.events, "1");
-  assert.equal(again.generatorURL, "http://dpu-7:9477/api/v1/events/2");
+  assert.equal(
+    again.generatorURL,
+    "http://dpu-7:9477/events/nic/pfc%20storm%27s/2026-11-24T00:06:40.000123456Z",
+  );
 });
 
 Deno.test("on its first look an alert fires for an event within the hold, not an older one", () => {
@@ -239,7 +270,10 @@ Deno.test("without an endpoint there is no generatorURL; without a summary one i
     sent.annotations.summary,
     "pfc storm's on nic (0000:03:00.0) of dpu-7",
   );
-  assert.match(sent.annotations.description, /peak so far unknown/);
+  assert.match(
+    sent.annotations.description,
+    /Peak so far unknown\. Traceback of this event: dpu-traceback review /,
+  );
 });
 
 Deno.test("a topology label cannot override the alert's own labels", () => {
@@ -248,7 +282,7 @@ Deno.test("a topology label cannot override the alert's own labels", () => {
     labels: { alertname: "x", instance: "y", rail: "1" },
   });
   const sent = alert.tick(look(event(1, 0)), T0 + 1)!;
-  assert.equal(sent.labels.alertname, "pfc storm's");
+  assert.equal(sent.labels.alertname, RULE_ALERTNAME);
   assert.equal(sent.labels.instance, "dpu-7");
   assert.equal(sent.labels.rail, "1");
 });
@@ -259,7 +293,7 @@ Deno.test("an event read as open and then as ended in one look counts once", () 
   const sent = alert.tick(look(event(1, 0), event(1, 0, 5, 9), 1), T0 + 10);
   assert.ok(sent);
   assert.equal(sent.annotations.events, "1");
-  assert.match(sent.annotations.description, /last event ended .*, peak 9\./);
+  assert.match(sent.annotations.description, /, ended .*\. Peak 9 over/);
   const firing = new RuleAlert(RULE, SETTINGS);
   assert.ok(firing.tick(look(event(1, 0), undefined, 1), T0 + 10));
   assert.equal(
@@ -277,7 +311,7 @@ Deno.test("the description gives the start's value and the peak so far in the ru
   )!;
   assert.match(
     sent.annotations.description,
-    /; active now, value at start 312004\/s, peak so far 1020330\/s\. /,
+    /is active now\. Value at start 312004\/s\. Peak so far 1020330\/s\. /,
   );
   // Ended: the journal's peak, and the start's value still.
   const ended = rate.tick(
@@ -286,7 +320,7 @@ Deno.test("the description gives the start's value and the peak so far in the ru
   )!;
   assert.match(
     ended.annotations.description,
-    /last event ended 2026-11-24T00:00:00\.500Z, value at start 312004\/s, peak 1500000\/s\. /,
+    /ended 2026-11-24T00:00:00\.500Z after 500 ms\. Value at start 312004\/s\. Peak 1500000\/s over the event\. /,
   );
   // A ratio reads as a percentage; a rule that fires low says its peak is a minimum.
   const ratio = new RuleAlert({ ...RULE, peakUnit: "%" }, SETTINGS);
@@ -296,19 +330,19 @@ Deno.test("the description gives the start's value and the peak so far in the ru
       T0,
     )!
       .annotations.description,
-    /value at start 4\.15 %, peak so far 5 %/,
+    /Value at start 4\.15 %\. Peak so far 5 %\./,
   );
   const low = new RuleAlert({ ...RULE, peakKind: "min" }, SETTINGS);
   assert.match(
     low.tick(look(event(1, 0, undefined, NaN, 80), undefined, 1, 30), T0)!
       .annotations.description,
-    /value at start 80, peak so far min 30/,
+    /Value at start 80\. Peak so far min 30\./,
   );
   // Unknown: said so.
   const unknown = new RuleAlert(RULE, SETTINGS);
   assert.match(
     unknown.tick(look(event(1, 0)), T0)!.annotations.description,
-    /active now, value at start unknown, peak so far unknown\./,
+    /is active now\. Value at start unknown\. Peak so far unknown\./,
   );
 });
 
@@ -386,4 +420,137 @@ Deno.test("the rule's description, when given, is the alert's rule annotation", 
   const plain = new RuleAlert(RULE, SETTINGS)
     .tick(look(event(1, 0), undefined, 1, 5), T0 + 10);
   assert.equal(plain?.annotations.rule, undefined);
+});
+
+Deno.test("an open event's first send waits for its peak, PEAK_WAIT_MS from the start, and says how long the peak covers", () => {
+  const alert = new RuleAlert(
+    { ...RULE, peakUnit: "/s" },
+    { ...SETTINGS, peakWaitMs: undefined },
+  );
+  const open = event(1, 0, undefined, NaN, 1_200_000);
+  // The start marker is at T0 + 1; the state published 150 ms after it.
+  const at = (livePeak: number, livePeakAtMs: number) => ({
+    ...look(open, undefined, 1, livePeak),
+    livePeakAtMs,
+  });
+  assert.equal(alert.tick(at(NaN, T0 - 50), T0 + 20), undefined);
+  assert.equal(alert.firing, true);
+  assert.equal(alert.nextDueMs(T0 + 20), T0 + 1 + PEAK_WAIT_MS);
+  assert.equal(
+    alert.tick(at(3_200_000, T0 + 151), T0 + PEAK_WAIT_MS),
+    undefined,
+  );
+  const sent = alert.tick(at(3_400_000, T0 + 201), T0 + 1 + PEAK_WAIT_MS)!;
+  assert.ok(sent);
+  assert.match(
+    sent.annotations.description,
+    /is active now\. Value at start 1200000\/s\. Peak so far 3400000\/s in its first 200 ms\. /,
+  );
+  // The page goes out once; the next send is the resend.
+  assert.equal(
+    alert.nextDueMs(T0 + 1 + PEAK_WAIT_MS),
+    T0 + 30_001 + PEAK_WAIT_MS,
+  );
+  assert.equal(alert.tick(at(3_400_000, T0 + 301), T0 + 400), undefined);
+});
+
+Deno.test("the wait for the peak ends at once when the event ends, another starts, or the sender stops", () => {
+  const settings = { ...SETTINGS, peakWaitMs: 250 };
+  // Ended within the wait: sent at once with the exact peak.
+  const short = new RuleAlert(RULE, settings);
+  assert.equal(short.tick(look(event(1, 0), undefined, 1), T0 + 10), undefined);
+  const ended = short.tick(look(undefined, event(1, 0, 2, 77), 1), T0 + 30)!;
+  assert.match(
+    ended.annotations.description,
+    /after 2 ms\. .* Peak 77 over the event\./,
+  );
+  // A rule flapping faster than the wait: the first event ended when the
+  // second started, so the page is not put off for ever.
+  const flapping = new RuleAlert(RULE, settings);
+  assert.equal(
+    flapping.tick(look(event(1, 0), undefined, 1), T0 + 10),
+    undefined,
+  );
+  const next = flapping.tick(
+    look(event(2, 100), event(1, 0, 90, 5), 2),
+    T0 + 110,
+  )!;
+  assert.ok(next);
+  assert.equal(next.annotations.events, "2");
+  assert.equal(next.startsAt, iso(0));
+  // Stopping: what is known goes out.
+  const stopping = new RuleAlert(RULE, settings);
+  assert.equal(
+    stopping.tick(look(event(1, 0), undefined, 1), T0 + 10),
+    undefined,
+  );
+  assert.ok(stopping.tick(look(event(1, 0), undefined, 1), T0 + 20, true));
+  // A start marker ahead of this clock still waits no longer than the wait.
+  const ahead = new RuleAlert(RULE, settings);
+  assert.equal(
+    ahead.tick(look(event(1, 60_000), undefined, 1), T0 + 10),
+    undefined,
+  );
+  assert.equal(ahead.nextDueMs(T0 + 10), T0 + 260);
+  assert.ok(ahead.tick(look(event(1, 60_000), undefined, 1), T0 + 260));
+});
+
+Deno.test("the first lines give the threshold the value crossed, and the runbook is an annotation", () => {
+  const alert = new RuleAlert({
+    ...RULE,
+    peakUnit: "/s",
+    threshold:
+      "the rate of pause over 1 ms above 1000000/s, clear at or below 200000/s",
+    runbookUrl: "https://wiki.example.com/runbooks/pfc",
+  }, SETTINGS);
+  const sent = alert.tick(
+    look(event(1, 0, undefined, NaN, 1_250_000), undefined, 1, 2_000_000),
+    T0 + 10,
+  )!;
+  assert.match(
+    sent.annotations.description,
+    /Value at start 1250000\/s; threshold: the rate of pause over 1 ms above 1000000\/s, clear at or below 200000\/s\. Peak so far 2000000\/s\. /,
+  );
+  assert.equal(
+    sent.annotations.runbook_url,
+    "https://wiki.example.com/runbooks/pfc",
+  );
+  const plain = new RuleAlert(RULE, SETTINGS).tick(look(event(1, 0)), T0 + 1)!;
+  assert.equal("runbook_url" in plain.annotations, false);
+});
+
+Deno.test("the link, the text and the review command name one event, by a key a restart does not change", () => {
+  // Run 1 of the agent sent an alert for an event at 06:03:25; Alertmanager
+  // keeps that startsAt while the same labels keep firing. Run 2 starts its
+  // ids at 1 again and sees an event at 06:09:19: its text speaks of that
+  // event and its own start, never "since" a time the alert does not carry.
+  const at = (h: number, m: number, s: number) =>
+    ((h * 60 + m) * 60 + s) * 1000;
+  const run1 = new RuleAlert(RULE, SETTINGS);
+  const first = run1.tick(
+    look(event(1, at(6, 3, 25)), undefined, 1),
+    T0 + at(6, 3, 25) + 5,
+  )!;
+  const run2 = new RuleAlert(RULE, SETTINGS);
+  const later = run2.tick(
+    look(event(1, at(6, 9, 19)), undefined, 1),
+    T0 + at(6, 9, 19) + 5,
+  )!;
+  // Same id 1 in both runs; different events, different links.
+  assert.notEqual(first.generatorURL, later.generatorURL);
+  assert.deepEqual(first.labels, later.labels);
+  const d = later.annotations.description;
+  assert.doesNotMatch(d, /since|fired once|times/);
+  assert.match(
+    d,
+    /Its event, started 2026-11-24T06:09:19\.000Z, is active now\./,
+  );
+  const id = later.generatorURL!.split("/events/")[1];
+  assert.equal(id, "nic/pfc%20storm%27s/2026-11-24T06:09:19.000123456Z");
+  assert.ok(
+    d.endsWith(
+      `--event 2026-11-24T06:09:19.000123456Z --rule='pfc storm'\\''s'`,
+    ),
+    d,
+  );
 });

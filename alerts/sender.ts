@@ -11,6 +11,7 @@
 
 import { configuredDevice } from "../config/device.ts";
 import { describeRule } from "../config/describe.ts";
+import { ruleFactsOf, ruleThreshold } from "../config/rule_description.ts";
 import {
   type AlertingConfig,
   DEFAULT_SEVERITY,
@@ -86,6 +87,11 @@ export interface AlertSenderOptions {
   readonly stallMs?: number;
   /** At stop, how long queued alerts may take to go out, ms; default 2000. */
   readonly drainMs?: number;
+  /**
+   * How long an alert's first send may wait for its event's peak, ms;
+   * default PEAK_WAIT_MS (alerts/alert_state.ts). Tests shorten it.
+   */
+  readonly peakWaitMs?: number;
   /** The worker module; tests substitute their own. */
   readonly workerUrl?: URL;
   /**
@@ -118,7 +124,9 @@ const STOP_GRACE_MS = 1000;
 /**
  * The monitors as alerts describe them, from their configurations (in the
  * agent's order): each rule with the one-line description check-config
- * prints for it, for the alert's `rule` annotation.
+ * prints for it, for the alert's `rule` annotation, what its events cross
+ * (threshold, window, clear level) for the description's first lines,
+ * and its runbook when it has one.
  *
  * @example
  * ```ts
@@ -128,14 +136,19 @@ const STOP_GRACE_MS = 1000;
  * const [nic] = alertMonitors([{
  *   name: "nic", source: "sim", samplePeriodNs: 100_000, depth: 8, seed: 1,
  *   columns: [{ name: "rx", dataId: "0x0000000000000001", kind: "counter" }],
- *   rules: [{ name: "rx high", column: 0, comparisonType: "gt", comparisonValue: 5n }],
+ *   rules: [{
+ *     name: "rx high", column: 0, comparisonType: "gt", comparisonValue: 5n,
+ *     runbookUrl: "https://wiki.example.com/rx",
+ *   }],
  *   eventLog: "events.log",
  * }]);
  * assert.deepEqual(nic, {
  *   name: "nic", device: "sim", eventLog: "events.log",
  *   rules: [{
- *     name: "rx high", severity: "warning", peakKind: "max", peakUnit: "",
+ *     name: "rx high", severity: "warning", runbookUrl: "https://wiki.example.com/rx",
+ *     peakKind: "max", peakUnit: "",
  *     description: '"rx high": gt rx > 5 for 8 samples in a row',
+ *     threshold: "rx > 5 for 8 samples in a row",
  *   }],
  * });
  * ```
@@ -151,9 +164,11 @@ export function alertMonitors(
       name: r.name,
       severity: r.severity ?? DEFAULT_SEVERITY,
       ...(r.summary === undefined ? {} : { summary: r.summary }),
+      ...(r.runbookUrl === undefined ? {} : { runbookUrl: r.runbookUrl }),
       peakKind: peakKindOf(r),
       peakUnit: peakUnitOf(r),
       description: describeRule(r, m),
+      threshold: ruleThreshold(ruleFactsOf(r, m)),
     })),
   }));
 }
@@ -260,6 +275,9 @@ export async function prepareSender(
       version: options.version,
       maxLookMs,
       drainMs: options.drainMs ?? 2000,
+      ...(options.peakWaitMs === undefined
+        ? {}
+        : { peakWaitMs: options.peakWaitMs }),
     },
     hosts: alertmanagerHosts(config),
     stats: stats.buffer,

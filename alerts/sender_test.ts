@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { until } from "../tests/until.ts";
 import type { AlertingConfig } from "../config/types.ts";
 import { EventJournal } from "../events/event_journal.ts";
+import { eventPagePath } from "../events/event_link.ts";
 import { AlertStats } from "../metrics/alert_stats.ts";
 import { fakeAlertmanager } from "./fake_alertmanager_test_util.ts";
 import {
@@ -61,6 +62,9 @@ function options(
     // Looks come from events and due times; the heartbeat's bound (a third
     // of the default 10 s stall) never decides a test's timing.
     drainMs: 100,
+    // An open event's alert goes out at once here; the wait for its peak
+    // has tests of its own (alert_state_test.ts, and at stop below).
+    peakWaitMs: 0,
     ...more,
   };
 }
@@ -71,20 +75,30 @@ Deno.test("the worker pushes a rule's event: firing, resent, then resolved after
   const sender = await startAlertSender(options(journal, alerting([am.url])));
   try {
     const startMs = Date.now();
-    const id = journal.started(0, 1, sample(startMs), 0, 7, startMs);
+    journal.started(0, 1, sample(startMs), 0, 7, startMs);
     await am.received(1);
     const [firing] = am.pushes[0].alerts;
     assert.deepEqual(firing.labels, {
       rail: "5",
       switch: "leaf-2",
-      alertname: "pfc",
+      alertname: "DpuTracebackRuleFired",
+      rule: "pfc",
       monitor: "nic",
       device: "mlx5_0",
       instance: "dpu-3",
       severity: "warning",
     });
     assert.equal(firing.startsAt, new Date(startMs).toISOString());
-    assert.equal(firing.generatorURL, `http://dpu-3:9477/api/v1/events/${id}`);
+    assert.equal(
+      firing.generatorURL,
+      `http://dpu-3:9477${
+        eventPagePath({
+          monitor: "nic",
+          rule: "pfc",
+          startNs: BigInt(startMs) * 1_000_000n,
+        })
+      }`,
+    );
     assert.ok(Date.parse(firing.endsAt) > Date.now());
     // Still open: resent on the interval.
     await am.received(2);
@@ -104,7 +118,7 @@ Deno.test("the worker pushes a rule's event: firing, resent, then resolved after
       `resolved ${resolvedAt - endMs} ms after the end`,
     );
     const resolved = am.pushes.at(-1)!.alerts[0];
-    assert.match(resolved.annotations.description, /peak 12\./);
+    assert.match(resolved.annotations.description, /Peak 12 over the event\./);
     const stats = new AlertStats(sender.stats);
     // Counted once the answer is in.
     await until("the count", () => stats.read(0).sent === am.pushes.length);
@@ -127,9 +141,9 @@ Deno.test("a burst between two looks reaches both Alertmanagers, one of them dow
     journal.started(0, 0, sample(t), 0, 1, t);
     journal.ended(0, 0, sample(t + 2), 0, 21, 99, t + 2);
     await up.received(1);
-    assert.equal(up.pushes[0].alerts[0].labels.alertname, "drops");
+    assert.equal(up.pushes[0].alerts[0].labels.rule, "drops");
     assert.equal(up.pushes[0].alerts[0].annotations.summary, "Packets dropped");
-    assert.match(up.pushes[0].alerts[0].annotations.description, /peak 99/);
+    assert.match(up.pushes[0].alerts[0].annotations.description, /Peak 99 /);
     await down.received(2); // retried meanwhile
     const stats = new AlertStats(sender.stats);
     await until(
@@ -160,15 +174,22 @@ function minuteApartSender(
   );
 }
 
-Deno.test("at stop, what is due goes out first", async () => {
+Deno.test("at stop, what is due goes out first, an alert still waiting for its peak too", async () => {
   await using am = fakeAlertmanager();
   const journal = EventJournal.create([2], 16);
-  const sender = await minuteApartSender(journal, am.url, { drainMs: 2000 });
+  const sender = await minuteApartSender(journal, am.url, {
+    drainMs: 2000,
+    peakWaitMs: 60_000,
+  });
   const t = Date.now();
   journal.started(0, 0, sample(t), 0, 1, t);
   await sender.stop();
   assert.equal(am.pushes.length, 1);
-  assert.equal(am.pushes[0].alerts[0].labels.alertname, "drops");
+  assert.equal(am.pushes[0].alerts[0].labels.rule, "drops");
+  assert.match(
+    am.pushes[0].alerts[0].annotations.description,
+    /is active now\. Value at start unknown\. Peak so far unknown\./,
+  );
 });
 
 Deno.test("an event wakes the sender's thread at once, though its looks by the clock are a minute apart", async () => {
@@ -185,7 +206,7 @@ Deno.test("an event wakes the sender's thread at once, though its looks by the c
     journal.started(0, 1, sample(t + 1), 0, 2, t + 1);
     await am.received(2);
     assert.deepEqual(
-      am.pushes.map((p) => p.alerts.map((a) => a.labels.alertname)),
+      am.pushes.map((p) => p.alerts.map((a) => a.labels.rule)),
       [["drops"], ["pfc"]],
     );
   } finally {
@@ -375,7 +396,7 @@ Deno.test("after a stuck sender's restart the queue gauge is true again, its los
       lastSuccessMs: stats.read(0).lastSuccessMs,
     });
     assert.equal(
-      [...am.alerts.values()][0].labels.alertname,
+      [...am.alerts.values()][0].labels.rule,
       "drops",
     );
     assert.equal(sender.restarts, 1);

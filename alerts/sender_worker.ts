@@ -49,6 +49,10 @@ export interface AlertMonitor {
     readonly peakUnit?: PeakUnit;
     /** The rule in words, as check-config prints it (config/describe.ts). */
     readonly description?: string;
+    /** What its events cross (config/rule_description.ts's ruleThreshold). */
+    readonly threshold?: string;
+    /** Its runbook's URL. */
+    readonly runbookUrl?: string;
   }[];
 }
 
@@ -93,6 +97,11 @@ export interface SenderStart {
   readonly maxLookMs: number;
   /** At stop, how long the queues may take to drain, ms. */
   readonly drainMs: number;
+  /**
+   * How long an alert's first send may wait for its event's peak, ms;
+   * PEAK_WAIT_MS (alerts/alert_state.ts) when not given.
+   */
+  readonly peakWaitMs?: number;
 }
 
 /** What the sender's thread tells the agent. */
@@ -105,9 +114,9 @@ export type SenderReply =
 export interface RunningSender {
   /**
    * One look now (tests call it; the thread's own loop does otherwise, at
-   * each wake).
+   * each wake). `final`: an alert still waiting for its peak goes out.
    */
-  tick(nowMs?: number): void;
+  tick(nowMs?: number, final?: boolean): void;
   /**
    * Stops the loop, looks once more (what is due goes out), lets the
    * queues drain (at most drainMs), stops.
@@ -162,6 +171,7 @@ export function runSender(
     endpointUrl: start.endpointUrl,
     resendIntervalMs: start.alerting.resendIntervalMs,
     holdMs: start.alerting.holdMs,
+    peakWaitMs: start.peakWaitMs,
   };
   const alerts = start.monitors.map((m) =>
     m.rules.map((r) =>
@@ -175,26 +185,34 @@ export function runSender(
         peakKind: r.peakKind,
         peakUnit: r.peakUnit,
         description: r.description,
+        threshold: r.threshold,
+        runbookUrl: r.runbookUrl,
       }, settings)
     )
   );
-  const tick = (nowMs = Date.now()) => {
+  const tick = (nowMs = Date.now(), final = false) => {
     Atomics.add(beats, 0, 1);
     state?.refresh();
+    const publishedAtMs = state === undefined ? NaN : state.publishedAtMs;
     const due: PostableAlert[] = [];
     for (let m = 0; m < alerts.length; m++) {
       const published = state?.monitors[m]?.monitor;
       const rules = published?.rules;
       for (let r = 0; r < alerts[m].length; r++) {
         const open = journal.open(m, r);
-        const alert = alerts[m][r].tick({
-          open,
-          last: journal.last(m, r),
-          activations: rules?.[r]?.activations ?? NaN,
-          livePeak: open === undefined || published === undefined
-            ? NaN
-            : openEventPeak(published, r, open.startMs),
-        }, nowMs);
+        const alert = alerts[m][r].tick(
+          {
+            open,
+            last: journal.last(m, r),
+            activations: rules?.[r]?.activations ?? NaN,
+            livePeak: open === undefined || published === undefined
+              ? NaN
+              : openEventPeak(published, r, open.startMs),
+            livePeakAtMs: publishedAtMs,
+          },
+          nowMs,
+          final,
+        );
         if (alert !== undefined) due.push(alert);
       }
     }
@@ -258,7 +276,9 @@ export function runSender(
       }
       journal.wakeReaders(); // ends the loop's wait
       await looping;
-      tick();
+      // An alert still waiting for its event's peak goes out with what is
+      // known: the page must not be lost to a stop.
+      tick(Date.now(), true);
       let grace: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([
         Promise.all(clients.map((c) => c.idle())),

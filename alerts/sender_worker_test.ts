@@ -32,6 +32,7 @@ const CONFIG: MonitorConfig = {
     comparisonType: "gt",
     comparisonValue: 5n,
     severity: "critical",
+    runbookUrl: "https://wiki.example.com/runbooks/rx-high",
   }],
   eventLog: "/var/log/dpu-traceback/events.log",
 };
@@ -107,6 +108,8 @@ function senderStart(
     version: "0.1.0",
     maxLookMs: 60_000, // the heartbeat's bound never decides a look here
     drainMs: 1000,
+    // Sent at once; the tests of the wait for the peak give their own.
+    peakWaitMs: 0,
     ...more,
   };
 }
@@ -123,7 +126,10 @@ Deno.test("with the published state, alerts show the live peak and count bursts 
   const t = Date.now();
   publisher.publish(t);
   const sender = runSender(
-    senderStart([am.url], journal, stats, { state: { buffer, shapes } }),
+    senderStart([am.url], journal, stats, {
+      state: { buffer, shapes },
+      peakWaitMs: 60_000,
+    }),
     (r) => replies.push(r),
   );
   try {
@@ -142,7 +148,13 @@ Deno.test("with the published state, alerts show the live peak and count bursts 
       changedAtMs: t + 4,
     });
     publisher.publish(t + 5);
+    // The open event's first send waits for its peak (the clock is the
+    // test's: the thread's own looks are on the real one, a minute short).
     sender.tick(t + 10);
+    assert.equal(am.pushes.length, 0);
+    Object.assign(rule, { peak: 2345 });
+    publisher.publish(t + 504);
+    sender.tick(t + 4 + 60_000);
     await am.received(1);
     const [alert] = am.pushes[0].alerts;
     assert.equal(alert.labels.severity, "critical");
@@ -151,12 +163,17 @@ Deno.test("with the published state, alerts show the live peak and count bursts 
     assert.equal(alert.startsAt, new Date(t + 2).toISOString());
     assert.match(
       alert.annotations.description,
-      /active now, value at start unknown, peak so far 1234/,
+      /is active now\. Value at start unknown; threshold: rx > 5 for 4 samples in a row\. Peak so far 2345 in its first 500 ms\. /,
     );
     // The rule in check-config's words, for whoever gets the page.
     assert.equal(
       alert.annotations.rule,
       '"rx high" (critical): gt rx > 5 for 4 samples in a row',
+    );
+    // The configured runbook, passed through.
+    assert.equal(
+      alert.annotations.runbook_url,
+      "https://wiki.example.com/runbooks/rx-high",
     );
     assert.equal(alert.generatorURL, undefined);
     assert.deepEqual(replies, []);
@@ -192,7 +209,7 @@ Deno.test("a thread that replaces a failed one counts its lost queue as dropped,
     }]);
     // Its first look found the open event and sent it again.
     await am.received(1);
-    assert.equal(am.pushes[0].alerts[0].labels.alertname, "rx high");
+    assert.equal(am.pushes[0].alerts[0].labels.rule, "rx high");
     // Every look is a heartbeat: the first one at start, then one each.
     assert.equal(Atomics.load(beats, 0), 1);
     sender.tick();
@@ -258,7 +275,7 @@ Deno.test("an event's start is pushed at once: the journal wakes the sender, no 
     const t = Date.now();
     journal.started(0, 0, sample(t), 0, 1, t);
     await am.received(1);
-    assert.equal(am.pushes[0].alerts[0].labels.alertname, "rx high");
+    assert.equal(am.pushes[0].alerts[0].labels.rule, "rx high");
     assert.equal(am.pushes[0].alerts[0].startsAt, new Date(t).toISOString());
     // One look for the start, woken by it.
     assert.equal(Atomics.load(beats, 0), 2);
@@ -332,7 +349,7 @@ Deno.test("stop sends what is due though the loop has not looked since", async (
   assert.equal(Atomics.load(beats, 0), 1);
   await stopping;
   assert.equal(am.pushes.length, 1);
-  assert.equal(am.pushes[0].alerts[0].labels.alertname, "rx high");
+  assert.equal(am.pushes[0].alerts[0].labels.rule, "rx high");
   assert.equal(Atomics.load(beats, 0), 2); // stop's look, not the loop's
 });
 

@@ -205,7 +205,7 @@ try {
       continue;
     }
     pushedBy.set(
-      `${s.labels.instance} ${s.labels.alertname} ${s.startsMs}`,
+      `${s.labels.instance} ${s.labels.rule} ${s.startsMs}`,
       s,
     );
   }
@@ -273,8 +273,10 @@ try {
       if (next === undefined) continue;
       const startMs = nsToMs(next.start_ns);
       if (startMs > windowEndMs - 40_000) continue;
+      // The agents push under the same alertname and rule: Prometheus's
+      // copy is the one with a job label.
       const fired = [...sightings.values()].filter((s) =>
-        s.labels.alertname === SCRAPE_ALERT &&
+        s.labels.alertname === SCRAPE_ALERT && s.labels.job !== undefined &&
         s.labels.instance === instance && s.labels.rule === rule.name
       ).map((s) => s.receivedMs).sort((a, b) => a - b);
       if (fired.length === 0) {

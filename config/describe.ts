@@ -227,6 +227,7 @@ function describeMonitor(
       ...(r.summary === undefined
         ? []
         : [`      summary: ${JSON.stringify(r.summary)}`]),
+      ...(r.runbookUrl === undefined ? [] : [`      runbook: ${r.runbookUrl}`]),
     ]),
   ];
   return lines;

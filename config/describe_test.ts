@@ -258,6 +258,7 @@ monitors:
         keep_firing_for: 10ms
         severity: critical
         summary: ECN marks above 1M/s on port 0
+        runbook_url: https://wiki.example.com/runbooks/ecn-storm
       - {name: busy, column: rx, comparison_type: gt, comparison_value: 5, severity: info}
       - {name: quiet, column: rx, comparison_type: lt, comparison_value: 1, summary: "no \\"rx\\""}
 `,
@@ -267,6 +268,7 @@ monitors:
   assert.deepEqual(lines.slice(lines.indexOf("  rules (3):") + 1), [
     '    "ECN storm" (critical): starts when the rate of ecn over 1 ms stays above 1000000/s for 500 µs; ends when it stays at or below 200000/s for 10 ms',
     '      summary: "ECN marks above 1M/s on port 0"',
+    "      runbook: https://wiki.example.com/runbooks/ecn-storm",
     // A reference rule shows its severity when it is not the default.
     '    "busy" (info): gt rx > 5 for 64 samples in a row',
     '    "quiet": lt rx < 1 for 64 samples in a row',

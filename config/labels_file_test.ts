@@ -121,7 +121,7 @@ Deno.test("parseLabelsFile() refuses each bad line with its number", () => {
     ],
     [
       Array.from({ length: 11 }, (_, i) => `l${i} = x`).join("\n"),
-      "line 11: has 11 topology labels; at most 10, so that alerts (which add alertname, monitor, device, instance and severity) stay under 20 labels",
+      "line 11: has 11 topology labels; at most 10, so that alerts (which add alertname, rule, monitor, device, instance and severity) stay under 20 labels",
       "RangeError",
     ],
   ];

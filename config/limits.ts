@@ -138,6 +138,13 @@ export const MAX_RULE_DURATION_NS = 7 * 86_400 * 1_000_000_000;
 export const MAX_SUMMARY_CHARS = 256;
 
 /**
+ * Longest rule `runbook_url`, in characters: it rides on every alert of
+ * the rule and on its `rule_info` series, so a URL past this is a pasted
+ * search result rather than a runbook's address.
+ */
+export const MAX_RUNBOOK_URL_CHARS = 1024;
+
+/**
  * Longest severity, in characters: alert routing matches it as a label
  * value, so it is a short lowercase token.
  */
@@ -163,7 +170,7 @@ export const MAX_MESSAGE_CHARS = 500;
 
 /**
  * Most topology labels (`labels:` and the labels file together). An alert
- * carries alertname, monitor, device, instance and severity besides them,
+ * carries alertname, rule, monitor, device, instance and severity besides them,
  * and Prometheus adds job and instance to the topology series: 10 keeps
  * every series under the 20 labels per series many sites enforce.
  */

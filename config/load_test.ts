@@ -1208,6 +1208,7 @@ Deno.test("parseConfig() reads signal rules of every kind into their normalized 
         keep_firing_for: 10ms
         severity: critical
         summary: ECN marks above 1M/s on port 0
+        runbook_url: https://wiki.example.com/runbooks/ecn-storm
       - name: Rx discards over 0.1 %
         ratio: port_0_rx_discard_buf_packets
         to: port_0_rx_packets
@@ -1240,6 +1241,7 @@ Deno.test("parseConfig() reads signal rules of every kind into their normalized 
         comparison_value: 5
         severity: critical
         summary: rx above 5 for 64 samples
+        runbook_url: http://runbooks.internal:8080/rx?port=0#busy
       - name: reference
         data_id: "0x3"
         comparison_type: incremental_greater_than
@@ -1259,6 +1261,7 @@ Deno.test("parseConfig() reads signal rules of every kind into their normalized 
       keepFiringForNs: 10_000_000,
       severity: "critical",
       summary: "ECN marks above 1M/s on port 0",
+      runbookUrl: "https://wiki.example.com/runbooks/ecn-storm",
     },
     {
       name: "Rx discards over 0.1 %",
@@ -1331,6 +1334,7 @@ Deno.test("parseConfig() reads signal rules of every kind into their normalized 
       comparisonValue: 5n,
       severity: "critical",
       summary: "rx above 5 for 64 samples",
+      runbookUrl: "http://runbooks.internal:8080/rx?port=0#busy",
     },
     {
       name: "reference",
@@ -1559,9 +1563,24 @@ Deno.test("parseConfig() refuses each malformed signal rule, naming the field an
       `${at}.summary contains U+000A (a line break) at index 1; a summary must be one line of printable text, got "a\\nb"`,
     ],
     [
+      "{name: r, value: port_0_rx_packets, above: 5, runbook_url: wiki/ecn}",
+      TypeError,
+      `${at}.runbook_url must be an http:// or https:// URL of at most 1024 characters, e.g. https://wiki.example.com/runbooks/ecn-storm, got "wiki/ecn"`,
+    ],
+    [
+      "{name: r, column: port_0_rx_packets, comparison_type: gt, comparison_value: 5, runbook_url: 'https://u:p@wiki.example.com/rb'}",
+      TypeError,
+      `${at}.runbook_url must not hold a user or password (it is shown on every alert of the rule and on /metrics); link a page that asks for them, got "https://u:p@wiki.example.com/rb"`,
+    ],
+    [
+      "{name: r, value: port_0_rx_packets, above: 5, runbook: https://wiki.example.com/rb}",
+      TypeError,
+      `${at}.runbook is not a known key; expected one of name, value, above, below, clear, for, keep_firing_for, severity, summary, runbook_url, got "https://wiki.example.com/rb"; did you mean "runbook_url"?`,
+    ],
+    [
       "{name: r, value: port_0_rx_packets, above: 5, keep_firing_fro: 1ms}",
       TypeError,
-      `${at}.keep_firing_fro is not a known key; expected one of name, value, above, below, clear, for, keep_firing_for, severity, summary, got "1ms"; did you mean "keep_firing_for"?`,
+      `${at}.keep_firing_fro is not a known key; expected one of name, value, above, below, clear, for, keep_firing_for, severity, summary, runbook_url, got "1ms"; did you mean "keep_firing_for"?`,
     ],
     [
       "{name: r, ratio: port_0_rx_packets, to: port_0_rx_packets, window: 1ms, above: 1%}",
@@ -1707,6 +1726,7 @@ Deno.test("parseConfig() keeps the reference form verbatim: no signal keys, no l
       ["above", 5],
       ["severity", "critical"],
       ["summary", "s"],
+      ["runbook_url", "https://wiki.example.com/rb"],
     ]
   ) {
     const text = referenceWith((d) => (d.rules[0][key] = value));
@@ -1760,7 +1780,7 @@ Deno.test("a misspelt key is named with its line, its rule and the key meant", (
   );
   assert.equal(
     loadError(text, TypeError, "rules.yaml"),
-    'Cannot load config rules.yaml:15: monitors[0].rules[1] ("ecn_burst").treshold is not a known key; expected one of name, rate, window, above, below, clear, for, keep_firing_for, severity, summary, got "250k/s"; did you mean above or below (the threshold)?',
+    'Cannot load config rules.yaml:15: monitors[0].rules[1] ("ecn_burst").treshold is not a known key; expected one of name, rate, window, above, below, clear, for, keep_firing_for, severity, summary, runbook_url, got "250k/s"; did you mean above or below (the threshold)?',
   );
   // Not "needs above or below": the key written is the problem, not the one missing.
   const misspelt = text.replace("treshold", "abvoe");

@@ -131,12 +131,13 @@ export function ruleDescription(rule: RuleFacts): string {
   return head + signalCondition(rule);
 }
 
-/** When a signal rule starts and when it ends. */
-function signalCondition(rule: SignalRuleFacts): string {
+/** What a signal rule watches, and its raise and clear conditions, in words. */
+function signalParts(
+  rule: SignalRuleFacts,
+): { signal: string; raise: string; clear: string } {
   const unit = unitOf(rule.signal);
   const figure = (x: number | bigint) => measureText(x, unit, { exact: true });
-  const duration = (ns: number) => formatDuration(ns / 1e9, { exact: true });
-  const window = duration(rule.windowNs);
+  const window = formatDuration(rule.windowNs / 1e9, { exact: true });
   const signal = {
     value: `the value of ${rule.column}`,
     increase: `the increase of ${rule.column} per sample`,
@@ -149,6 +150,51 @@ function signalCondition(rule: SignalRuleFacts): string {
   const clear = `${
     rule.direction === "above" ? "at or below" : "at or above"
   } ${figure(rule.clear)}`;
+  return { signal, raise, clear };
+}
+
+/**
+ * What an event of `rule` crossed, in one clause for an alert's first
+ * lines: the measure with its window and the threshold, and for a signal
+ * rule its clear level (`the rate of ecn over 1 ms above 1000000/s,
+ * clear at or below 200000/s`); for a reference rule its condition,
+ * which names its depth (`rx rises by > 5 over 1024 samples`). Figures
+ * as {@linkcode ruleDescription} writes them.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ruleThreshold } from "./rule_description.ts";
+ *
+ * assert.equal(
+ *   ruleThreshold({
+ *     name: "ECN storm", column: "ecn", signal: "rate", windowNs: 1_000_000, direction: "above",
+ *     threshold: 1_000_000, clear: 200_000, forNs: 0, keepFiringForNs: 0,
+ *   }),
+ *   "the rate of ecn over 1 ms above 1000000/s, clear at or below 200000/s",
+ * );
+ * assert.equal(
+ *   ruleThreshold({ name: "r", column: "rx", comparisonType: "dt_gt", comparisonValue: 5n, depth: 1024 }),
+ *   "rx rises by > 5 over 1024 samples",
+ * );
+ * ```
+ */
+export function ruleThreshold(rule: RuleFacts): string {
+  if ("comparisonType" in rule) {
+    return CONDITION[rule.comparisonType](
+      rule.column,
+      String(rule.comparisonValue),
+      rule.depth === undefined ? "H" : String(rule.depth),
+    );
+  }
+  const { signal, raise, clear } = signalParts(rule);
+  return `${signal} ${raise}, clear ${clear}`;
+}
+
+/** When a signal rule starts and when it ends. */
+function signalCondition(rule: SignalRuleFacts): string {
+  const duration = (ns: number) => formatDuration(ns / 1e9, { exact: true });
+  const { signal, raise, clear } = signalParts(rule);
   let starts: string;
   let ends: string;
   if (rule.mOfN !== undefined) {

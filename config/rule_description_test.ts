@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   ruleDescription,
   ruleFactsOf,
+  ruleThreshold,
   type SignalRuleFacts,
 } from "./rule_description.ts";
 
@@ -104,4 +105,60 @@ Deno.test("ruleFactsOf names the columns and leaves a reference rule's default s
   }, monitor) as SignalRuleFacts;
   assert.equal(ratio.severity, "warning");
   assert.equal(ratio.denominator, "column 7");
+});
+
+Deno.test("ruleThreshold() gives what an event crossed: the measure, its window, the threshold and the clear level", () => {
+  const signal = {
+    name: "s",
+    column: "rx",
+    windowNs: 0,
+    direction: "above" as const,
+    threshold: 5n,
+    clear: 5n,
+    forNs: 0,
+    keepFiringForNs: 0,
+  };
+  assert.equal(
+    ruleThreshold({
+      ...signal,
+      signal: "value",
+      direction: "below",
+      threshold: 1000n,
+      clear: 1500n,
+    }),
+    "the value of rx below 1000, clear at or above 1500",
+  );
+  assert.equal(
+    ruleThreshold({ ...signal, signal: "increase", mOfN: { m: 3, n: 5 } }),
+    "the increase of rx per sample above 5, clear at or below 5",
+  );
+  assert.equal(
+    ruleThreshold({
+      ...signal,
+      signal: "ratio",
+      denominator: "all",
+      windowNs: 2_500_000,
+      threshold: 0.001,
+      clear: 0.0005,
+    }),
+    "the ratio of rx to all over 2.5 ms above 0.1 %, clear at or below 0.05 %",
+  );
+  assert.equal(
+    ruleThreshold({
+      name: "r",
+      column: "rx",
+      comparisonType: "inc_gt",
+      comparisonValue: 7n,
+    }),
+    "rx rises by >= 7 from one sample to the next",
+  );
+  assert.equal(
+    ruleThreshold({
+      name: "r",
+      column: "rx",
+      comparisonType: "gt",
+      comparisonValue: 7n,
+    }),
+    "rx > 7 for H samples in a row",
+  );
 });

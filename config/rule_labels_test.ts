@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { MAX_SUMMARY_CHARS } from "./limits.ts";
-import { severity, summary } from "./rule_labels.ts";
+import { MAX_RUNBOOK_URL_CHARS, MAX_SUMMARY_CHARS } from "./limits.ts";
+import { runbookUrl, severity, summary } from "./rule_labels.ts";
 import { parseValue } from "./values.ts";
 
 const parseSeverity = (value: unknown) => parseValue(severity, value);
@@ -81,5 +81,48 @@ Deno.test("parseSummary() takes one printable line up to 256 characters", () => 
       { ok: false, problem, kind },
       String(value),
     );
+  }
+});
+
+Deno.test("runbookUrl takes an http(s) URL with a host, as written, up to 1024 characters", () => {
+  const parse = (value: unknown) => parseValue(runbookUrl, value);
+  const longest = `https://wiki.example.com/${
+    "r".repeat(
+      MAX_RUNBOOK_URL_CHARS - "https://wiki.example.com/".length,
+    )
+  }`;
+  for (
+    const ok of [
+      "https://wiki.example.com/runbooks/ecn-storm",
+      "http://runbooks.internal:8080/rx?port=0&rule=ECN%20storm#busy",
+      "HTTPS://Wiki.Example.com/A", // kept as written, not lowercased
+      "https://[fd00::1]/rb",
+      longest,
+    ]
+  ) {
+    assert.deepEqual(parse(ok), { ok: true, value: ok }, ok);
+  }
+  const PROBLEM =
+    "must be an http:// or https:// URL of at most 1024 characters, e.g. https://wiki.example.com/runbooks/ecn-storm";
+  const cases: [unknown, string, "type" | "range"][] = [
+    [`${longest}x`, PROBLEM, "range"],
+    ["wiki.example.com/rb", PROBLEM, "type"],
+    ["ftp://wiki.example.com/rb", PROBLEM, "type"],
+    ["javascript:alert(1)", PROBLEM, "type"],
+    ["https://", PROBLEM, "type"],
+    ["http:///path", PROBLEM, "type"],
+    ["https://wiki.example.com/run book", PROBLEM, "type"],
+    ["https://wiki.example.com/rb\n", PROBLEM, "type"],
+    ["https://wiki.example.com/r\u00e9sum\u00e9", PROBLEM, "type"],
+    [
+      "https://alice:s3cret@wiki.example.com/rb",
+      "must not hold a user or password (it is shown on every alert of the rule and on /metrics); link a page that asks for them",
+      "type",
+    ],
+    ["", PROBLEM, "type"],
+    [5, "must be a string", "type"],
+  ];
+  for (const [value, problem, kind] of cases) {
+    assert.deepEqual(parse(value), { ok: false, problem, kind }, String(value));
   }
 });

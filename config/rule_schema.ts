@@ -18,7 +18,7 @@ import { parseDuration, parseWindow } from "./durations.ts";
 import { type MOfN, parseFor } from "./m_of_n.ts";
 import { printableName } from "./names.ts";
 import { strict } from "./objects.ts";
-import { severity, summary } from "./rule_labels.ts";
+import { runbookUrl, severity, summary } from "./rule_labels.ts";
 import { parseThreshold } from "./thresholds.ts";
 import {
   type ComparisonType,
@@ -55,6 +55,7 @@ const RULE_ALIASES = {
   column_name: '"column"',
   type: '"comparison_type"',
   description: '"summary"',
+  runbook: '"runbook_url"',
 };
 
 /**
@@ -77,13 +78,17 @@ export type SignalRuleDocument =
 /** Either kind of agent-form rule; `"signal" in rule` tells them apart. */
 export type AgentRuleDocument = ReferenceRuleDocument | SignalRuleDocument;
 
-/** `severity`, the default where none is given, and `summary` if given. */
+/**
+ * `severity`, the default where none is given, and `summary` and
+ * `runbook_url` if given.
+ */
 function labels(
-  rule: { severity?: string; summary?: string },
-): { severity: string; summary?: string } {
+  rule: { severity?: string; summary?: string; runbook_url?: string },
+): { severity: string; summary?: string; runbookUrl?: string } {
   return {
     severity: rule.severity ?? DEFAULT_SEVERITY,
     ...(rule.summary === undefined ? {} : { summary: rule.summary }),
+    ...(rule.runbook_url === undefined ? {} : { runbookUrl: rule.runbook_url }),
   };
 }
 
@@ -124,6 +129,7 @@ function referenceDocument(rule: {
   comparison_value: bigint;
   severity?: string;
   summary?: string;
+  runbook_url?: string;
 }): ReferenceRuleDocument {
   return {
     name: rule.name,
@@ -144,6 +150,7 @@ const agentReferenceRule = strict({
   comparison_value: u64,
   severity: severity.optional(),
   summary: summary.optional(),
+  runbook_url: runbookUrl.optional(),
 }, {
   aliases: RULE_ALIASES,
   refuse: Object.fromEntries(
@@ -244,6 +251,7 @@ function signalRule(signal: SignalKind) {
     keep_firing_for: grammar(parseDuration).optional(),
     severity: severity.optional(),
     summary: summary.optional(),
+    runbook_url: runbookUrl.optional(),
   };
   type Keys = {
     name: string;
@@ -256,6 +264,7 @@ function signalRule(signal: SignalKind) {
     keep_firing_for?: number;
     severity?: string;
     summary?: string;
+    runbook_url?: string;
   } & Record<SignalKind, string>;
   return strict(shape, { aliases: RULE_ALIASES, refuse })
     .check((ctx) => {

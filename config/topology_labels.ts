@@ -23,13 +23,13 @@ import { outOfRange } from "./values.ts";
  * and `instance`, be renamed by Prometheus on the scraped series).
  */
 export const RESERVED_LABELS: Readonly<Record<string, string>> = {
-  alertname: "the rule's name on every alert",
+  alertname: "DpuTracebackRuleFired on every rule's alert, pushed or scraped",
   monitor: "the monitor's name on alerts and metrics",
   device: "the monitored device on alerts",
   instance:
     "the agent's instance on alerts (set it with instance:), and Prometheus's scrape target on metrics",
   severity: "the rule's severity on alerts",
-  rule: "the rule's name on metrics",
+  rule: "the rule's name on alerts and metrics",
   job: "Prometheus's scrape job on metrics",
 };
 
@@ -220,5 +220,5 @@ export const topologyLabels: z.ZodType<Record<string, string>> = z.record(
  * ```
  */
 export function tooManyLabels(count: number): string {
-  return `has ${count} topology labels; at most ${MAX_TOPOLOGY_LABELS}, so that alerts (which add alertname, monitor, device, instance and severity) stay under 20 labels`;
+  return `has ${count} topology labels; at most ${MAX_TOPOLOGY_LABELS}, so that alerts (which add alertname, rule, monitor, device, instance and severity) stay under 20 labels`;
 }

@@ -145,7 +145,7 @@ Deno.test("parseConfig() refuses each bad label, instance or labels_file with it
         Array.from({ length: 11 }, (_, i) => `l${i}: x`).join(", ")
       } }`,
       "RangeError",
-      "labels has 11 topology labels; at most 10, so that alerts (which add alertname, monitor, device, instance and severity) stay under 20 labels, got ",
+      "labels has 11 topology labels; at most 10, so that alerts (which add alertname, rule, monitor, device, instance and severity) stay under 20 labels, got ",
     ],
     [
       'instance: ""',

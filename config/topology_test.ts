@@ -63,7 +63,7 @@ Deno.test("resolveTopology() refuses a missing or bad labels file, and more than
   await assert.rejects(resolveTopology(config(five)), {
     name: "RangeError",
     message:
-      `Cannot read labels file ${file}: with labels: of the configuration it has 11 topology labels; at most 10, so that alerts (which add alertname, monitor, device, instance and severity) stay under 20 labels`,
+      `Cannot read labels file ${file}: with labels: of the configuration it has 11 topology labels; at most 10, so that alerts (which add alertname, rule, monitor, device, instance and severity) stay under 20 labels`,
   });
   // The same names in both count once.
   const overlapping = `{ ${

@@ -58,6 +58,11 @@ export interface RuleLabels {
   readonly severity?: string;
   /** One line an operator reads first when the rule fires. */
   readonly summary?: string;
+  /**
+   * The rule's runbook, an http(s) URL: the `runbook_url` annotation of
+   * its pushed alerts and a label of its `rule_info` series.
+   */
+  readonly runbookUrl?: string;
 }
 
 /** The severity of a rule that names none. */

@@ -600,8 +600,9 @@ export class MetricsRenderer {
  * for the reference's types; for a signal rule `signal`,
  * `window_seconds` (rate, ratio), `denominator` (ratio), `direction`,
  * `threshold`, `clear`, `for_seconds` or `m_of_n`, and
- * `keep_firing_for_seconds`), then `severity`, and `summary` when
- * configured: at most 14 labels with `monitor`. Values come from the
+ * `keep_firing_for_seconds`), then `severity`, and `summary` and
+ * `runbook_url` when configured (so a Prometheus alert can template
+ * them): at most 15 labels with `monitor`. Values come from the
  * configuration only; u64 thresholds are exact decimal text.
  *
  * @example
@@ -657,5 +658,8 @@ export function ruleInfoLabels(
   }
   labels.push(["severity", rule.severity ?? DEFAULT_SEVERITY]);
   if (rule.summary !== undefined) labels.push(["summary", rule.summary]);
+  if (rule.runbookUrl !== undefined) {
+    labels.push(["runbook_url", rule.runbookUrl]);
+  }
   return labels;
 }

@@ -312,6 +312,7 @@ Deno.test("a signal rule shows pending, then active with its peak, in /metrics a
       keepFiringForNs: 0,
       severity: "critical",
       summary: "rx above 1.5M/s",
+      runbookUrl: "https://wiki.example.com/rb?rule=rx%20burst",
     }],
   }));
   let rx = 0n;
@@ -369,7 +370,7 @@ Deno.test("a signal rule shows pending, then active with its peak, in /metrics a
     assert.equal(
       lineOf(
         ended.body,
-        'dpu_traceback_rule_info{monitor="nic",rule="rx burst",column="rx",signal="rate",window_seconds="0.002",direction="above",threshold="1500000",clear="1000000",for_seconds="0.003",keep_firing_for_seconds="0",severity="critical",summary="rx above 1.5M/s"}',
+        'dpu_traceback_rule_info{monitor="nic",rule="rx burst",column="rx",signal="rate",window_seconds="0.002",direction="above",threshold="1500000",clear="1000000",for_seconds="0.003",keep_firing_for_seconds="0",severity="critical",summary="rx above 1.5M/s",runbook_url="https://wiki.example.com/rb?rule=rx%20burst"}',
       ).split(" ").at(-1),
       "1",
     );
@@ -388,6 +389,7 @@ Deno.test("a signal rule shows pending, then active with its peak, in /metrics a
       column: "rx",
       severity: "critical",
       summary: "rx above 1.5M/s",
+      runbook_url: "https://wiki.example.com/rb?rule=rx%20burst",
       signal: "rate",
       window_seconds: 0.002,
       denominator: null,

@@ -55,6 +55,8 @@ export interface RuleSnapshot {
   readonly severity: string;
   /** The configured one-line summary; absent when none is. */
   readonly summary?: string;
+  /** The configured runbook URL; absent when none is. */
+  readonly runbook_url?: string;
   /** Reference rules only: the short type (`dt_gt`). */
   readonly comparison_type?: string;
   /** Reference rules only: the exact u64 threshold, as decimal text. */
@@ -282,6 +284,7 @@ export function buildSnapshot(
           column: config.columns[r.column].name,
           severity: r.severity ?? DEFAULT_SEVERITY,
           ...(r.summary === undefined ? {} : { summary: r.summary }),
+          ...(r.runbookUrl === undefined ? {} : { runbook_url: r.runbookUrl }),
           ...definition(r, config.columns),
           active: rule.active,
           pending: rule.pending,

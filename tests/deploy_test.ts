@@ -35,6 +35,7 @@ import {
   unitSettings,
 } from "./deploy_util.ts";
 import { tempDir } from "./temp_dir.ts";
+import { RULE_ALERTNAME } from "../alerts/alert_state.ts";
 
 const UNIT = await Deno.readTextFile(join(DEPLOY, "dpu-traceback.service"));
 const SERVICE = unitSettings(UNIT, "Service");
@@ -537,6 +538,28 @@ Deno.test("the fleet kit's rules, rule tests and dashboard are there, parse, and
         /group_left \(severity\)\s+dpu_traceback_rule_info/.test(rule.expr),
       `${rule.alert}: severity`,
     );
+  }
+
+  // The scrape path names a rule's event as the agent's push does, so one
+  // silence or route on alertname and rule covers both; it carries the
+  // rule's summary and runbook from rule_info.
+  const fired = alerts.find((r) => r.alert === RULE_ALERTNAME);
+  assert.ok(fired, `${RULE_ALERTNAME}: the pushed alerts' name`);
+  assert.match(fired.annotations!.summary, /label "summary"/);
+  assert.match(fired.annotations!.runbook_url ?? "", /label "runbook_url"/);
+  // A command to the agent works with instance relabelled to the bare
+  // host name (docs/fleet.md): the port is added where instance has none.
+  for (const rule of alerts) {
+    for (const text of Object.values(rule.annotations ?? {})) {
+      for (const after of text.split("://{{ $labels.instance }}").slice(1)) {
+        assert.ok(
+          after.startsWith(
+            '{{ if not (match ":[0-9]+$" $labels.instance) }}:9477{{ end }}/',
+          ),
+          `${rule.alert}: ${after.slice(0, 80)}`,
+        );
+      }
+    }
   }
 
   // Each alert has a unit test where it fires and one where it does not.

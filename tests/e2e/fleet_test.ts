@@ -124,7 +124,8 @@ function alertOf(
   rule: string,
 ): GettableAlert | undefined {
   return alerts.find((a) =>
-    a.labels.instance === member.instance && a.labels.alertname === rule
+    a.labels.instance === member.instance &&
+    a.labels.alertname === "DpuTracebackRuleFired" && a.labels.rule === rule
   );
 }
 
@@ -235,7 +236,8 @@ Deno.test("a fleet of 16 agents pushes to a real Alertmanager and is scraped by 
         ] as const
       ) {
         assert.deepEqual(alert.labels, {
-          alertname: rule.name,
+          alertname: "DpuTracebackRuleFired",
+          rule: rule.name,
           monitor: "nic",
           device: "sim",
           instance: member.instance,
@@ -245,11 +247,14 @@ Deno.test("a fleet of 16 agents pushes to a real Alertmanager and is scraped by 
         assert.equal(alert.annotations.summary, rule.summary);
         // The link back leads to the agent's own record of the event.
         assert.ok(alert.generatorURL, `${member.name}: no generatorURL`);
+        // The event's page; its JSON summary has the same ID.
         assert.ok(
-          alert.generatorURL.startsWith(`${member.agent.url}api/v1/events/`),
+          alert.generatorURL.startsWith(`${member.agent.url}events/`),
           alert.generatorURL,
         );
-        const res = await fetch(alert.generatorURL);
+        const res = await fetch(
+          alert.generatorURL.replace(/\/events\//, "/api/v1/events/"),
+        );
         const event = await res.json();
         assert.equal(res.status, 200, JSON.stringify(event));
         assert.equal(event.rule, rule.name);

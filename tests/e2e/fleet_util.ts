@@ -89,7 +89,11 @@ export interface GettableAlert {
   readonly updatedAt: string;
   readonly fingerprint: string;
   readonly generatorURL?: string;
-  readonly status: { readonly state: string };
+  readonly status: {
+    readonly state: string;
+    readonly silencedBy?: readonly string[];
+    readonly inhibitedBy?: readonly string[];
+  };
 }
 
 /** The Alertmanager binary: Debian names it prometheus-alertmanager. */
@@ -131,13 +135,20 @@ export class Alertmanager {
     this.url = `http://127.0.0.1:${port}`;
   }
 
-  /** Starts one under `dir` on `port` and waits until it is ready. */
-  static async start(dir: string, port: number): Promise<Alertmanager> {
+  /**
+   * Starts one under `dir` on `port` and waits until it is ready; `more`
+   * is YAML appended to its configuration (inhibit rules, say).
+   */
+  static async start(
+    dir: string,
+    port: number,
+    more = "",
+  ): Promise<Alertmanager> {
     const am = new Alertmanager(await alertmanagerBinary(), dir, port);
     // One route to a receiver that sends nothing: the test reads the API.
     await Deno.writeTextFile(
       join(dir, "alertmanager.yml"),
-      "route:\n  receiver: none\nreceivers:\n  - name: none\n",
+      "route:\n  receiver: none\nreceivers:\n  - name: none\n" + more,
     );
     await am.startAgain();
     return am;
