@@ -169,7 +169,10 @@ async function runStarting(
       config: alerting,
       instance: topology.instance,
       labels: topology.labels,
-      monitors: alertMonitors(monitors.map((m) => m.config)),
+      monitors: alertMonitors(
+        monitors.map((m) => m.config),
+        monitors.map((m) => m.nicGpus),
+      ),
       journalBuffer: journal.buffer,
       state: shared,
       version: options.version,

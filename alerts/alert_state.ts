@@ -109,6 +109,8 @@ export interface AlertRule {
   readonly threshold?: string;
   /** The rule's runbook: the `runbook_url` annotation. */
   readonly runbookUrl?: string;
+  /** A NIC monitor's closest GPUs, in one line: the `gpus` annotation. */
+  readonly gpus?: string;
 }
 
 /** What all of an agent's alerts share. */
@@ -458,8 +460,8 @@ export class RuleAlert {
       JSON.stringify(rule.rule)
     } of monitor ${rule.monitor} (${rule.device}) on ${instance} fired. ${which}, started ${
       isoMs(newest.startNs)
-    }, ${state}. ${crossed} ${peak}${
-      afterLoss(newest)
+    }, ${state}. ${crossed} ${peak}${afterLoss(newest)}${
+      rule.gpus === undefined ? "" : ` ${rule.gpus}.`
     } ${traceback}: ${review}`;
     const summary = rule.summary ??
       `${rule.rule} on ${rule.monitor} (${rule.device}) of ${instance}`;
@@ -478,6 +480,7 @@ export class RuleAlert {
         ...(rule.runbookUrl === undefined
           ? {}
           : { runbook_url: rule.runbookUrl }),
+        ...(rule.gpus === undefined ? {} : { gpus: rule.gpus }),
       },
       // Alertmanager refuses (400) an alert that ends before it starts:
       // sample times on a clock ahead of the host's by more than the

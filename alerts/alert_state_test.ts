@@ -554,3 +554,20 @@ Deno.test("the link, the text and the review command name one event, by a key a 
     d,
   );
 });
+
+Deno.test("a NIC rule's alert names the GPUs behind the NIC, in an annotation and in its text", () => {
+  const gpus =
+    "GPUs behind 0000:1a:00.0: GPU 0 (GPU-aaaa, 0000:18:00.0) PIX, GPU 1 (GPU-bbbb, 0000:28:00.0) PIX";
+  const alert = new RuleAlert({ ...RULE, gpus }, SETTINGS);
+  const sent = alert.tick(look(event(1, 2_345), undefined, 1, 90), T0 + 2_400)!;
+  assert.equal(sent.annotations.gpus, gpus);
+  assert.match(
+    sent.annotations.description,
+    new RegExp(`${RegExp.escape(gpus)}\\. Traceback of this event `),
+  );
+  const plain = new RuleAlert(RULE, SETTINGS).tick(
+    look(event(2, 2_345), undefined, 1, 90),
+    T0 + 2_400,
+  )!;
+  assert.equal("gpus" in plain.annotations, false);
+});

@@ -9,6 +9,8 @@
  * @module
  */
 
+import { describeNicGpus } from "../collectors/nic_gpus.ts";
+import type { NicGpus } from "../collectors/pcie_affinity.ts";
 import { configuredDevice } from "../config/device.ts";
 import { describeRule } from "../config/describe.ts";
 import { ruleFactsOf, ruleThreshold } from "../config/rule_description.ts";
@@ -155,11 +157,13 @@ const STOP_GRACE_MS = 1000;
  */
 export function alertMonitors(
   monitors: readonly MonitorConfig[],
+  nicGpus: readonly (NicGpus | undefined)[] = [],
 ): AlertMonitor[] {
-  return monitors.map((m) => ({
+  return monitors.map((m, i) => ({
     name: m.name,
     device: configuredDevice(m) ?? m.source,
     eventLog: m.eventLog,
+    ...(nicGpus[i] === undefined ? {} : { gpus: describeNicGpus(nicGpus[i]) }),
     rules: m.rules.map((r) => ({
       name: r.name,
       severity: r.severity ?? DEFAULT_SEVERITY,

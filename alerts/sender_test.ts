@@ -7,6 +7,7 @@ import { AlertStats } from "../metrics/alert_stats.ts";
 import { fakeAlertmanager } from "./fake_alertmanager_test_util.ts";
 import {
   alertmanagerHosts,
+  alertMonitors,
   type AlertMonitor,
   type AlertSenderOptions,
   prepareSender,
@@ -489,4 +490,43 @@ Deno.test("the network allowed is each Alertmanager's host and port, once", () =
     ])),
     ["[::1]:9093", "127.0.0.1:9093", "am.example:80"],
   );
+});
+
+Deno.test("alertMonitors carries each NIC monitor's GPUs, in the words check-config prints", () => {
+  const config = {
+    name: "nic",
+    source: "kernel" as const,
+    device: "03:00.0",
+    samplePeriodNs: 10_000_000,
+    depth: 100,
+    columns: [{
+      name: "rx",
+      dataId: "netdev:rx_bytes",
+      kind: "counter" as const,
+    }],
+    rules: [],
+    eventLog: "events.log",
+    seed: 1,
+  };
+  const [near, far, none] = alertMonitors([config, config, config], [
+    {
+      nic: "0000:03:00.0",
+      gpus: [{
+        index: 0,
+        uuid: "GPU-aaaa",
+        busId: "0000:04:00.0",
+        link: "PIX",
+      }],
+    },
+    { nic: "0000:8a:00.0", gpus: [], none: "no GPU shares its NUMA node" },
+  ]);
+  assert.equal(
+    near.gpus,
+    "GPUs behind 0000:03:00.0: GPU 0 (GPU-aaaa, 0000:04:00.0) PIX",
+  );
+  assert.equal(
+    far.gpus,
+    "no GPU behind 0000:8a:00.0: no GPU shares its NUMA node",
+  );
+  assert.equal(none.gpus, undefined);
 });

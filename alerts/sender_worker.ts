@@ -40,6 +40,11 @@ export interface AlertMonitor {
   readonly device: string;
   /** Its events log's path. */
   readonly eventLog: string;
+  /**
+   * A NIC monitor's closest GPUs in one line (collectors/nic_gpus.ts'
+   * describeNicGpus), or why none: the `gpus` annotation.
+   */
+  readonly gpus?: string;
   /** Its rules, in configuration order (the journal's rule indexes). */
   readonly rules: readonly {
     readonly name: string;
@@ -182,6 +187,7 @@ export function runSender(
         severity: r.severity,
         summary: r.summary,
         eventLog: m.eventLog,
+        ...(m.gpus === undefined ? {} : { gpus: m.gpus }),
         peakKind: r.peakKind,
         peakUnit: r.peakUnit,
         description: r.description,
