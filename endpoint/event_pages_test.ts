@@ -399,3 +399,38 @@ Deno.test("a page with no GPU to chart is as it was: no GPU behind the NIC, or n
   assert.equal(noMonitor.split("<figure>").length, 2);
   assert.doesNotMatch(noMonitor, /GPUs: |GPU monitor/);
 });
+
+Deno.test("a page while the log rotates: an event now in a rotated file is still found there", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "nic-events.log");
+  const starts = [1000n, 4000n, 7000n, 10000n].map((k) => T0 + k * PERIOD);
+  await writeMonitorLog({
+    path,
+    monitor: "nic",
+    depth: 64,
+    periodNs: PERIOD,
+    rules: RULES.map((r) => r.name),
+    // Small files: each event's run rotates the log on.
+    events: starts.map((startNs) => ({ rule: 0, startNs, samples: 200 })),
+    maxBytes: 40_000,
+    keep: 5,
+  });
+  const rotated = [...Deno.readDirSync(dir.path)].map((e) => e.name).sort();
+  assert.ok(rotated.length > 1, rotated.join(", "));
+  const monitor: EventsMonitor = {
+    config: { name: "nic", rules: RULES },
+    monitor: {
+      samples: 0,
+      rules: RULES.map(() => ({ active: false, peak: NaN })),
+      ruleChangedAtMs: () => NaN,
+    },
+    log: { path },
+  };
+  const pages = new EventPages({ monitors: [monitor], now: () => 0 });
+  for (const startNs of starts) {
+    const answer =
+      (await pages.answer(`/events/${eventId(key("rx burst", startNs))}`))!;
+    assert.equal(answer.status, 200, text(answer));
+    assert.match(text(answer), /<figure><svg /);
+  }
+});
