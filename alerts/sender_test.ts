@@ -7,8 +7,8 @@ import { AlertStats } from "../metrics/alert_stats.ts";
 import { fakeAlertmanager } from "./fake_alertmanager_test_util.ts";
 import {
   alertmanagerHosts,
-  alertMonitors,
   type AlertMonitor,
+  alertMonitors,
   type AlertSenderOptions,
   prepareSender,
   startAlertSender,
