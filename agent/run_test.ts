@@ -55,7 +55,7 @@ Deno.test("without the endpoint (listen: off) the agent's alerts still carry the
   // The first look may come before the first publication; a resend a
   // second later must know the peak (the published state's), as with the
   // endpoint on.
-  assert.match(descriptions.at(-1)!, /peak so far [0-9]/, descriptions.at(-1));
+  assert.match(descriptions.at(-1)!, /Peak so far [0-9]/, descriptions.at(-1));
 });
 
 /** A one-monitor simulated agent logging to `eventLog`, endpoint on `listen`. */
