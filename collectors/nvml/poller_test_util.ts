@@ -27,6 +27,7 @@ const SIM_ENV = [
   "NVML_SIM_TEMPERATURE",
   "NVML_SIM_SLOW",
   "NVML_SIM_POWER_FAIL",
+  "NVML_SIM_PCIE_BYTES",
 ];
 
 /** Runs `fn` with the simulator's variables set as given (others unset). */
