@@ -7,7 +7,7 @@
  *    operator runs it) with the GPU monitor off, on (8 GPUs, every reading,
  *    polled every 100 ms: ten times the default rate), and on with NVML
  *    calls that block 300 ms each. Read from the agent's /metrics.
- * 2. One GPU poll of 8 GPUs x 19 readings in the worker's code
+ * 2. One GPU poll of 8 GPUs x every reading (GPU_READINGS) in the worker's code
  *    (NvmlPoller.poll, in this process): time per poll and heap growth.
  *
  * ```sh

@@ -67,7 +67,7 @@ Deno.test("a GPU monitor: readings expand to one column per reading, GPU default
     "events.log",
     "gpu-events.log",
   ]);
-  assert.equal(gpu.columns.length, 1 + 19);
+  assert.equal(gpu.columns.length, 1 + 21);
   assert.deepEqual(gpu.columns[0], {
     name: "gpu*.temperature",
     dataId: "nvml gpu*.temperature",
@@ -93,7 +93,7 @@ Deno.test("a GPU monitor without readings reads everything", () => {
     agent("  - { name: gpu, source: nvml }\n"),
     "a.yaml",
   );
-  assert.equal(config.monitors[1].columns.length, 19);
+  assert.equal(config.monitors[1].columns.length, 21);
   assert.ok(
     config.monitors[1].columns.every((c) => c.name.startsWith("gpu*.")),
   );
@@ -102,7 +102,7 @@ Deno.test("a GPU monitor without readings reads everything", () => {
 Deno.test("GPU monitor mistakes are one line naming the place", () => {
   assert.equal(
     problem(agent("  - { name: gpu, source: nvml, readings: [gpu0.temp] }\n")),
-    'Cannot load config a.yaml:5: monitors[1].readings[0] names no GPU reading "temp"; readings are temperature, power, energy, gpu_utilization, memory_utilization, memory_used, memory_total, sm_clock, memory_clock, clock_event_reasons, ecc_corrected, ecc_uncorrected, pcie_replays, nvlink_crc_flit_errors, nvlink_crc_data_errors, nvlink_replay_errors, nvlink_recovery_errors, xid_errors, last_xid, got "gpu0.temp"',
+    'Cannot load config a.yaml:5: monitors[1].readings[0] names no GPU reading "temp"; readings are temperature, power, energy, gpu_utilization, memory_utilization, memory_used, memory_total, sm_clock, memory_clock, clock_event_reasons, ecc_corrected, ecc_uncorrected, pcie_replays, pcie_tx_bytes, pcie_rx_bytes, nvlink_crc_flit_errors, nvlink_crc_data_errors, nvlink_replay_errors, nvlink_recovery_errors, xid_errors, last_xid, got "gpu0.temp"',
   );
   assert.match(
     problem(
@@ -157,7 +157,7 @@ Deno.test("withAutoGpuMonitor adds a GPU monitor beside a NIC monitor, unless to
     ["gpu", "nvml", "gpu-events.log"],
   ]);
   const gpu = auto.monitors[1];
-  assert.equal(gpu.columns.length, 19);
+  assert.equal(gpu.columns.length, 21);
   assert.deepEqual(
     gpu.rules.map((r) =>
       isReferenceRule(r)

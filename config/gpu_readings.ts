@@ -73,6 +73,16 @@ export const GPU_READINGS: readonly GpuReading[] = [
   },
   { name: "pcie_replays", kind: "counter", help: "PCIe replay counter" },
   {
+    name: "pcie_tx_bytes",
+    kind: "counter",
+    help: "bytes sent over PCIe (NVML's count, which can wrap)",
+  },
+  {
+    name: "pcie_rx_bytes",
+    kind: "counter",
+    help: "bytes received over PCIe (NVML's count, which can wrap)",
+  },
+  {
     name: "nvlink_crc_flit_errors",
     kind: "counter",
     help: "NVLink CRC flit errors, all links",

@@ -50,19 +50,65 @@ export interface GpuWindow {
   readonly complete: boolean;
 }
 
-/** One reading the page charts: its column, heading, unit and scale. */
+/**
+ * One reading the page charts: its columns, heading, unit and scale, and
+ * whether the columns are counters charted as their rate per second.
+ */
 const READINGS = [
-  { names: ["gpu_utilization"], heading: "GPU utilisation", unit: "%", k: 1 },
   {
-    // NVML gives KB/s (of 1024 bytes).
-    names: ["pcie_tx", "pcie_rx"],
+    names: ["gpu_utilization"],
+    heading: "GPU utilisation",
+    unit: "%",
+    k: 1,
+    rate: false,
+  },
+  {
+    // Byte counters (NVML fields 197 and 198), charted as bytes per second.
+    names: ["pcie_tx_bytes", "pcie_rx_bytes"],
     heading: "PCIe throughput (solid TX, dashed RX)",
     unit: "B/s",
-    k: 1024,
+    k: 1,
+    rate: true,
   },
   // mW.
-  { names: ["power"], heading: "power", unit: "W", k: 1e-3 },
+  { names: ["power"], heading: "power", unit: "W", k: 1e-3, rate: false },
 ] as const;
+
+/** 2^32, to join a u64's words. */
+const HI = 4294967296;
+
+/**
+ * The per-second rate of the counter in `column` over each sample's
+ * period: its increase since the previous sample over the time between
+ * the two. NaN (unknown) for the oldest sample, for a step where the
+ * counter went down (it wrapped, as NVML's PCIe byte counts can, or was
+ * reset: never a negative rate), and where it reads 0 at both ends (a GPU
+ * that does not support the counter reads 0: no reading, not no traffic).
+ * Differences are taken word by word, exact where a u64 made a number
+ * would not be.
+ */
+function counterRates(
+  words: Uint32Array,
+  stride: number,
+  count: number,
+  column: number,
+): Float64Array {
+  const rates = new Float64Array(count).fill(NaN);
+  const at = 2 * (column + 1);
+  for (let k = 1; k < count; k++) {
+    const a = (k - 1) * stride;
+    const b = k * stride;
+    const ns = (words[b + 1] - words[a + 1]) * HI + (words[b] - words[a]);
+    const hi = words[b + at + 1];
+    const lo = words[b + at];
+    const delta = (hi - words[a + at + 1]) * HI + (lo - words[a + at]);
+    if (!(ns > 0) || delta < 0 || (delta === 0 && hi === 0 && lo === 0)) {
+      continue;
+    }
+    rates[k] = delta / (ns / 1e9);
+  }
+  return rates;
+}
 
 /**
  * The GPUs' readings over `span` (ms from the NIC event's start sample at
@@ -159,8 +205,12 @@ function fromRing(
       reading.names.forEach((suffix, j) => {
         const column = index.get(`gpu${g.index}.${suffix}`);
         if (column === undefined) return;
-        const values = new Float64Array(n);
-        for (let k = 0; k < n; k++) values[k] = value(column, k) * reading.k;
+        const values = reading.rate
+          ? counterRates(words, stride, n, column)
+          : new Float64Array(n);
+        if (!reading.rate) {
+          for (let k = 0; k < n; k++) values[k] = value(column, k) * reading.k;
+        }
         lines.push({ gpu, values, ...(j === 1 ? { dashed: true } : {}) });
       });
     });

@@ -111,6 +111,10 @@ export const ValueType = {
 /** `NVML_FI_DEV_*` field IDs the agent reads. */
 export const FieldId = {
   PCIE_REPLAY_COUNTER: 94,
+  /** Bytes sent over PCIe; a counter that can wrap. */
+  PCIE_COUNT_TX_BYTES: 197,
+  /** Bytes received over PCIe; a counter that can wrap. */
+  PCIE_COUNT_RX_BYTES: 198,
   NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL: 38,
   NVLINK_CRC_DATA_ERROR_COUNT_TOTAL: 45,
   NVLINK_REPLAY_ERROR_COUNT_TOTAL: 52,

@@ -60,6 +60,64 @@ Deno.test("NvmlPoller: unsupported readings read 0, are said once, and are not a
   );
 });
 
+Deno.test("NvmlPoller: PCIe byte counters read exactly across their wrap; an older GPU's read 0, said once", async () => {
+  // GPU 0 starts 2.5 MB short of 2^64; GPU 1 answers NOT_SUPPORTED for them.
+  const spec = "0:-2500000:1000000:2000000";
+  await withSim(
+    {
+      NVML_SIM_GPUS: "2",
+      NVML_SIM_PCIE_BYTES: spec,
+      NVML_SIM_UNSUPPORTED: "1:pcie_bytes",
+    },
+    ({ dir }) => {
+      const poller = open(dir);
+      try {
+        const columns = allColumns([0, 1]);
+        poller.start(columns);
+        const record = new Uint32Array(poller.recordWords).fill(0xdead);
+        const seen: bigint[][] = [];
+        for (let tick = 1; tick <= 4; tick++) {
+          poller.poll(record, Date.now());
+          const got = decode(record, columns);
+          const want = nvmlSimValues(0, tick, { pcieBytes: spec });
+          assert.equal(got.get("gpu0.pcie_tx_bytes"), want.pcieTxBytes);
+          assert.equal(got.get("gpu0.pcie_rx_bytes"), want.pcieRxBytes);
+          seen.push([
+            got.get("gpu0.pcie_tx_bytes")!,
+            got.get("gpu0.pcie_rx_bytes")!,
+          ]);
+          assertReadings(got, 1, tick, false, undefined, [
+            "pcie_tx_bytes",
+            "pcie_rx_bytes",
+          ]);
+          assert.equal(got.get("gpu1.pcie_tx_bytes"), 0n);
+          assert.equal(got.get("gpu1.pcie_rx_bytes"), 0n);
+          const notes = poller.takeNotes().map((n) => n.message);
+          assert.deepEqual(
+            notes,
+            tick === 1
+              ? [
+                "gpu1 (0000:28:00.0, GPU-5a1e0000-0000-4000-8000-000000000001): pcie_tx_bytes, pcie_rx_bytes not supported (NVML_ERROR_NOT_SUPPORTED); reading 0",
+              ]
+              : [],
+          );
+        }
+        // The u64 words as NVML gave them, wrap and all.
+        const top = 1n << 64n;
+        assert.deepEqual(seen, [
+          [top - 1500000n, top - 500000n],
+          [top - 500000n, 1500000n],
+          [500000n, 3500000n],
+          [1500000n, 5500000n],
+        ]);
+        assert.ok(poller.isUp(1));
+      } finally {
+        poller.close();
+      }
+    },
+  );
+});
+
 Deno.test("NvmlPoller: a lost GPU is taken down and keeps its last values; the others go on", async () => {
   await withSim({ NVML_SIM_GPUS: "3", NVML_SIM_LOST: "1:4" }, ({ dir }) => {
     const poller = open(dir);

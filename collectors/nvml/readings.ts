@@ -29,6 +29,8 @@ export const R = Object.fromEntries(
 /** Field-value readings and the field each comes from. */
 export const FIELD_READINGS: readonly (readonly [number, number])[] = [
   [R.pcie_replays, FieldId.PCIE_REPLAY_COUNTER],
+  [R.pcie_tx_bytes, FieldId.PCIE_COUNT_TX_BYTES],
+  [R.pcie_rx_bytes, FieldId.PCIE_COUNT_RX_BYTES],
   [R.nvlink_crc_flit_errors, FieldId.NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL],
   [R.nvlink_crc_data_errors, FieldId.NVLINK_CRC_DATA_ERROR_COUNT_TOTAL],
   [R.nvlink_replay_errors, FieldId.NVLINK_REPLAY_ERROR_COUNT_TOTAL],
@@ -100,7 +102,7 @@ export const CALL_NAMES: readonly string[] = [
   "clock_event_reasons",
   "ecc_corrected",
   "ecc_uncorrected",
-  "field values (pcie_replays, nvlink_*)",
+  "field values (pcie_replays, pcie_*_bytes, nvlink_*)",
   "Xid event wait",
 ];
 /** The {@linkcode CALL_NAMES} index of the Xid event wait. */
