@@ -310,7 +310,7 @@ Deno.test("a NIC event's page charts the GPUs behind the NIC from the GPU monito
     svg,
     /<desc id="gpu-desc">1 sample of the GPU monitor \(one every 1 s\), each drawn as a step over the period it was measured over\. GPU 1 \(PIX\): GPU utilisation 43 %; power 303 W\./,
   );
-  assert.match(svg, /seconds from the NIC's start sample/);
+  assert.match(svg, /seconds from the NIC(&#39;|')s start sample/);
   assert.match(
     svg,
     /<figcaption>GPU 1 \(PIX\): GPU utilisation 43 %; power 303 W\. The GPUs behind the NIC, from the GPU monitor &quot;gpu&quot;: each reading drawn over the 1 s it was measured over, on the time axis of the chart above\. Not read by that monitor: PCIe throughput\.<\/figcaption>/,

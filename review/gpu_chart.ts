@@ -15,7 +15,7 @@
  * @module
  */
 
-import { CHART_GEOMETRY, type ChartSpan } from "./signal_chart.ts";
+import { CHART_GEOMETRY, type ChartSpan, timeAxisSvg } from "./signal_chart.ts";
 import {
   COLORS,
   coord as f,
@@ -163,24 +163,8 @@ export function gpuChartSvg(chart: GpuChart): string {
       }" y2="${bottom}" stroke="${color}" stroke-width="1.5"/>`,
     );
   }
-  const ticks = niceTicks(t0 / 1000, t1 / 1000, 6);
-  const step = ticks.length > 1 ? ticks[1] - ticks[0] : 0;
-  for (const s of ticks) {
-    const x = sx(s * 1000);
-    parts.push(
-      `<line x1="${f(x)}" y1="${bottom}" x2="${f(x)}" y2="${
-        bottom + 4
-      }" stroke="${COLORS.axis}"/><text x="${f(x)}" y="${
-        bottom + 17
-      }" text-anchor="middle" fill="${COLORS.axis}">${
-        escapeXml(s === 0 ? "0" : formatTick(s, step, 1))
-      }</text>`,
-    );
-  }
   parts.push(
-    `<text x="${W - RIGHT}" y="${
-      bottom + 31
-    }" text-anchor="end" fill="${COLORS.axis}">seconds from the NIC's start sample</text>`,
+    timeAxisSvg(t0, t1, sx, bottom, "seconds from the NIC's start sample"),
   );
   chart.gpus.forEach((label, g) => {
     const color = GPU_COLORS[g % GPU_COLORS.length];

@@ -396,25 +396,8 @@ export function signalChartSvg(e: ReviewEvent, chart: SignalChart): string {
       }" stroke="${COLORS.threshold}" stroke-width="2"><title>samples lost before this row</title></line>`,
     );
   }
-  // The time axis: seconds from the start sample.
-  const ticks = niceTicks(t0 / 1000, t1 / 1000, 6);
-  const step = ticks.length > 1 ? ticks[1] - ticks[0] : 0;
-  for (const s of ticks) {
-    const x = sx(s * 1000);
-    parts.push(
-      `<line x1="${f(x)}" y1="${bottom}" x2="${f(x)}" y2="${
-        bottom + 4
-      }" stroke="${COLORS.axis}"/><text x="${f(x)}" y="${
-        bottom + 17
-      }" text-anchor="middle" fill="${COLORS.axis}">${
-        escapeXml(s === 0 ? "0" : formatTick(s, step, 1))
-      }</text>`,
-    );
-  }
   parts.push(
-    `<text x="${W - RIGHT}" y="${
-      bottom + 31
-    }" text-anchor="end" fill="${COLORS.axis}">seconds from the start sample</text>`,
+    timeAxisSvg(t0, t1, sx, bottom, "seconds from the start sample"),
     "</svg>",
   );
   return parts.join("");
@@ -621,4 +604,38 @@ function describe(
 
 function seconds(ms: number): string {
   return formatDuration(ms / 1000);
+}
+
+/**
+ * The time axis under a chart's panels, at `bottom`: ticks in seconds
+ * from the start sample (`t0`..`t1` are ms), and what they count.
+ */
+export function timeAxisSvg(
+  t0: number,
+  t1: number,
+  sx: (ms: number) => number,
+  bottom: number,
+  label: string,
+): string {
+  const parts: string[] = [];
+  const ticks = niceTicks(t0 / 1000, t1 / 1000, 6);
+  const step = ticks.length > 1 ? ticks[1] - ticks[0] : 0;
+  for (const s of ticks) {
+    const x = sx(s * 1000);
+    parts.push(
+      `<line x1="${f(x)}" y1="${bottom}" x2="${f(x)}" y2="${
+        bottom + 4
+      }" stroke="${COLORS.axis}"/><text x="${f(x)}" y="${
+        bottom + 17
+      }" text-anchor="middle" fill="${COLORS.axis}">${
+        escapeXml(s === 0 ? "0" : formatTick(s, step, 1))
+      }</text>`,
+    );
+  }
+  parts.push(
+    `<text x="${W - RIGHT}" y="${
+      bottom + 31
+    }" text-anchor="end" fill="${COLORS.axis}">${escapeXml(label)}</text>`,
+  );
+  return parts.join("");
 }
