@@ -181,10 +181,12 @@ export function parseQ(stdout: string): Map<string, Map<string, string>> {
     }
     const kv = /^\s+([A-Za-z][A-Za-z ]*?)\s*:\s*(.*)$/.exec(line);
     if (gpu === undefined || kv === null) continue;
-    const [, key, value] = kv;
-    if (key === "Replays Since Reset") gpu.set("replays", value.trim());
-    if (key === "Tx Throughput") gpu.set("tx", value.trim());
-    if (key === "Rx Throughput") gpu.set("rx", value.trim());
+    // Older drivers write "Replays since reset".
+    const key = kv[1].toLowerCase();
+    const value = kv[2].trim();
+    if (key === "replays since reset") gpu.set("replays", value);
+    if (key === "tx throughput") gpu.set("tx", value);
+    if (key === "rx throughput") gpu.set("rx", value);
   }
   return out;
 }
