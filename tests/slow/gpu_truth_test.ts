@@ -4,14 +4,16 @@
  * a fake nvidia-smi that prints what the simulator holds at the same
  * instant (tests/fixtures/fake_nvidia_smi). It passes there, shuts NVML
  * down cleanly, and fails, one line a reading, when nvidia-smi is told to
- * report readings wrong.
+ * report readings wrong. In the slow tier: each run samples the real
+ * monitor for a few seconds at its 1 s period (the simulator adds its
+ * energy per poll as 1 s of power).
  */
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { buildNvmlSim } from "./fixtures/libnvml_sim/build.ts";
-import { ROOT } from "./cli_util.ts";
-import { tempDir } from "./temp_dir.ts";
+import { buildNvmlSim } from "../fixtures/libnvml_sim/build.ts";
+import { ROOT } from "../cli_util.ts";
+import { tempDir } from "../temp_dir.ts";
 
 const CHECK = join(ROOT, "bench/gpu_truth.ts");
 const FAKE_SMI = join(ROOT, "tests/fixtures/fake_nvidia_smi/nvidia-smi");
