@@ -179,6 +179,11 @@ Deno.test("the amd64 package: lintian, install, run, upgrade with an edited conf
     assert.ok(await exists(`${CACHE_DIR}/npm/registry.npmjs.org/zod`));
     assert.equal((await Deno.stat(LOG_DIR)).mode! & 0o777, 0o750);
     assert.equal((await Deno.stat(CONF_DIR)).mode! & 0o777, 0o750);
+    // systemd accepts the installed unit as it is (its ExecStart exists).
+    const analyze = tool("systemd-analyze", "systemd");
+    const verify = await run(analyze, ["verify", UNIT]);
+    assert.equal(verify.code, 0, verify.stderr);
+    assert.equal(verify.stdout + verify.stderr, "");
     const unit = await Deno.readTextFile(UNIT);
     assert.match(unit, new RegExp(`^ExecStart=${WRAPPER} run `, "m"));
     assert.ok(
