@@ -44,7 +44,7 @@ function shWord(word: string): string {
  *
  * const script = wrapperScript();
  * assert.ok(script.startsWith("#!/bin/sh\n"));
- * assert.ok(script.includes(" --cached-only "));
+ * assert.ok(script.includes("\t--cached-only \\\n"));
  * ```
  */
 export function wrapperScript(): string {
