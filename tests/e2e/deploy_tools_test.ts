@@ -19,12 +19,24 @@ import { join } from "node:path";
 import { spawnMain } from "../cli_util.ts";
 import { DEPLOY, modeOf, run, tool } from "../deploy_util.ts";
 import { tempDir } from "../temp_dir.ts";
+import { wrapperScript } from "../../deploy/deb/wrapper.ts";
 
 // --- install.sh ----------------------------------------------------------------
 
 Deno.test("install.sh is shellcheck-clean", async () => {
   const shellcheck = tool("shellcheck", "shellcheck");
   const r = await run(shellcheck, ["--shell=sh", join(DEPLOY, "install.sh")]);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+});
+
+Deno.test("the Debian package's maintainer scripts and command are shellcheck-clean", async () => {
+  const shellcheck = tool("shellcheck", "shellcheck");
+  await using tmp = await tempDir("deploy_tools_test_");
+  const wrapper = join(tmp.path, "dpu-traceback");
+  await Deno.writeTextFile(wrapper, wrapperScript());
+  const scripts = ["postinst", "prerm", "postrm"]
+    .map((name) => join(DEPLOY, "deb", name));
+  const r = await run(shellcheck, ["--shell=sh", ...scripts, wrapper]);
   assert.equal(r.code, 0, r.stdout + r.stderr);
 });
 

@@ -1,0 +1,312 @@
+/**
+ * `deno task deb [--arch amd64|arm64] [--out DIR]`: builds the Debian
+ * package dist/dpu-traceback_VERSION_ARCH.deb. Deno's runtime for the
+ * architecture comes from npm (deploy/deb/runtime.ts), the application and
+ * its locked npm dependencies are vendored (deploy/deb/vendor.ts) and the
+ * result is checked to run offline before it is packed. Needs `npm`,
+ * `tar`, `gzip` and `dpkg-deb`; network only for npm, at build time.
+ *
+ * The package's layout is deploy/deb/layout.ts; its maintainer scripts
+ * are deploy/deb/postinst, prerm and postrm. Prints the .deb's path.
+ *
+ * @module
+ */
+
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { controlFile, MAINTAINER } from "./control.ts";
+import {
+  APP_DIR,
+  type Arch,
+  ARCHES,
+  CACHE_DIR,
+  CONFFILES,
+  DENO_BIN,
+  DENO_VERSION,
+  DOC_DIR,
+  LIB_DIR,
+  UNIT,
+  WRAPPER,
+} from "./layout.ts";
+import { fetchDeno, mustRun } from "./runtime.ts";
+import { copyApp, fillCache } from "./vendor.ts";
+import { wrapperFlags, wrapperScript } from "./wrapper.ts";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** The repository. */
+export const ROOT: string = join(HERE, "..", "..");
+const DEPLOY = join(ROOT, "deploy");
+
+/** The package's version: deno.json's. */
+export async function packageVersion(): Promise<string> {
+  const json = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
+  return json.version as string;
+}
+
+/** Writes `text` to `root` + `path` with `mode`, creating directories. */
+async function put(
+  root: string,
+  path: string,
+  text: string | Uint8Array,
+  mode: number,
+): Promise<void> {
+  const to = join(root, path);
+  await Deno.mkdir(dirname(to), { recursive: true });
+  if (typeof text === "string") await Deno.writeTextFile(to, text);
+  else await Deno.writeFile(to, text);
+  await Deno.chmod(to, mode);
+}
+
+/** Every regular file under `dir`, relative to it, sorted. */
+async function filesUnder(dir: string, base = dir): Promise<string[]> {
+  const out: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) out.push(...await filesUnder(path, base));
+    else if (entry.isFile) out.push(relative(base, path));
+  }
+  return out.sort();
+}
+
+/** Directories 0755 and files 0644 under `dir` (executables set after). */
+async function normalizeModes(dir: string): Promise<void> {
+  await Deno.chmod(dir, 0o755);
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) await normalizeModes(path);
+    else if (entry.isFile) await Deno.chmod(path, 0o644);
+  }
+}
+
+/** The unit, running the packaged command instead of /usr/local/bin's. */
+export async function packagedUnit(): Promise<string> {
+  const unit = await Deno.readTextFile(join(DEPLOY, "dpu-traceback.service"));
+  const from = "ExecStart=/usr/local/bin/dpu-traceback ";
+  if (unit.split(from).length !== 2) {
+    throw new Error(`deploy/dpu-traceback.service: no single '${from}'`);
+  }
+  return unit.replace(from, `ExecStart=${WRAPPER} `);
+}
+
+/**
+ * Runs the staged application with the staged runtime and cache, as the
+ * wrapper would but from the staging paths, with every HTTP(S) request sent
+ * to a closed port: `--version` must work without fetching anything.
+ */
+async function checkOffline(stage: string): Promise<string> {
+  const app = join(stage, APP_DIR);
+  const flags = wrapperFlags().map((flag) => flag.replaceAll(APP_DIR, app));
+  const out = await mustRun(join(stage, DENO_BIN), [
+    "run",
+    ...flags,
+    join(app, "main.ts"),
+    "--version",
+  ], {
+    env: {
+      DENO_DIR: join(stage, CACHE_DIR),
+      HTTP_PROXY: "http://127.0.0.1:9",
+      HTTPS_PROXY: "http://127.0.0.1:9",
+      NO_COLOR: "1",
+    },
+  });
+  // Deno's analysis caches, written beside npm/ by that run, hold staging paths.
+  for await (const entry of Deno.readDir(join(stage, CACHE_DIR))) {
+    if (entry.name !== "npm") {
+      await Deno.remove(join(stage, CACHE_DIR, entry.name), {
+        recursive: true,
+      });
+    }
+  }
+  return out;
+}
+
+/** The host's Debian architecture, where it is one we build. */
+function hostArch(): Arch | undefined {
+  return Deno.build.arch === "x86_64"
+    ? "amd64"
+    : Deno.build.arch === "aarch64"
+    ? "arm64"
+    : undefined;
+}
+
+/** The copyright file: the agent's and what the package bundles. */
+function copyright(): string {
+  return [
+    "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/",
+    "Upstream-Name: dpu-traceback",
+    "",
+    "Files: *",
+    "Copyright: the dpu-traceback authors",
+    "License: unspecified",
+    " The dpu-traceback sources state no license yet.",
+    "",
+    "Files: usr/lib/dpu-traceback/deno",
+    "Copyright: 2018-2026 the Deno authors",
+    "License: MIT",
+    ` Deno ${DENO_VERSION}, from the npm packages @deno/linux-x64-glibc and`,
+    " @deno/linux-arm64-glibc. The MIT license's text is in",
+    " /usr/share/common-licenses/ on no Debian system; see",
+    " https://github.com/denoland/deno/blob/main/LICENSE.md",
+    "",
+    "Files: usr/lib/dpu-traceback/cache/npm/*",
+    "Copyright: their authors (each package's LICENSE file beside it)",
+    "License: various",
+    " zod (MIT), yaml (ISC), csv-parse and csv-stringify (MIT), bcryptjs",
+    " (BSD-3-Clause); the texts are in the packages' directories.",
+    "",
+  ].join("\n");
+}
+
+/** Lintian's overrides, installed where lintian looks for them. */
+const LINTIAN_OVERRIDES = "/usr/share/lintian/overrides/dpu-traceback";
+const LINTIAN_OVERRIDE_TEXT = [
+  "# Deno's binary is Deno's release build, linked statically with its own",
+  "# libraries (lcms2 through its image decoding); it is shipped as Deno",
+  "# publishes it, not rebuilt against Debian's.",
+  "dpu-traceback: embedded-library lcms2 [usr/lib/dpu-traceback/deno]",
+  "",
+].join("\n");
+
+/** The changelog (a native package: changelog.gz), gzip -9n. */
+async function changelog(version: string): Promise<Uint8Array> {
+  const date = "Fri, 27 Nov 2026 00:00:00 +0000";
+  const text = [
+    `dpu-traceback (${version}) unstable; urgency=medium`,
+    "",
+    "  * Packaged: the agent with its own Deno runtime and locked",
+    "    dependencies, the systemd unit, configuration and logrotate.",
+    "",
+    ` -- ${MAINTAINER}  ${date}`,
+    "",
+  ].join("\n");
+  const proc = new Deno.Command("gzip", {
+    args: ["-9n"],
+    stdin: "piped",
+    stdout: "piped",
+  }).spawn();
+  const writer = proc.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(text));
+  await writer.close();
+  const out = await proc.output();
+  if (!out.success) throw new Error("gzip failed");
+  return out.stdout;
+}
+
+/** Builds the package for `arch` into `outDir`; returns the .deb's path. */
+export async function buildDeb(arch: Arch, outDir: string): Promise<string> {
+  const version = await packageVersion();
+  await Deno.mkdir(outDir, { recursive: true });
+  const stage = await Deno.makeTempDir({ prefix: "dpu-traceback-deb-" });
+  try {
+    await Deno.chmod(stage, 0o755);
+    // The runtime and the application.
+    await Deno.mkdir(join(stage, LIB_DIR), { recursive: true });
+    await fetchDeno(arch, join(stage, DENO_BIN), join(outDir, "npm-cache"));
+    await copyApp(ROOT, join(stage, APP_DIR));
+    await fillCache(join(stage, APP_DIR), join(stage, CACHE_DIR));
+    if (arch === hostArch()) await checkOffline(stage);
+    await normalizeModes(join(stage, LIB_DIR));
+    await Deno.chmod(join(stage, DENO_BIN), 0o755);
+    // The command, the unit, the configuration, logrotate.
+    await put(stage, WRAPPER, wrapperScript(), 0o755);
+    await put(stage, UNIT, await packagedUnit(), 0o644);
+    const text = (name: string) => Deno.readTextFile(join(DEPLOY, name));
+    await put(
+      stage,
+      "/etc/dpu-traceback/config.yaml",
+      await text("example-config.yaml"),
+      0o644,
+    );
+    await Deno.chmod(join(stage, "etc/dpu-traceback"), 0o750);
+    await put(
+      stage,
+      "/etc/default/dpu-traceback",
+      await text("default"),
+      0o644,
+    );
+    await put(
+      stage,
+      "/etc/logrotate.d/dpu-traceback",
+      await text("dpu-traceback.logrotate"),
+      0o644,
+    );
+    await put(stage, `${DOC_DIR}/copyright`, copyright(), 0o644);
+    await put(stage, LINTIAN_OVERRIDES, LINTIAN_OVERRIDE_TEXT, 0o644);
+    await put(
+      stage,
+      `${DOC_DIR}/changelog.gz`,
+      await changelog(version),
+      0o644,
+    );
+    for (
+      const dir of [
+        "usr",
+        "usr/bin",
+        "usr/share",
+        "usr/share/doc",
+        "etc",
+        "lib",
+      ]
+    ) {
+      await Deno.chmod(join(stage, dir), 0o755);
+    }
+    // DEBIAN/: md5sums over what the package installs, before DEBIAN exists.
+    const files = await filesUnder(stage);
+    let md5sums = "";
+    let bytes = 0;
+    for (const file of files) {
+      const sum = (await mustRun("md5sum", [file], { cwd: stage })).trim();
+      md5sums += sum + "\n";
+      bytes += (await Deno.stat(join(stage, file))).size;
+    }
+    const debian = join(stage, "DEBIAN");
+    await Deno.mkdir(debian, { mode: 0o755 });
+    await Deno.chmod(debian, 0o755);
+    await put(
+      debian,
+      "control",
+      controlFile(version, arch, Math.ceil(bytes / 1024)),
+      0o644,
+    );
+    await put(debian, "conffiles", CONFFILES.join("\n") + "\n", 0o644);
+    await put(debian, "md5sums", md5sums, 0o644);
+    for (const script of ["postinst", "prerm", "postrm"]) {
+      await put(
+        debian,
+        script,
+        await Deno.readTextFile(join(HERE, script)),
+        0o755,
+      );
+    }
+    const deb = join(outDir, `dpu-traceback_${version}_${arch}.deb`);
+    await mustRun("dpkg-deb", [
+      "--root-owner-group",
+      "-Zxz",
+      "--build",
+      stage,
+      deb,
+    ]);
+    return deb;
+  } finally {
+    await Deno.remove(stage, { recursive: true });
+  }
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      arch: { type: "string", default: hostArch() ?? "amd64" },
+      out: { type: "string", default: join(ROOT, "dist") },
+    },
+  });
+  const arch = values.arch as Arch;
+  if (!(arch in ARCHES)) {
+    console.error(
+      `deb: --arch must be one of ${Object.keys(ARCHES).join(", ")}`,
+    );
+    Deno.exit(2);
+  }
+  console.log(await buildDeb(arch, values.out));
+}
