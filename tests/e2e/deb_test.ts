@@ -146,7 +146,7 @@ Deno.test("the amd64 package: lintian, install, run, upgrade with an edited conf
     `${CONF_DIR} exists; refusing to touch it`,
   );
   await using tmp = await tempDir("deb_test_");
-  const deb = await buildDeb("amd64", tmp.path);
+  const deb = await buildDeb("amd64", tmp.path, { compression: "gzip" });
 
   // Lintian: no errors (its warnings are listed in docs/building.md).
   const lint = await run(lintian, ["--tag-display-limit", "0", deb]);
@@ -320,7 +320,7 @@ Deno.test("the arm64 package: its files, an aarch64 deno, and deno --version und
       `"libc6-arm64-cross" and "libgcc-s1-arm64-cross", as .ci/run must`,
   );
   await using tmp = await tempDir("deb_test_arm64_");
-  const deb = await buildDeb("arm64", tmp.path);
+  const deb = await buildDeb("arm64", tmp.path, { compression: "gzip" });
   const info = ok(
     await run("dpkg-deb", ["-f", deb, "Architecture", "Version"]),
     "dpkg-deb -f",
