@@ -21,6 +21,11 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { buildDeb } from "../../deploy/deb/build.ts";
 import {
+  MAX_BUNDLE_BYTES,
+  writeGpuBundle,
+} from "../../deploy/gpu_bundle/bundle.ts";
+import { buildNvmlSim } from "../fixtures/libnvml_sim/build.ts";
+import {
   APP_DIR,
   CACHE_DIR,
   DENO_BIN,
@@ -32,6 +37,7 @@ import {
 import { elfMachine } from "../../deploy/deb/runtime.ts";
 import { exists, type Ran, run, tool } from "../deploy_util.ts";
 import { tempDir } from "../temp_dir.ts";
+import { ROOT } from "../cli_util.ts";
 
 const CONF_DIR = "/etc/dpu-traceback";
 const CONFIG = `${CONF_DIR}/config.yaml`;
@@ -153,6 +159,11 @@ Deno.test("the amd64 package: lintian, install, run, upgrade with an edited conf
   const errors = (lint.stdout + lint.stderr).split("\n")
     .filter((line) => line.startsWith("E: "));
   assert.deepEqual(errors, [], lint.stdout + lint.stderr);
+
+  // The same package as the GPU truth check's bundle: run.py unpacks it
+  // and runs the check with its Deno, with no Deno on PATH, against the
+  // NVML simulator and its fake nvidia-smi.
+  await gpuBundleRuns(deb, tmp.path);
 
   try {
     // Install: the files are there, the service is neither enabled nor started.
@@ -392,3 +403,47 @@ Deno.test("the arm64 package: its files, an aarch64 deno, and deno --version und
   );
   assert.match(app, /^deno: .*aarch64-unknown-linux-gnu/m);
 });
+
+/** Writes the GPU bundle from `deb` and runs its check for 2 s on the simulator. */
+async function gpuBundleRuns(deb: string, dir: string): Promise<void> {
+  const bundle = join(dir, "gpu-bundle");
+  const bytes = await writeGpuBundle(bundle, { deb });
+  assert.ok(bytes <= MAX_BUNDLE_BYTES, `${bytes} bytes`);
+  const sim = await buildNvmlSim();
+  try {
+    const out = join(dir, "gpu-out");
+    const checked = await new Deno.Command("python3", {
+      args: [
+        join(bundle, "run.py"),
+        "--seconds",
+        "2",
+        "--period-ms",
+        "1000",
+        "--nvml-lib-dir",
+        sim.dir,
+        "--nvidia-smi",
+        join(ROOT, "tests/fixtures/fake_nvidia_smi/nvidia-smi"),
+        "--out",
+        out,
+      ],
+      clearEnv: true,
+      env: {
+        PATH: "/usr/bin:/bin",
+        HOME: dir,
+        NVML_SIM_GPUS: "2",
+        NVML_SIM_TICKS: join(dir, "ticks"),
+        // The fake nvidia-smi is a Deno script; the real one is not.
+        FAKE_NVIDIA_SMI_DENO: Deno.execPath(),
+      },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder();
+    const said = text.decode(checked.stdout) + text.decode(checked.stderr);
+    assert.equal(checked.code, 0, said);
+    assert.match(said, /No mismatch\./);
+    assert.ok(await exists(join(out, "table.txt")));
+  } finally {
+    await sim.cleanup();
+  }
+}
