@@ -18,12 +18,10 @@
 
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { buildDeb, type BuildOptions } from "../deb/build.ts";
+import { buildDeb, type BuildOptions, ROOT } from "../deb/build.ts";
 
 /** What a device machine takes with it, at most. */
 export const MAX_BUNDLE_BYTES = 64 * 1024 * 1024;
-
-const ROOT = new URL("../../", import.meta.url);
 
 /**
  * Writes the bundle into `dir` (emptied first) from `deb`, or from an amd64
@@ -40,11 +38,15 @@ export async function writeGpuBundle(
     await buildDeb("amd64", join(dir, ".build"), options);
   await Deno.copyFile(deb, join(dir, "dpu-traceback_amd64.deb"));
   await Deno.remove(join(dir, ".build"), { recursive: true }).catch(() => {});
+  // Files of this repository, copied at build time (not read by the agent).
   await Deno.copyFile(
-    new URL("bench/gpu_truth.ts", ROOT),
+    join(ROOT, "bench", "gpu_truth.ts"),
     join(dir, "gpu_truth.ts"),
   );
-  await Deno.copyFile(new URL("run.py", import.meta.url), join(dir, "run.py"));
+  await Deno.copyFile(
+    join(ROOT, "deploy", "gpu_bundle", "run.py"),
+    join(dir, "run.py"),
+  );
   await Deno.chmod(join(dir, "run.py"), 0o755);
   let bytes = 0;
   for await (const entry of Deno.readDir(dir)) {
