@@ -166,15 +166,7 @@ export async function run(command: string, ...args: string[]): Promise<string> {
     stdout: "piped",
     stderr: "piped",
   }).output();
-  const text = new TextDecoder();
-  if (!output.success) {
-    throw new Error(
-      `${command} ${args.join(" ")}: exit ${output.code}: ${
-        text.decode(output.stderr).trim()
-      }`,
-    );
-  }
-  return text.decode(output.stdout);
+  return stdoutOf(`${command} ${args.join(" ")}`, output);
 }
 
 /**
@@ -187,12 +179,15 @@ export function runSync(command: string, args: readonly string[]): string {
     stdout: "piped",
     stderr: "piped",
   }).outputSync();
+  return stdoutOf(`${command} ${args.join(" ")}`, output);
+}
+
+/** A finished command's stdout, or an error naming it with its stderr. */
+function stdoutOf(what: string, output: Deno.CommandOutput): string {
   const text = new TextDecoder();
   if (!output.success) {
     throw new Error(
-      `${command} ${args.join(" ")}: exit ${output.code}: ${
-        text.decode(output.stderr).trim()
-      }`,
+      `${what}: exit ${output.code}: ${text.decode(output.stderr).trim()}`,
     );
   }
   return text.decode(output.stdout);
@@ -234,13 +229,5 @@ export async function childReport(
       signal: AbortSignal.timeout(timeoutMs),
     },
   ).output();
-  const text = new TextDecoder();
-  if (!output.success) {
-    throw new Error(
-      `${script} in ${namespace}: exit ${output.code}: ${
-        text.decode(output.stderr).trim()
-      }`,
-    );
-  }
-  return JSON.parse(text.decode(output.stdout));
+  return JSON.parse(stdoutOf(`${script} in ${namespace}`, output));
 }

@@ -25,7 +25,7 @@ import {
   setFeature,
   setRxChannels,
 } from "./ethtool_test_util.ts";
-import { remakeVethPair, run } from "../../tests/netns.ts";
+import { denoIn, remakeVethPair, run } from "../../tests/netns.ts";
 import { KernelCollector } from "./collector.ts";
 import { EthtoolStats } from "./ethtool_stats.ts";
 import { RecordingSink } from "./collector_test_util.ts";
@@ -114,23 +114,13 @@ async function collect(a: VethEnd, b: VethEnd): Promise<void> {
     step("changed");
     const before = { proc: procNetDev(b.interface) };
 
-    const sender = await new Deno.Command("ip", {
-      args: [
-        "netns",
-        "exec",
-        a.namespace,
-        Deno.execPath(),
-        "run",
-        "-A",
-        "--no-check",
-        "--unstable-net",
-        import.meta.filename!,
-        "send",
-        JSON.stringify({ a, b, port }),
-      ],
-      stdout: "piped",
-      stderr: "inherit",
-    }).output();
+    const sender = await denoIn(a.namespace, [
+      "--no-check",
+      "--unstable-net",
+      import.meta.filename!,
+      "send",
+      JSON.stringify({ a, b, port }),
+    ], { stdout: "piped", stderr: "inherit" }).output();
     if (!sender.success) throw new Error("the sender failed");
     const peerIfindex = Number(new TextDecoder().decode(sender.stdout).trim());
     step("sent; waiting for the datagrams");
