@@ -15,7 +15,13 @@
  * @module
  */
 
-import { CHART_GEOMETRY, type ChartSpan, timeAxisSvg } from "./signal_chart.ts";
+import {
+  CHART_GEOMETRY,
+  type ChartSpan,
+  panelNoteSvg,
+  panelTitleSvg,
+  timeAxisSvg,
+} from "./signal_chart.ts";
 import {
   COLORS,
   coord as f,
@@ -238,17 +244,9 @@ function drawPanel(
       }
     }
   }
-  const parts: string[] = [
-    `<text x="${LEFT}" y="${top - 8}" font-weight="600" fill="${COLORS.axis}">${
-      escapeXml(panel.heading)
-    }</text>`,
-  ];
+  const parts: string[] = [panelTitleSvg(top, panel.heading)];
   if (!(y0 <= y1)) {
-    parts.push(
-      `<text x="${(LEFT + W - RIGHT) / 2}" y="${
-        top + PANEL / 2
-      }" text-anchor="middle" fill="${COLORS.axis}">no reading in this span</text>`,
-    );
+    parts.push(panelNoteSvg(top, PANEL, "no reading in this span"));
     return parts.join("");
   }
   // From zero: a level of a GPU reads against nothing, not against itself.

@@ -443,6 +443,24 @@ export const CHART_GEOMETRY = {
   right: RIGHT,
 } as const;
 
+/** A panel's heading, above the panel whose top is at `top`. */
+export function panelTitleSvg(top: number, heading: string): string {
+  return `<text x="${LEFT}" y="${
+    top - 8
+  }" font-weight="600" fill="${COLORS.axis}">${escapeXml(heading)}</text>`;
+}
+
+/** A line across the middle of an empty panel, saying why it is empty. */
+export function panelNoteSvg(
+  top: number,
+  height: number,
+  note: string,
+): string {
+  return `<text x="${(LEFT + W - RIGHT) / 2}" y="${
+    top + height / 2
+  }" text-anchor="middle" fill="${COLORS.axis}">${escapeXml(note)}</text>`;
+}
+
 /** One panel: its series, each bucket from its lowest to its highest value. */
 function drawPanel(
   p: Float64Array,
@@ -464,17 +482,9 @@ function drawPanel(
     if (l.y < y0) y0 = l.y;
     if (l.y > y1) y1 = l.y;
   }
-  const parts: string[] = [
-    `<text x="${LEFT}" y="${top - 8}" font-weight="600" fill="${COLORS.axis}">${
-      escapeXml(panel.heading)
-    }</text>`,
-  ];
+  const parts: string[] = [panelTitleSvg(top, panel.heading)];
   if (!(y0 <= y1)) {
-    parts.push(
-      `<text x="${(LEFT + W - RIGHT) / 2}" y="${
-        top + PANEL / 2
-      }" text-anchor="middle" fill="${COLORS.axis}">not known on these rows</text>`,
-    );
+    parts.push(panelNoteSvg(top, PANEL, "not known on these rows"));
     return parts.join("");
   }
   if (y1 - y0 <= Math.abs(y1) * 1e-12) {
