@@ -26,6 +26,19 @@ const RULES: RuleConfig[] = [
   { name: "latency", column: 0, comparisonType: "gt", comparisonValue: 1500n },
 ];
 
+/** Monitor `nic` with RULES, idle, writing to `path`. */
+function nicMonitor(path: string): EventsMonitor {
+  return {
+    config: { name: "nic", rules: RULES },
+    monitor: {
+      samples: 0,
+      rules: RULES.map(() => ({ active: false, peak: NaN })),
+      ruleChangedAtMs: () => NaN,
+    },
+    log: { path },
+  };
+}
+
 /** A log of two events (10 ms, then 1 ms), and the monitor that wrote it. */
 async function fixture(dir: string) {
   const path = join(dir, "nic-events.log");
@@ -42,15 +55,7 @@ async function fixture(dir: string) {
       { rule: 1, startNs: second, samples: 10 },
     ],
   });
-  const monitor: EventsMonitor = {
-    config: { name: "nic", rules: RULES },
-    monitor: {
-      samples: 0,
-      rules: RULES.map(() => ({ active: false, peak: NaN })),
-      ruleChangedAtMs: () => NaN,
-    },
-    log: { path },
-  };
+  const monitor = nicMonitor(path);
   return { path, monitor, first, second };
 }
 
@@ -417,15 +422,7 @@ Deno.test("a page while the log rotates: an event now in a rotated file is still
   });
   const rotated = [...Deno.readDirSync(dir.path)].map((e) => e.name).sort();
   assert.ok(rotated.length > 1, rotated.join(", "));
-  const monitor: EventsMonitor = {
-    config: { name: "nic", rules: RULES },
-    monitor: {
-      samples: 0,
-      rules: RULES.map(() => ({ active: false, peak: NaN })),
-      ruleChangedAtMs: () => NaN,
-    },
-    log: { path },
-  };
+  const monitor = nicMonitor(path);
   const pages = new EventPages({ monitors: [monitor], now: () => 0 });
   for (const startNs of starts) {
     const answer =
