@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { PERMISSION_FLAGS } from "../deploy/permissions.ts";
-import { APP_DIR, CACHE_DIR, DENO_BIN } from "../deploy/deb/layout.ts";
+import { APP_DIR, DENO_BIN, DENO_CACHE_DIR } from "../deploy/deb/layout.ts";
+import { packagedUnit } from "../deploy/deb/build.ts";
 import { wrapperFlags, wrapperScript } from "../deploy/deb/wrapper.ts";
 import { run } from "./deploy_util.ts";
 import { tempDir } from "./temp_dir.ts";
@@ -24,7 +25,9 @@ Deno.test("the package's wrapper gives the binary's permissions, the app directo
     ),
   );
   assert.ok(!flags.some((f) => /^--allow-(all|run|import)|^-A$/.test(f)));
-  for (const f of ["--cached-only", "--frozen"]) assert.ok(flags.includes(f));
+  for (const f of ["--cached-only", "--frozen", "--node-modules-dir=manual"]) {
+    assert.ok(flags.includes(f));
+  }
   assert.ok(flags.includes(`--lock=${APP_DIR}/deno.lock`));
   assert.ok(flags.includes(`--config=${APP_DIR}/deno.json`));
 });
@@ -32,7 +35,7 @@ Deno.test("the package's wrapper gives the binary's permissions, the app directo
 Deno.test("the package's wrapper is POSIX sh that execs the packaged deno on main.ts with the arguments", async () => {
   await using tmp = await tempDir("deb_wrapper_test_");
   const script = wrapperScript();
-  assert.ok(script.includes(`DENO_DIR=${CACHE_DIR}\n`));
+  assert.ok(script.includes(`DENO_DIR=${DENO_CACHE_DIR}\n`));
   // Run with the packaged deno replaced by a stand-in that prints its
   // arguments, one a line.
   const fake = join(tmp.path, "deno");
@@ -49,7 +52,7 @@ Deno.test("the package's wrapper is POSIX sh that execs the packaged deno on mai
   const r = await run("sh", [path, "run", "-c", "/etc/dpu-traceback/a b.yaml"]);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(r.stdout.trimEnd().split("\n"), [
-    CACHE_DIR,
+    DENO_CACHE_DIR,
     "run",
     ...wrapperFlags(),
     `${APP_DIR}/main.ts`,
@@ -57,4 +60,24 @@ Deno.test("the package's wrapper is POSIX sh that execs the packaged deno on mai
     "-c",
     "/etc/dpu-traceback/a b.yaml",
   ]);
+});
+
+Deno.test("the package's unit is deploy's, running the wrapper, with the wrapper's DENO_DIR as its cache directory", async () => {
+  const source = await Deno.readTextFile(
+    new URL("../deploy/dpu-traceback.service", import.meta.url),
+  );
+  const unit = await packagedUnit();
+  assert.equal(DENO_CACHE_DIR, "/var/cache/dpu-traceback");
+  assert.match(unit, /^ExecStart=\/usr\/bin\/dpu-traceback run -q /m);
+  assert.match(
+    unit,
+    /^CacheDirectory=dpu-traceback\nCacheDirectoryMode=0700$/m,
+  );
+  // Nothing else changed: the hardening is the unit's, line for line.
+  const removed = source.split("\n").filter((line) => !unit.includes(line));
+  assert.deepEqual(removed, [
+    "ExecStart=/usr/local/bin/dpu-traceback run -q -c ${DPU_TRACEBACK_CONFIG} $DPU_TRACEBACK_OPTS",
+  ]);
+  const added = unit.split("\n").filter((line) => !source.includes(line));
+  assert.equal(added.length, 5, added.join("\n"));
 });

@@ -6,23 +6,30 @@
  * result is checked to run offline before it is packed. Needs `npm`,
  * `tar`, `gzip` and `dpkg-deb`; network only for npm, at build time.
  *
+ * The same sources build the same bytes: every file carries the date of
+ * deploy/deb/changelog's newest entry (or `SOURCE_DATE_EPOCH` where it is
+ * set), and nothing the registry serves at build time but the pinned
+ * packages goes in.
+ *
  * The package's layout is deploy/deb/layout.ts; its maintainer scripts
  * are deploy/deb/postinst, prerm and postrm. Prints the .deb's path.
  *
  * @module
  */
 
+import { lutimes } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { controlFile, MAINTAINER } from "./control.ts";
+import { newestRelease, type Release } from "./changelog.ts";
+import { controlFile } from "./control.ts";
 import {
   APP_DIR,
   type Arch,
   ARCHES,
-  CACHE_DIR,
   CONFFILES,
   DENO_BIN,
+  DENO_CACHE_DIR,
   DENO_VERSION,
   DOC_DIR,
   LIB_DIR,
@@ -30,7 +37,7 @@ import {
   WRAPPER,
 } from "./layout.ts";
 import { fetchDeno, mustRun } from "./runtime.ts";
-import { copyApp, fillCache } from "./vendor.ts";
+import { copyApp, installDependencies } from "./vendor.ts";
 import { wrapperFlags, wrapperScript } from "./wrapper.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -38,10 +45,38 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 export const ROOT: string = join(HERE, "..", "..");
 const DEPLOY = join(ROOT, "deploy");
 
-/** The package's version: deno.json's. */
-export async function packageVersion(): Promise<string> {
+/**
+ * The release being packaged: deploy/deb/changelog's newest entry, whose
+ * version must be deno.json's (the agent's `--version`).
+ */
+export async function packageRelease(): Promise<Release> {
+  const release = newestRelease(
+    await Deno.readTextFile(join(HERE, "changelog")),
+  );
   const json = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
-  return json.version as string;
+  if (release.version !== json.version) {
+    throw new Error(
+      `deploy/deb/changelog's newest entry is version ${release.version}, but deno.json's version is ${json.version}: add an entry for ${json.version}`,
+    );
+  }
+  return release;
+}
+
+/**
+ * The time every file in the package carries, in seconds: `given` (the
+ * reproducible-builds convention's SOURCE_DATE_EPOCH) where it is set,
+ * else the release's date.
+ */
+function sourceDateEpoch(release: Release, given?: string): number {
+  if (given === undefined) return release.epochSeconds;
+  if (!/^\d{1,12}$/.test(given)) {
+    throw new Error(
+      `SOURCE_DATE_EPOCH must be whole seconds since the epoch, got ${
+        JSON.stringify(given)
+      }`,
+    );
+  }
+  return Number(given);
 }
 
 /** Writes `text` to `root` + `path` with `mode`, creating directories. */
@@ -69,6 +104,20 @@ async function filesUnder(dir: string, base = dir): Promise<string[]> {
   return out.sort();
 }
 
+/**
+ * Sets the time of `dir` and of everything under it, links included, to
+ * `seconds`. dpkg-deb only clamps times to SOURCE_DATE_EPOCH, which leaves
+ * a build's own times where the release date is later than the build.
+ */
+async function stampTimes(dir: string, seconds: number): Promise<void> {
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) await stampTimes(path, seconds);
+    else await lutimes(path, seconds, seconds);
+  }
+  await lutimes(dir, seconds, seconds);
+}
+
 /** Directories 0755 and files 0644 under `dir` (executables set after). */
 async function normalizeModes(dir: string): Promise<void> {
   await Deno.chmod(dir, 0o755);
@@ -79,46 +128,65 @@ async function normalizeModes(dir: string): Promise<void> {
   }
 }
 
-/** The unit, running the packaged command instead of /usr/local/bin's. */
+/**
+ * The unit, running the packaged command instead of /usr/local/bin's, with
+ * a cache directory for the packaged Deno (DENO_CACHE_DIR) that
+ * ProtectSystem=strict leaves writable.
+ */
 export async function packagedUnit(): Promise<string> {
-  const unit = await Deno.readTextFile(join(DEPLOY, "dpu-traceback.service"));
-  const from = "ExecStart=/usr/local/bin/dpu-traceback ";
-  if (unit.split(from).length !== 2) {
-    throw new Error(`deploy/dpu-traceback.service: no single '${from}'`);
+  let unit = await Deno.readTextFile(join(DEPLOY, "dpu-traceback.service"));
+  const edits: [string, string][] = [
+    ["ExecStart=/usr/local/bin/dpu-traceback ", `ExecStart=${WRAPPER} `],
+    [
+      "ConfigurationDirectoryMode=0750\n",
+      [
+        "ConfigurationDirectoryMode=0750",
+        `# The packaged Deno's compiled modules (DENO_DIR=${DENO_CACHE_DIR}):`,
+        "# kept between starts, so that only the first start compiles the agent.",
+        "CacheDirectory=dpu-traceback",
+        "CacheDirectoryMode=0700",
+        "",
+      ].join("\n"),
+    ],
+  ];
+  for (const [from, to] of edits) {
+    if (unit.split(from).length !== 2) {
+      throw new Error(
+        `deploy/dpu-traceback.service: no single ${JSON.stringify(from)}`,
+      );
+    }
+    unit = unit.replace(from, to);
   }
-  return unit.replace(from, `ExecStart=${WRAPPER} `);
+  return unit;
 }
 
 /**
- * Runs the staged application with the staged runtime and cache, as the
- * wrapper would but from the staging paths, with every HTTP(S) request sent
- * to a closed port: `--version` must work without fetching anything.
+ * Runs the staged application with the staged runtime, as the wrapper would
+ * but from the staging paths and with an empty DENO_DIR, every HTTP(S)
+ * request sent to a closed port: `--version` must work without fetching
+ * anything and without anything of the builder's.
  */
 async function checkOffline(stage: string): Promise<string> {
   const app = join(stage, APP_DIR);
   const flags = wrapperFlags().map((flag) => flag.replaceAll(APP_DIR, app));
-  const out = await mustRun(join(stage, DENO_BIN), [
-    "run",
-    ...flags,
-    join(app, "main.ts"),
-    "--version",
-  ], {
-    env: {
-      DENO_DIR: join(stage, CACHE_DIR),
-      HTTP_PROXY: "http://127.0.0.1:9",
-      HTTPS_PROXY: "http://127.0.0.1:9",
-      NO_COLOR: "1",
-    },
-  });
-  // Deno's analysis caches, written beside npm/ by that run, hold staging paths.
-  for await (const entry of Deno.readDir(join(stage, CACHE_DIR))) {
-    if (entry.name !== "npm") {
-      await Deno.remove(join(stage, CACHE_DIR, entry.name), {
-        recursive: true,
-      });
-    }
+  const denoDir = await Deno.makeTempDir({ prefix: "dpu-traceback-deb-dir-" });
+  try {
+    return await mustRun(join(stage, DENO_BIN), [
+      "run",
+      ...flags,
+      join(app, "main.ts"),
+      "--version",
+    ], {
+      env: {
+        DENO_DIR: denoDir,
+        HTTP_PROXY: "http://127.0.0.1:9",
+        HTTPS_PROXY: "http://127.0.0.1:9",
+        NO_COLOR: "1",
+      },
+    });
+  } finally {
+    await Deno.remove(denoDir, { recursive: true });
   }
-  return out;
 }
 
 /** The host's Debian architecture, where it is one we build. */
@@ -149,7 +217,7 @@ function copyright(): string {
     " /usr/share/common-licenses/ on no Debian system; see",
     " https://github.com/denoland/deno/blob/main/LICENSE.md",
     "",
-    "Files: usr/lib/dpu-traceback/cache/npm/*",
+    "Files: usr/lib/dpu-traceback/app/node_modules/*",
     "Copyright: their authors (each package's LICENSE file beside it)",
     "License: various",
     " zod (MIT), yaml (ISC), csv-parse and csv-stringify (MIT), bcryptjs",
@@ -168,18 +236,8 @@ const LINTIAN_OVERRIDE_TEXT = [
   "",
 ].join("\n");
 
-/** The changelog (a native package: changelog.gz), gzip -9n. */
-async function changelog(version: string): Promise<Uint8Array> {
-  const date = "Fri, 27 Nov 2026 00:00:00 +0000";
-  const text = [
-    `dpu-traceback (${version}) unstable; urgency=medium`,
-    "",
-    "  * Packaged: the agent with its own Deno runtime and locked",
-    "    dependencies, the systemd unit, configuration and logrotate.",
-    "",
-    ` -- ${MAINTAINER}  ${date}`,
-    "",
-  ].join("\n");
+/** `text` compressed with gzip -9n: no name or time in the header. */
+async function gzipped(text: string): Promise<Uint8Array> {
   const proc = new Deno.Command("gzip", {
     args: ["-9n"],
     stdin: "piped",
@@ -197,6 +255,11 @@ async function changelog(version: string): Promise<Uint8Array> {
 export interface BuildOptions {
   /** `xz` (the default: the smallest package) or `gzip` (fast, for tests). */
   readonly compression?: "xz" | "gzip";
+  /**
+   * SOURCE_DATE_EPOCH: the time, in whole seconds since the epoch, that
+   * every file carries. The newest changelog entry's date where unset.
+   */
+  readonly sourceDateEpoch?: string;
 }
 
 /** Builds the package for `arch` into `outDir`; returns the .deb's path. */
@@ -205,7 +268,8 @@ export async function buildDeb(
   outDir: string,
   options: BuildOptions = {},
 ): Promise<string> {
-  const version = await packageVersion();
+  const release = await packageRelease();
+  const epoch = sourceDateEpoch(release, options.sourceDateEpoch);
   await Deno.mkdir(outDir, { recursive: true });
   const stage = await Deno.makeTempDir({ prefix: "dpu-traceback-deb-" });
   try {
@@ -214,7 +278,7 @@ export async function buildDeb(
     await Deno.mkdir(join(stage, LIB_DIR), { recursive: true });
     await fetchDeno(arch, join(stage, DENO_BIN), join(outDir, "npm-cache"));
     await copyApp(ROOT, join(stage, APP_DIR));
-    await fillCache(join(stage, APP_DIR), join(stage, CACHE_DIR));
+    await installDependencies(join(stage, APP_DIR));
     if (arch === hostArch()) await checkOffline(stage);
     await normalizeModes(join(stage, LIB_DIR));
     await Deno.chmod(join(stage, DENO_BIN), 0o755);
@@ -246,7 +310,7 @@ export async function buildDeb(
     await put(
       stage,
       `${DOC_DIR}/changelog.gz`,
-      await changelog(version),
+      await gzipped(await Deno.readTextFile(join(HERE, "changelog"))),
       0o644,
     );
     for (
@@ -276,7 +340,7 @@ export async function buildDeb(
     await put(
       debian,
       "control",
-      controlFile(version, arch, Math.ceil(bytes / 1024)),
+      controlFile(release, arch, Math.ceil(bytes / 1024)),
       0o644,
     );
     await put(debian, "conffiles", CONFFILES.join("\n") + "\n", 0o644);
@@ -289,7 +353,11 @@ export async function buildDeb(
         0o755,
       );
     }
-    const deb = join(outDir, `dpu-traceback_${version}_${arch}.deb`);
+    await stampTimes(stage, epoch);
+    const deb = join(
+      outDir,
+      `dpu-traceback_${release.version}_${arch}.deb`,
+    );
     await mustRun("dpkg-deb", [
       "--root-owner-group",
       // xz is what the archive ships; gzip -1 builds in a tenth of the
@@ -298,7 +366,7 @@ export async function buildDeb(
       "--build",
       stage,
       deb,
-    ]);
+    ], { env: { SOURCE_DATE_EPOCH: String(epoch) } });
     return deb;
   } finally {
     await Deno.remove(stage, { recursive: true });
@@ -320,5 +388,9 @@ if (import.meta.main) {
     );
     Deno.exit(2);
   }
-  console.log(await buildDeb(arch, values.out));
+  console.log(
+    await buildDeb(arch, values.out, {
+      sourceDateEpoch: Deno.env.get("SOURCE_DATE_EPOCH"),
+    }),
+  );
 }

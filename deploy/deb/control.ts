@@ -1,15 +1,12 @@
 /**
- * DEBIAN/control of the package: its name, version (deno.json's),
- * architecture, dependencies and description.
+ * DEBIAN/control of the package: its name, version and maintainer (the
+ * changelog's newest entry), architecture, dependencies and description.
  *
  * @module
  */
 
+import type { Release } from "./changelog.ts";
 import type { Arch } from "./layout.ts";
-
-/** Who answers for the package (Debian's Maintainer field). */
-export const MAINTAINER =
-  "dpu-traceback maintainers <maintainers@users.noreply.a-seed-c8a17677.example>";
 
 /**
  * The control file. `installedSizeKiB` is the unpacked size (dpkg's
@@ -20,13 +17,17 @@ export const MAINTAINER =
  * import assert from "node:assert/strict";
  * import { controlFile } from "./control.ts";
  *
- * const text = controlFile("0.1.0", "arm64", 120000);
- * assert.ok(text.includes("\nArchitecture: arm64\n"));
+ * const text = controlFile(
+ *   { version: "0.1.0", maintainer: "A <a@example.org>", epochSeconds: 0 },
+ *   "arm64",
+ *   120000,
+ * );
+ * assert.ok(text.includes("\nArchitecture: arm64\nMaintainer: A <a@example.org>\n"));
  * assert.ok(text.endsWith("\n"));
  * ```
  */
 export function controlFile(
-  version: string,
+  { version, maintainer }: Release,
   arch: Arch,
   installedSizeKiB: number,
 ): string {
@@ -37,7 +38,7 @@ export function controlFile(
     "Package: dpu-traceback",
     `Version: ${version}`,
     `Architecture: ${arch}`,
-    `Maintainer: ${MAINTAINER}`,
+    `Maintainer: ${maintainer}`,
     `Installed-Size: ${installedSizeKiB}`,
     // The Deno runtime links glibc (and libgcc_s for unwinding).
     "Depends: libc6 (>= 2.27), libgcc-s1",

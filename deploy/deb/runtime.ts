@@ -2,12 +2,14 @@
  * Deno's runtime for the package, from npm: Deno publishes its Linux
  * binaries as `@deno/linux-x64-glibc` and `@deno/linux-arm64-glibc`, which
  * the npm registry serves where dl.deno.land (and so `denort`) cannot be
- * reached. `npm pack` fetches the tarball and the `deno` binary is taken
+ * reached. `npm pack` fetches the tarball, which must hash to the
+ * integrity pinned in deploy/deb/layout.ts, and the `deno` binary is taken
  * out of it.
  *
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { type Arch, ARCHES, DENO_VERSION } from "./layout.ts";
 
@@ -56,16 +58,33 @@ export async function elfMachine(path: string): Promise<number> {
 }
 
 /**
- * Puts Deno's binary for `arch` at `dest` (mode 0755), checking that it is
- * built for that architecture. The tarball is kept in `cacheDir`, so a
- * second build fetches nothing.
+ * The Subresource Integrity string (`sha512-` and base64) of `bytes`, as
+ * npm's `dist.integrity` gives it.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { integrityOf } from "./runtime.ts";
+ *
+ * assert.ok(integrityOf(new Uint8Array()).startsWith("sha512-z4PhNX7vuL3x"));
+ * ```
+ */
+export function integrityOf(bytes: Uint8Array): string {
+  return `sha512-${createHash("sha512").update(bytes).digest("base64")}`;
+}
+
+/**
+ * Puts Deno's binary for `arch` at `dest` (mode 0755), checking that the
+ * tarball it came from is the pinned one and the binary is built for that
+ * architecture. The tarball is kept in `cacheDir`, so a second build
+ * fetches nothing; a kept tarball that does not match is refused too.
  */
 export async function fetchDeno(
   arch: Arch,
   dest: string,
   cacheDir: string,
 ): Promise<void> {
-  const { npm, elfMachine: machine } = ARCHES[arch];
+  const { npm, integrity, elfMachine: machine } = ARCHES[arch];
   await Deno.mkdir(cacheDir, { recursive: true });
   const tarball = join(
     cacheDir,
@@ -82,6 +101,12 @@ export async function fetchDeno(
       cacheDir,
     ]);
   }
+  const found = integrityOf(await Deno.readFile(tarball));
+  if (found !== integrity) {
+    throw new Error(
+      `${tarball} is not ${npm}@${DENO_VERSION} as pinned in deploy/deb/layout.ts: its integrity is ${found}, not ${integrity}; delete it to fetch it again`,
+    );
+  }
   const unpacked = await Deno.makeTempDir({ dir: cacheDir });
   try {
     await mustRun("tar", ["-xzf", tarball, "-C", unpacked, "package/deno"]);
@@ -90,10 +115,10 @@ export async function fetchDeno(
   } finally {
     await Deno.remove(unpacked, { recursive: true });
   }
-  const found = await elfMachine(dest);
-  if (found !== machine) {
+  const built = await elfMachine(dest);
+  if (built !== machine) {
     throw new Error(
-      `${npm}'s deno is for ELF machine 0x${found.toString(16)}, not ${arch}`,
+      `${npm}'s deno is for ELF machine 0x${built.toString(16)}, not ${arch}`,
     );
   }
 }

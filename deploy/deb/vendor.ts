@@ -1,9 +1,9 @@
 /**
  * The application for the package, vendored: the local modules main.ts and
  * every `--include`d worker import (from `deno info --json`), the other
- * `--include`d files, deno.json and deno.lock, and a DENO_DIR holding the
- * locked npm dependencies. The package's Deno runs it with
- * `--cached-only`, so nothing is fetched at run time.
+ * `--include`d files, deno.json and deno.lock, and node_modules/ holding the
+ * locked npm dependencies. The package's Deno runs it with `--cached-only`
+ * and `--node-modules-dir=manual`, so nothing is fetched at run time.
  *
  * @module
  */
@@ -61,28 +61,45 @@ export async function copyApp(root: string, dest: string): Promise<string[]> {
 }
 
 /**
- * Fills `cacheDir` (a DENO_DIR) with the npm packages deno.lock pins for the
- * application in `appDir`, and keeps only them: the type-checking and
- * analysis caches Deno writes beside them are rebuilt at run time (in
- * memory where the directory is read-only) and hold build paths.
+ * Installs into `appDir`/node_modules exactly the npm packages deno.lock
+ * pins for the application (`deno install --frozen`, fetching through the
+ * builder's own DENO_DIR), for the packaged Deno to run with
+ * `--node-modules-dir=manual`. The npm commands' links in node_modules/.bin
+ * are dropped: the agent runs none. Returns the packages, `name@version`.
  */
-export async function fillCache(
-  appDir: string,
-  cacheDir: string,
-): Promise<void> {
-  await Deno.mkdir(cacheDir, { recursive: true });
+export async function installDependencies(appDir: string): Promise<string[]> {
   await mustRun(Deno.execPath(), [
-    "cache",
+    "install",
     "--frozen",
+    "--node-modules-dir=auto",
     "--config",
     join(appDir, "deno.json"),
     "--lock",
     join(appDir, "deno.lock"),
+    "--entrypoint",
     ...ENTRY_POINTS.map((entry) => join(appDir, entry)),
-  ], { env: { DENO_DIR: cacheDir, NO_COLOR: "1" } });
-  for await (const entry of Deno.readDir(cacheDir)) {
-    if (entry.name !== "npm") {
-      await Deno.remove(join(cacheDir, entry.name), { recursive: true });
+  ], { cwd: appDir, env: { NO_COLOR: "1" } });
+  const modules = join(appDir, "node_modules");
+  await Deno.remove(join(modules, ".bin"), { recursive: true }).catch(
+    (error) => {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    },
+  );
+  const lock = JSON.parse(await Deno.readTextFile(join(appDir, "deno.lock")));
+  const pinned = Object.keys(lock.npm ?? {}).sort();
+  const installed: string[] = [];
+  for await (const entry of Deno.readDir(join(modules, ".deno"))) {
+    if (entry.isDirectory && entry.name !== "node_modules") {
+      installed.push(entry.name);
     }
   }
+  installed.sort();
+  if (installed.join(" ") !== pinned.join(" ")) {
+    throw new Error(
+      `deno install put ${installed.join(", ")} in ${modules}; deno.lock pins ${
+        pinned.join(", ")
+      }`,
+    );
+  }
+  return installed;
 }

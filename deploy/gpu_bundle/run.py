@@ -58,9 +58,12 @@ def main():
         app = os.path.join(lib, "app")
         os.makedirs(os.path.join(app, "bench"), exist_ok=True)
         shutil.copy(CHECK, os.path.join(app, "bench", "gpu_truth.ts"))
-        env = dict(os.environ, DENO_DIR=os.path.join(lib, "cache"), NO_COLOR="1")
+        # The package's npm dependencies are in app/node_modules; DENO_DIR
+        # only takes the modules Deno compiles, in the temporary folder.
+        env = dict(os.environ, DENO_DIR=os.path.join(work, "deno-dir"), NO_COLOR="1")
         command = [
             os.path.join(lib, "deno"), "run", "--cached-only", "--frozen",
+            "--node-modules-dir=manual",
             "--config", os.path.join(app, "deno.json"),
             "--lock", os.path.join(app, "deno.lock"),
             "--no-prompt", "--allow-read", "--allow-write", "--allow-run",

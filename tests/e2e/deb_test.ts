@@ -5,7 +5,8 @@
  * replay run through /usr/bin/dpu-traceback under the binary's
  * permissions, an upgrade over itself and to a newer version with an edited
  * conffile kept, `dpkg -r` (configuration and logs kept) and `dpkg -P`
- * (nothing left). The machine is restored (the package purged) even when a
+ * (nothing left). A second build of the same sources must give the same
+ * bytes. The machine is restored (the package purged) even when a
  * step fails; a machine that already has dpu-traceback installed is refused,
  * never overwritten. The arm64 package is built and checked by its file
  * list, its binary's ELF header and `deno --version` under qemu-user.
@@ -27,8 +28,8 @@ import {
 import { buildNvmlSim } from "../fixtures/libnvml_sim/build.ts";
 import {
   APP_DIR,
-  CACHE_DIR,
   DENO_BIN,
+  DENO_CACHE_DIR,
   DENO_VERSION,
   LIB_DIR,
   UNIT,
@@ -152,7 +153,29 @@ Deno.test("the amd64 package: lintian, install, run, upgrade with an edited conf
     `${CONF_DIR} exists; refusing to touch it`,
   );
   await using tmp = await tempDir("deb_test_");
-  const deb = await buildDeb("amd64", tmp.path, { compression: "gzip" });
+  // Reproducible: built again, seconds later, from the same sources, the
+  // package is the same, byte for byte, every file of it dated
+  // SOURCE_DATE_EPOCH. A year ahead: dpkg-deb's clamping to it would leave
+  // each build's own times, so only the build's stamping can pass this.
+  const epoch = Math.floor(Date.now() / 1000) + 365 * 86_400;
+  const options = {
+    compression: "gzip",
+    sourceDateEpoch: String(epoch),
+  } as const;
+  const deb = await buildDeb("amd64", tmp.path, options);
+  const first = join(tmp.path, "first.deb");
+  await Deno.rename(deb, first);
+  assert.equal(await buildDeb("amd64", tmp.path, options), deb);
+  ok(await run("cmp", [first, deb]), "the second build differs: cmp");
+  const stamp = new Date(epoch * 1000).toISOString().slice(0, 16)
+    .replace("T", " ");
+  const entries = ok(
+    await run("dpkg-deb", ["-c", deb], { env: { TZ: "UTC" } }),
+    "dpkg-deb -c",
+  )
+    .split("\n").filter((line) => line !== "");
+  assert.ok(entries.length > 100, `${entries.length} entries`);
+  for (const line of entries) assert.ok(line.includes(` ${stamp} `), line);
 
   // Lintian: no errors (its warnings are listed in docs/building.md).
   const lint = await run(lintian, ["--tag-display-limit", "0", deb]);
@@ -187,7 +210,7 @@ Deno.test("the amd64 package: lintian, install, run, upgrade with an edited conf
     ) {
       assert.ok(await exists(path), path);
     }
-    assert.ok(await exists(`${CACHE_DIR}/npm/registry.npmjs.org/zod`));
+    assert.ok(await exists(`${APP_DIR}/node_modules/zod/package.json`));
     assert.equal((await Deno.stat(LOG_DIR)).mode! & 0o777, 0o750);
     assert.equal((await Deno.stat(CONF_DIR)).mode! & 0o777, 0o750);
     // systemd accepts the installed unit as it is (its ExecStart exists).
@@ -225,6 +248,16 @@ Deno.test("the amd64 package: lintian, install, run, upgrade with an edited conf
       await run(WRAPPER, ["check-config", CONFIG], { env: offline }),
       "check-config",
     );
+    // Run as root, Deno kept its compiled modules in DENO_CACHE_DIR and
+    // wrote nothing into the package's tree: every file there is dpkg's.
+    assert.ok(await exists(`${DENO_CACHE_DIR}/gen`), DENO_CACHE_DIR);
+    const owned = new Set(
+      ok(await run("dpkg-query", ["-L", "dpu-traceback"]), "dpkg-query -L")
+        .split("\n"),
+    );
+    const stray = ok(await run("find", [LIB_DIR]), `find ${LIB_DIR}`)
+      .split("\n").filter((path) => path !== "" && !owned.has(path));
+    assert.deepEqual(stray, [], `not the package's, under ${LIB_DIR}`);
 
     // A replay run: its files where the permissions allow them.
     await Deno.writeTextFile(`${CONF_DIR}/deb-test-capture.csv`, capture());
@@ -293,7 +326,7 @@ Deno.test("the amd64 package: lintian, install, run, upgrade with an edited conf
       "dpkg -r",
     );
     assert.equal(await status(), "rc");
-    for (const path of [WRAPPER, LIB_DIR, UNIT]) {
+    for (const path of [WRAPPER, LIB_DIR, UNIT, DENO_CACHE_DIR]) {
       assert.ok(!await exists(path), `${path} is left after dpkg -r`);
     }
     assert.equal(await Deno.readTextFile(CONFIG), edited);
@@ -355,9 +388,7 @@ Deno.test("the arm64 package: its files, an aarch64 deno, and deno --version und
     assert.ok(paths.includes(path), `${path} not in the arm64 package`);
   }
   assert.ok(
-    paths.some((p) =>
-      p.startsWith(`${CACHE_DIR}/npm/registry.npmjs.org/yaml/`)
-    ),
+    paths.some((p) => p.startsWith(`${APP_DIR}/node_modules/.deno/yaml@`)),
   );
 
   const tree = join(tmp.path, "tree");
@@ -373,7 +404,8 @@ Deno.test("the arm64 package: its files, an aarch64 deno, and deno --version und
     new RegExp(`^deno ${DENO_VERSION.replaceAll(".", "\\.")} .*aarch64`, "m"),
   );
   // The application too, on that runtime, offline, from the package's
-  // cache (the wrapper's flags with the package's paths moved into tree).
+  // node_modules (the wrapper's flags with the package's paths moved into
+  // tree) and an empty DENO_DIR.
   const script = await Deno.readTextFile(join(tree, WRAPPER));
   const flags = [...script.matchAll(/^\t(--\S+) \\$/gm)].map((m) =>
     m[1].replaceAll(LIB_DIR, join(tree, LIB_DIR))
@@ -390,7 +422,7 @@ Deno.test("the arm64 package: its files, an aarch64 deno, and deno --version und
       "--version",
     ], {
       env: {
-        DENO_DIR: join(tree, CACHE_DIR),
+        DENO_DIR: join(tmp.path, "deno-dir"),
         HTTP_PROXY: "http://127.0.0.1:9",
         HTTPS_PROXY: "http://127.0.0.1:9",
       },
