@@ -14,6 +14,7 @@
  */
 
 import { join } from "node:path";
+import { readSysfsDir, readSysfsText, sysfsRealPath } from "./sysfs.ts";
 
 /** Where sysfs is looked for; tests give a fixture tree instead of `/`. */
 export interface PcieLookupOptions {
@@ -72,7 +73,7 @@ export function pciePlace(
   if (!BDF.test(address)) return undefined;
   let path: string;
   try {
-    path = Deno.realPathSync(join(sys, "bus/pci/devices", address));
+    path = sysfsRealPath(join(sys, "bus/pci/devices", address));
   } catch {
     return undefined;
   }
@@ -108,7 +109,7 @@ export function numaNodeCount(options: PcieLookupOptions = {}): number {
   let count = 0;
   try {
     const dir = join(options.root ?? "/", "sys/devices/system/node");
-    for (const entry of Deno.readDirSync(dir)) {
+    for (const entry of readSysfsDir(dir)) {
       if (/^node\d+$/.test(entry.name)) count++;
     }
   } catch {
@@ -120,7 +121,7 @@ export function numaNodeCount(options: PcieLookupOptions = {}): number {
 /** A small integer file (`numa_node`), or undefined if it cannot be read. */
 function readNumber(path: string): number | undefined {
   try {
-    const value = Number.parseInt(Deno.readTextFileSync(path).trim(), 10);
+    const value = Number.parseInt(readSysfsText(path).trim(), 10);
     return Number.isSafeInteger(value) ? value : undefined;
   } catch {
     return undefined;

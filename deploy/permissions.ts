@@ -15,11 +15,12 @@
  *   reads); the DOCA library directories (each candidate is stat'ed before
  *   `Deno.dlopen`, and `--version` resolves the soname link); and the four
  *   standard `libnvidia-ml.so.1` paths (the GPU monitor stats and loads the
- *   first that exists; `--version` resolves its soname link); and /sys,
- *   where the kernel source reads its counters and the links that say
- *   which interfaces and RDMA ports a device has (collectors/kernel/; the
- *   DOCA libraries read it too, natively, which Deno's permissions do not
- *   govern).
+ *   first that exists; `--version` resolves its soname link). Not /sys:
+ *   Deno refuses every path under /sys (and /proc and /dev) to a program
+ *   without `--allow-all`, whatever `--allow-read` names
+ *   (denoland/deno#27564), so the kernel source and the PCIe lookups read
+ *   sysfs through libc (collectors/sysfs.ts, collectors/kernel/), as the
+ *   DOCA and NVML libraries do natively; `--allow-ffi` is what allows that.
  * - `--allow-write`: the log directory only.
  * - `--allow-net` without a scope: Deno has one permission for listening
  *   and connecting, and the listen address and the Alertmanagers are the
@@ -66,8 +67,6 @@ export const DOCA_LIB_DIRS: readonly string[] = [
   "/opt/mellanox/doca/lib",
   "/opt/mellanox/doca/lib64",
 ];
-/** Where the kernel source reads counters and device links (collectors/kernel/). */
-export const SYSFS = "/sys";
 /** The files `--version` stats for NVML (collectors/versions.ts), any arch. */
 export const NVML_LIBRARIES: readonly string[] = [
   "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
@@ -109,9 +108,7 @@ export const PERMISSION_FLAGS: readonly string[] = [
   "--no-prompt",
   V8_FLAGS,
   `--allow-read=${
-    [CONFIG_DIR, LOG_DIR, ...DOCA_LIB_DIRS, ...NVML_LIBRARIES, SYSFS].join(
-      ",",
-    )
+    [CONFIG_DIR, LOG_DIR, ...DOCA_LIB_DIRS, ...NVML_LIBRARIES].join(",")
   }`,
   `--allow-write=${LOG_DIR}`,
   "--allow-net",

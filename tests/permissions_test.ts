@@ -511,3 +511,51 @@ Deno.test("with exactly the binary's permissions --version, the demo and journal
     );
   });
 });
+
+Deno.test("with exactly the binary's permissions the kernel source finds an interface, lists its counters and samples it", async () => {
+  // Deno refuses /sys to anything short of --allow-all: the lookups must
+  // go through libc (collectors/sysfs.ts), or none of this finds `lo`.
+  await withLogDir(async (_root, logDir) => {
+    const config = join(logDir, "kernel.yaml");
+    await Deno.writeTextFile(
+      config,
+      `listen: "off"
+gpu: off
+monitors:
+  - name: host
+    source: kernel
+    device: lo
+    sample_period_ns: 10000000
+    depth: 4
+    event_log: ${join(logDir, "host-events.log")}
+    columns:
+      - { name: rx_packets, data_id: "netdev:rx_packets" }
+    rules:
+      - name: always
+        column: rx_packets
+        comparison_type: lt
+        comparison_value: 9007199254740991
+`,
+    );
+    const checked = await runAgent(["check-config", config], { logDir });
+    assert.equal(checked.code, 0, checked.stderr);
+    assert.match(
+      checked.stdout + checked.stderr,
+      /^monitor host: lo is here and offers all 1 of its counters$/m,
+    );
+
+    const counters = await runAgent(["counters", "-d", "lo", "--json"], {
+      logDir,
+    });
+    assert.equal(counters.code, 0, counters.stderr);
+    assert.match(counters.stdout, /"netdev:rx_packets"/);
+
+    const run = await runAgent(
+      ["run", "-q", "-c", config, "--duration", "0.5"],
+      { logDir },
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const log = await Deno.readTextFile(join(logDir, "host-events.log"));
+    assert.match(log, /always/);
+  });
+});

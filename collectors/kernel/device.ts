@@ -15,6 +15,7 @@
 
 import { basename, join } from "node:path";
 import { nearest } from "../../config/suggest.ts";
+import { isSysfsDirectory, readSysfsDir, sysfsRealPath } from "../sysfs.ts";
 
 /** A device as the kernel source reads it. */
 export interface KernelDevice {
@@ -108,7 +109,7 @@ export function resolveKernelDeviceSync(
   const pci = pciAddress(name);
   if (pci !== undefined) {
     const dir = join(sys, "bus/pci/devices", pci);
-    if (isDirectory(dir)) {
+    if (isSysfsDirectory(dir)) {
       return {
         name,
         pci,
@@ -124,7 +125,7 @@ export function resolveKernelDeviceSync(
     );
   }
   const netdev = join(sys, "class/net", name);
-  if (isDirectory(netdev)) {
+  if (isSysfsDirectory(netdev)) {
     const function_ = pciFunctionOf(join(netdev, "device"));
     const rdma = function_ === undefined ? [] : rdmaDevices(
       sys,
@@ -133,7 +134,7 @@ export function resolveKernelDeviceSync(
     return { name, pci: function_, interfaces: [name], rdma };
   }
   const ib = join(sys, "class/infiniband", name);
-  if (isDirectory(ib)) {
+  if (isSysfsDirectory(ib)) {
     return {
       name,
       pci: pciFunctionOf(join(ib, "device")),
@@ -181,7 +182,7 @@ function rdmaDevices(
 function pciFunctionOf(link: string): string | undefined {
   let path: string;
   try {
-    path = Deno.realPathSync(link);
+    path = sysfsRealPath(link);
   } catch {
     return undefined; // a virtual interface has no device link
   }
@@ -196,19 +197,11 @@ function pciFunctionOf(link: string): string | undefined {
 function entries(dir: string): string[] {
   const names: string[] = [];
   try {
-    for (const entry of Deno.readDirSync(dir)) names.push(entry.name);
+    for (const entry of readSysfsDir(dir)) names.push(entry.name);
   } catch {
     return [];
   }
   return names.sort();
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return Deno.statSync(path).isDirectory;
-  } catch {
-    return false;
-  }
 }
 
 function notFound(

@@ -21,6 +21,7 @@ import {
   rdmaHwCounterLifespanMs,
   SysfsCounterSet,
 } from "./sysfs_counters.ts";
+import { sysfsReadLink } from "../sysfs.ts";
 
 /** One counter as discovery found it. */
 export interface DiscoveredCounter {
@@ -246,7 +247,7 @@ function medianNs(read: () => unknown, clock: () => number): number {
 
 function driverOf(iface: string, root: string | undefined): string | undefined {
   try {
-    const link = Deno.readLinkSync(
+    const link = sysfsReadLink(
       `${
         (root ?? "").replace(/\/+$/, "")
       }/sys/class/net/${iface}/device/driver`,

@@ -10,6 +10,7 @@
  */
 
 import { join } from "node:path";
+import { readSysfsDir, readSysfsText, type SysfsEntry } from "../sysfs.ts";
 
 /** Where sysfs is looked for; tests give a fixture tree instead of `/`. */
 export interface InterfaceIndexOptions {
@@ -39,7 +40,7 @@ export function interfaceIndex(
   }
   let text: string;
   try {
-    text = Deno.readTextFileSync(
+    text = readSysfsText(
       join(options.root ?? "/", "sys/class/net", iface, "ifindex"),
     );
   } catch {
@@ -65,9 +66,9 @@ export function interfaceWithIndex(
   ifindex: number,
   options: InterfaceIndexOptions = {},
 ): string | undefined {
-  let entries: Deno.DirEntry[];
+  let entries: SysfsEntry[];
   try {
-    entries = [...Deno.readDirSync(join(options.root ?? "/", "sys/class/net"))];
+    entries = readSysfsDir(join(options.root ?? "/", "sys/class/net"));
   } catch {
     return undefined;
   }

@@ -38,6 +38,7 @@ import {
   STATX_TYPE,
   statxMode,
 } from "../../ffi/libc_file.ts";
+import { readSysfsDir, readSysfsText, type SysfsEntry } from "../sysfs.ts";
 
 /** What a read of one counter file gave. */
 export const CounterRead = {
@@ -316,9 +317,9 @@ function listCounterFiles(
   what: string,
   skip: readonly string[] = [],
 ): CounterFile[] {
-  let entries: Deno.DirEntry[];
+  let entries: SysfsEntry[];
   try {
-    entries = [...Deno.readDirSync(dir)];
+    entries = readSysfsDir(dir);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) {
       throw new Error(`No ${what}: ${dir} does not exist`, { cause: error });
@@ -387,7 +388,7 @@ export function rdmaHwCounterLifespanMs(
   options: SysfsRootOptions = {},
 ): number {
   const path = `${portDir(device, port, options)}/hw_counters/lifespan`;
-  const text = Deno.readTextFileSync(path).trim();
+  const text = readSysfsText(path).trim();
   if (!/^\d+$/.test(text)) {
     throw new Error(`${path}: ${JSON.stringify(text)} is not a number of ms`);
   }
