@@ -187,6 +187,15 @@ Deno.test("withAutoGpuMonitor adds a GPU monitor beside a NIC monitor, unless to
     placed.monitors[1].eventLog,
     "/var/log/dpu-traceback/gpu-events.log",
   );
+  // Beside the kernel source too: it reads a real NIC.
+  const kernel = parseConfig(
+    'monitors:\n  - { name: host, source: kernel, device: eth0, columns: [{ name: rx, data_id: "netdev:rx_packets" }] }\n',
+    "a.yaml",
+  );
+  assert.deepEqual(
+    withAutoGpuMonitor(kernel).monitors.map((m) => [m.name, m.source]),
+    [["host", "kernel"], ["gpu", "nvml"]],
+  );
   // Off, a simulated NIC, or a GPU monitor already there: nothing added.
   assert.equal(
     withAutoGpuMonitor({ ...reference, gpu: "off" }).monitors.length,

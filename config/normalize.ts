@@ -735,9 +735,13 @@ const AUTO_GPU_RULES = [
   },
 ] as const;
 
+/** The sources that read a real NIC: beside one, `gpu: auto` watches the GPUs. */
+const NIC_SOURCES: ReadonlySet<string> = new Set(["doca", "kernel"]);
+
 /**
  * The configuration with the GPU monitor `gpu: auto` stands for: when a
- * monitor reads a NIC (source doca) and none reads NVML, a monitor named
+ * monitor reads a NIC (source doca or kernel) and none reads NVML, a
+ * monitor named
  * `gpu` on every reading of every GPU, with rules for Xid and uncorrected
  * ECC errors, logging to `gpu-events.log` beside the first monitor's log.
  * Otherwise the configuration unchanged.
@@ -763,7 +767,7 @@ const AUTO_GPU_RULES = [
 export function withAutoGpuMonitor(config: AgentConfig): AgentConfig {
   if (
     config.gpu !== "auto" ||
-    !config.monitors.some((m) => m.source === "doca") ||
+    !config.monitors.some((m) => NIC_SOURCES.has(m.source)) ||
     config.monitors.some((m) => m.source === "nvml")
   ) {
     return config;

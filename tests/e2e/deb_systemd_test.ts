@@ -3,8 +3,9 @@
  * installed in a container booted with `systemd-nspawn` on an overlay of
  * this machine's own root (no image to fetch; every change is thrown away),
  * and the unit is started with all its hardening, as an operator would:
- * the kernel source samples `lo` with the binary's permissions, /metrics
- * answers, the journal has the agent's lines, `reload` reopens the logs,
+ * the kernel source samples `lo` with the binary's permissions, the GPU
+ * monitor reads the NVML simulator installed where the driver's library
+ * goes, /metrics answers, the journal has the agent's lines, `reload` reopens the logs,
  * `restart` starts on Deno's kept compiled modules, `stop` ends in exit 0,
  * and `dpkg -r` stops and disables it and removes that cache.
  *
@@ -20,6 +21,7 @@ import { join } from "node:path";
 import { buildDeb } from "../../deploy/deb/build.ts";
 import { DENO_CACHE_DIR, WRAPPER } from "../../deploy/deb/layout.ts";
 import { type Ran, run, tool } from "../deploy_util.ts";
+import { buildNvmlSim } from "../fixtures/libnvml_sim/build.ts";
 import { tempDir } from "../temp_dir.ts";
 import { freePorts } from "./fleet_util.ts";
 
@@ -57,10 +59,13 @@ async function until<T>(
   }
 }
 
-/** The kernel monitor on `lo`, with a rule that holds from the first sample. */
+/**
+ * The kernel monitor on `lo`, with a rule that holds from the first sample,
+ * and the GPU monitor `gpu: auto` adds where libnvidia-ml.so.1 is.
+ */
 function config(port: number): string {
   return `listen: "127.0.0.1:${port}"
-gpu: off
+gpu: auto
 monitors:
   - name: host
     source: kernel
@@ -113,6 +118,16 @@ Deno.test("the package's service runs under systemd with its hardening: samples,
     );
     mounted.unshift(root);
     await Deno.copyFile(deb, join(root, "root/dpu-traceback.deb"));
+    // The NVML simulator where the GPU driver's library goes.
+    const nvml = await buildNvmlSim();
+    try {
+      await Deno.copyFile(
+        nvml.lib,
+        join(root, "usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"),
+      );
+    } finally {
+      await nvml.cleanup();
+    }
     // A machine ID of its own, so that its journal is not this machine's.
     await Deno.writeTextFile(
       join(root, "etc/machine-id"),
@@ -197,6 +212,13 @@ Deno.test("the package's service runs under systemd with its hardening: samples,
       1,
       body,
     );
+    await until("GPU samples on /metrics", 30_000, async () => {
+      const text = await scrape();
+      return text !== undefined &&
+          metric(text, 'dpu_traceback_samples_total\\{monitor="gpu"\\}') > 0
+        ? true
+        : undefined;
+    });
     const mainPid = () =>
       inside(["systemctl", "show", "-P", "MainPID", UNIT])
         .then((r) => r.stdout.trim());
