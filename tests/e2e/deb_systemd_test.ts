@@ -5,7 +5,8 @@
  * and the unit is started with all its hardening, as an operator would:
  * the kernel source samples `lo` with the binary's permissions, the GPU
  * monitor reads the NVML simulator installed where the driver's library
- * goes, /metrics answers, the journal has the agent's lines, `reload` reopens the logs,
+ * goes, /metrics answers behind basic auth (its bcrypt worker loads from
+ * the package's node_modules), the journal has the agent's lines, `reload` reopens the logs,
  * `restart` starts on Deno's kept compiled modules, `stop` ends in exit 0,
  * and `dpkg -r` stops and disables it and removes that cache.
  *
@@ -17,6 +18,7 @@
  */
 
 import assert from "node:assert/strict";
+import bcrypt from "bcryptjs";
 import { join } from "node:path";
 import { buildDeb } from "../../deploy/deb/build.ts";
 import { DENO_CACHE_DIR, WRAPPER } from "../../deploy/deb/layout.ts";
@@ -65,6 +67,7 @@ async function until<T>(
  */
 function config(port: number): string {
   return `listen: "127.0.0.1:${port}"
+web_config_file: /etc/dpu-traceback/web.yml
 gpu: auto
 monitors:
   - name: host
@@ -180,6 +183,10 @@ Deno.test("the package's service runs under systemd with its hardening: samples,
       join(root, "etc/dpu-traceback/config.yaml"),
       config(port),
     );
+    await Deno.writeTextFile(
+      join(root, "etc/dpu-traceback/web.yml"),
+      `basic_auth_users:\n  alice: "${bcrypt.hashSync("alice pw", 4)}"\n`,
+    );
     ok(
       await inside([WRAPPER, "check-config", "/etc/dpu-traceback/config.yaml"]),
       "check-config",
@@ -191,7 +198,9 @@ Deno.test("the package's service runs under systemd with its hardening: samples,
 
     // Its network is this machine's: scrape it from here.
     const scrape = () =>
-      fetch(`http://127.0.0.1:${port}/metrics`).then(
+      fetch(`http://127.0.0.1:${port}/metrics`, {
+        headers: { authorization: `Basic ${btoa("alice:alice pw")}` },
+      }).then(
         (r) => r.ok ? r.text() : (r.body?.cancel(), undefined),
         () => undefined,
       );
@@ -212,6 +221,11 @@ Deno.test("the package's service runs under systemd with its hardening: samples,
       1,
       body,
     );
+    const refused = await fetch(`http://127.0.0.1:${port}/metrics`, {
+      headers: { authorization: `Basic ${btoa("alice:wrong")}` },
+    });
+    await refused.body?.cancel();
+    assert.equal(refused.status, 401);
     await until("GPU samples on /metrics", 30_000, async () => {
       const text = await scrape();
       return text !== undefined &&
