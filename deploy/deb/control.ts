@@ -40,7 +40,9 @@ export function controlFile(
     `Architecture: ${arch}`,
     `Maintainer: ${maintainer}`,
     `Installed-Size: ${installedSizeKiB}`,
-    // The Deno runtime links glibc (and libgcc_s for unwinding).
+    // The Deno runtime links glibc (and libgcc_s for unwinding); 2.27 is
+    // the newest glibc symbol version Deno 2.9.6 needs on either
+    // architecture (tests/e2e/deb_test.ts reads it with readelf -V).
     "Depends: libc6 (>= 2.27), libgcc-s1",
     "Recommends: systemd, logrotate",
     "Section: admin",

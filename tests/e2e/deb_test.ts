@@ -111,6 +111,26 @@ async function newerDeb(deb: string, dir: string, version: string) {
   return out;
 }
 
+/**
+ * The package's libc floor (`Depends: libc6 (>= X)`) is the newest glibc
+ * symbol version its `deno` binary needs (readelf -V), so that dpkg refuses
+ * a system the runtime could not start on rather than install it.
+ */
+async function assertGlibcFloor(deb: string, deno: string): Promise<void> {
+  const depends = ok(
+    await run("dpkg-deb", ["-f", deb, "Depends"]),
+    "dpkg-deb -f Depends",
+  );
+  const floor = /libc6 \(>= ([\d.]+)\)/.exec(depends)?.[1];
+  assert.ok(floor !== undefined, depends);
+  const needed = [
+    ...ok(await run("readelf", ["-V", deno]), "readelf -V")
+      .matchAll(/GLIBC_(\d+)\.(\d+)/g),
+  ].map((m) => [Number(m[1]), Number(m[2])])
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1]).at(-1);
+  assert.equal(floor, needed?.join("."), `${deno} needs glibc ${needed}`);
+}
+
 /** Rows 0..99 of a replay capture: rx rises 1000 a sample, 5000 on 20-39. */
 function capture(): string {
   const t0 = 1_795_272_600_000_000_000n;
@@ -182,6 +202,9 @@ Deno.test("the amd64 package: lintian, install, run, upgrade with an edited conf
   const errors = (lint.stdout + lint.stderr).split("\n")
     .filter((line) => line.startsWith("E: "));
   assert.deepEqual(errors, [], lint.stdout + lint.stderr);
+  const tree = join(tmp.path, "tree");
+  ok(await run("dpkg-deb", ["-x", deb, tree]), "dpkg-deb -x");
+  await assertGlibcFloor(deb, join(tree, DENO_BIN));
 
   // The same package as the GPU truth check's bundle: run.py unpacks it
   // and runs the check with its Deno, with no Deno on PATH, against the
@@ -395,6 +418,7 @@ Deno.test("the arm64 package: its files, an aarch64 deno, and deno --version und
   ok(await run("dpkg-deb", ["-x", deb, tree]), "dpkg-deb -x");
   const deno = join(tree, DENO_BIN);
   assert.equal(await elfMachine(deno), 0xb7, "not an aarch64 ELF file");
+  await assertGlibcFloor(deb, deno);
   const version = ok(
     await run(qemu, ["-L", sysroot, deno, "--version"]),
     "qemu-aarch64 deno --version",
