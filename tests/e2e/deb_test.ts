@@ -281,6 +281,12 @@ Deno.test("the amd64 package: lintian, install, run, upgrade with an edited conf
     const stray = ok(await run("find", [LIB_DIR]), `find ${LIB_DIR}`)
       .split("\n").filter((path) => path !== "" && !owned.has(path));
     assert.deepEqual(stray, [], `not the package's, under ${LIB_DIR}`);
+    // ... and changed none of dpkg's (node_modules included: Deno must not
+    // touch it with --node-modules-dir=manual).
+    assert.equal(
+      ok(await run("dpkg", ["--verify", "dpu-traceback"]), "dpkg --verify"),
+      "",
+    );
 
     // A replay run: its files where the permissions allow them.
     await Deno.writeTextFile(`${CONF_DIR}/deb-test-capture.csv`, capture());
