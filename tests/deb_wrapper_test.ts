@@ -73,11 +73,23 @@ Deno.test("the package's unit is deploy's, running the wrapper, with the wrapper
     unit,
     /^CacheDirectory=dpu-traceback\nCacheDirectoryMode=0700$/m,
   );
+  assert.match(
+    unit,
+    /^# Installed by the dpu-traceback Debian package as\n# \/lib\/systemd\/system\/dpu-traceback\.service\. /m,
+  );
+  assert.ok(
+    !unit.includes("install.sh"),
+    "the package's unit names install.sh",
+  );
   // Nothing else changed: the hardening is the unit's, line for line.
   const removed = source.split("\n").filter((line) => !unit.includes(line));
   assert.deepEqual(removed, [
+    "# Installed by deploy/install.sh as /etc/systemd/system/dpu-traceback.service",
+    "# (an administrator's unit, not a package's). Change it with a drop-in",
+    "# (`systemctl edit dpu-traceback`), not by editing this file: install.sh",
+    "# /etc/default/dpu-traceback (see deploy/default).",
     "ExecStart=/usr/local/bin/dpu-traceback run -q -c ${DPU_TRACEBACK_CONFIG} $DPU_TRACEBACK_OPTS",
   ]);
   const added = unit.split("\n").filter((line) => !source.includes(line));
-  assert.equal(added.length, 5, added.join("\n"));
+  assert.equal(added.length, 9, added.join("\n"));
 });

@@ -136,6 +136,22 @@ async function normalizeModes(dir: string): Promise<void> {
 export async function packagedUnit(): Promise<string> {
   let unit = await Deno.readTextFile(join(DEPLOY, "dpu-traceback.service"));
   const edits: [string, string][] = [
+    [
+      [
+        "# Installed by deploy/install.sh as /etc/systemd/system/dpu-traceback.service",
+        "# (an administrator's unit, not a package's). Change it with a drop-in",
+        "# (`systemctl edit dpu-traceback`), not by editing this file: install.sh",
+        "# replaces it on upgrade. The device and extra options come from",
+        "# /etc/default/dpu-traceback (see deploy/default).",
+      ].join("\n"),
+      [
+        "# Installed by the dpu-traceback Debian package as",
+        `# ${UNIT}. Change it with a drop-in`,
+        "# (`systemctl edit dpu-traceback`), not by editing this file: dpkg",
+        "# replaces it on upgrade. The device and extra options come from",
+        "# /etc/default/dpu-traceback (a conffile).",
+      ].join("\n"),
+    ],
     ["ExecStart=/usr/local/bin/dpu-traceback ", `ExecStart=${WRAPPER} `],
     [
       "ConfigurationDirectoryMode=0750\n",
