@@ -29,7 +29,7 @@ export interface ScheduleOptions {
    * must keep a shorter period waits another way (the kernel source: a
    * sleep on a thread of Deno's pool, collectors/kernel/collector.ts).
    */
-  readonly wait?: (ms: number) => Promise<void>;
+  readonly wait?: (ms: number) => Promise<unknown>;
 }
 
 /**

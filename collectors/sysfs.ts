@@ -14,8 +14,8 @@
  * @module
  */
 
+import { fileKind } from "../base/file_kind.ts";
 import {
-  cPath,
   decodeDirent,
   DirentType,
   type LibcDir,
@@ -24,6 +24,9 @@ import {
 } from "../ffi/libc_dir.ts";
 import {
   AT_EMPTY_PATH,
+  AT_FDCWD,
+  AT_SYMLINK_NOFOLLOW,
+  Errno,
   errnoName,
   fileKindInfoFromMode,
   type LibcFile,
@@ -32,19 +35,12 @@ import {
   O_NONBLOCK,
   O_RDONLY,
   openLibcFile,
+  sizeWord,
   STATX_SIZE,
   STATX_TYPE,
   statxMode,
 } from "../ffi/libc_file.ts";
-
-/** `AT_FDCWD`: a path relative to the working directory (or absolute). */
-const AT_FDCWD = -100;
-/** `AT_SYMLINK_NOFOLLOW`: `statx` of a link itself. */
-const AT_SYMLINK_NOFOLLOW = 0x100;
-const ENOENT = 2;
-const EPERM = 1;
-const EACCES = 13;
-const ENOTDIR = 20;
+import { toCString } from "../ffi/library.ts";
 
 /** One entry of a directory, as `Deno.DirEntry` describes it. */
 export interface SysfsEntry {
@@ -78,9 +74,9 @@ function libc(): NonNullable<typeof libs> {
 /** The error a failed call on `path` throws, from errno. */
 function failure(path: string, what: string, errno: number): Error {
   const message = `Cannot ${what} ${path}: ${errnoName(errno)}`;
-  if (errno === ENOENT) return new Deno.errors.NotFound(message);
-  if (errno === ENOTDIR) return new Deno.errors.NotADirectory(message);
-  if (errno === EACCES || errno === EPERM) {
+  if (errno === Errno.ENOENT) return new Deno.errors.NotFound(message);
+  if (errno === Errno.ENOTDIR) return new Deno.errors.NotADirectory(message);
+  if (errno === Errno.EACCES || errno === Errno.EPERM) {
     return new Deno.errors.PermissionDenied(message);
   }
   return new Error(message);
@@ -91,7 +87,9 @@ function modeOf(path: string, follow: boolean): number {
   const { file, errno } = libc();
   const buffer = new Uint8Array(STATX_SIZE);
   const flags = follow ? 0 : AT_SYMLINK_NOFOLLOW;
-  if (file.symbols.statx(AT_FDCWD, cPath(path), flags, STATX_TYPE, buffer)) {
+  if (
+    file.symbols.statx(AT_FDCWD, toCString(path), flags, STATX_TYPE, buffer)
+  ) {
     throw failure(path, "stat", errno[0]);
   }
   return statxMode(buffer);
@@ -113,7 +111,7 @@ function modeOf(path: string, follow: boolean): number {
  */
 export function readSysfsDir(path: string): SysfsEntry[] {
   const { dir, errno } = libc();
-  const handle = dir.symbols.opendir(cPath(path));
+  const handle = dir.symbols.opendir(toCString(path));
   if (handle === null) throw failure(path, "list", errno[0]);
   const entries: SysfsEntry[] = [];
   try {
@@ -161,7 +159,7 @@ export function readSysfsDir(path: string): SysfsEntry[] {
  */
 export function sysfsRealPath(path: string): string {
   const { dir, errno } = libc();
-  const resolved = dir.symbols.realpath(cPath(path), null);
+  const resolved = dir.symbols.realpath(toCString(path), null);
   if (resolved === null) throw failure(path, "resolve", errno[0]);
   try {
     return Deno.UnsafePointerView.getCString(resolved);
@@ -184,7 +182,7 @@ export function sysfsRealPath(path: string): string {
 export function sysfsReadLink(path: string): string {
   const { dir, errno } = libc();
   const buffer = new Uint8Array(PATH_MAX);
-  const length = dir.symbols.readlink(cPath(path), buffer, PATH_MAX);
+  const length = dir.symbols.readlink(toCString(path), buffer, PATH_MAX);
   if (length < 0) throw failure(path, "read the link", errno[0]);
   return new TextDecoder().decode(buffer.subarray(0, length));
 }
@@ -210,14 +208,61 @@ export function isSysfsDirectory(path: string): boolean {
   }
 }
 
+/**
+ * Opens `path` read-only for `pread`, refusing anything but a regular file:
+ * `O_NONBLOCK` so that a FIFO in its place cannot hang the caller, and
+ * `O_NOCTTY` so that a terminal never becomes ours. Returns the descriptor,
+ * which the caller closes. Throws, naming the path (and what it is, where
+ * it is not a regular file: "Cannot `doing` PATH: is a FIFO, ..."); nothing
+ * is left open then.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { openSysfsFile } from "./sysfs.ts";
+ *
+ * assert.ok(openSysfsFile("/sys/class/net/lo/ifindex") >= 0);
+ * assert.throws(() => openSysfsFile("/sys/class/net/lo"), {
+ *   message: "Cannot read /sys/class/net/lo: is a directory, not a regular file",
+ * });
+ * ```
+ */
+export function openSysfsFile(path: string, doing = "read"): number {
+  const { file, errno } = libc();
+  const fd = file.symbols.open(
+    toCString(path),
+    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+  );
+  if (fd < 0) throw failure(path, "open", errno[0]);
+  try {
+    const stat = new Uint8Array(STATX_SIZE);
+    if (
+      file.symbols.statx(fd, toCString(""), AT_EMPTY_PATH, STATX_TYPE, stat)
+    ) {
+      throw failure(path, "stat", errno[0]);
+    }
+    const kind = fileKindInfoFromMode(statxMode(stat));
+    if (!kind.isFile) {
+      throw new Error(
+        `Cannot ${doing} ${path}: is ${fileKind(kind)}, not a regular file`,
+      );
+    }
+    return fd;
+  } catch (error) {
+    file.symbols.close(fd);
+    throw error;
+  }
+}
+
 /** The most of an attribute file {@linkcode readSysfsText} reads. */
 export const SYSFS_TEXT_MAX_BYTES = 65_536;
 
+let textBuffer: Uint8Array<ArrayBuffer> | undefined;
+
 /**
  * The text of a small file (a sysfs attribute): at most
- * {@linkcode SYSFS_TEXT_MAX_BYTES}, throwing where it is longer. Opened
- * without following it onto a terminal or waiting on a FIFO, and only if
- * it is a regular file.
+ * {@linkcode SYSFS_TEXT_MAX_BYTES}, throwing where it is longer. Opened as
+ * {@linkcode openSysfsFile} opens it.
  *
  * @example
  * ```ts
@@ -229,28 +274,18 @@ export const SYSFS_TEXT_MAX_BYTES = 65_536;
  */
 export function readSysfsText(path: string): string {
   const { file, errno } = libc();
-  const fd = file.symbols.open(
-    cPath(path),
-    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-  );
-  if (fd < 0) throw failure(path, "open", errno[0]);
+  const fd = openSysfsFile(path);
   try {
-    const stat = new Uint8Array(STATX_SIZE);
-    const empty = new Uint8Array(1);
-    if (file.symbols.statx(fd, empty, AT_EMPTY_PATH, STATX_TYPE, stat)) {
-      throw failure(path, "stat", errno[0]);
-    }
-    if (!fileKindInfoFromMode(statxMode(stat)).isFile) {
-      throw new Error(`Cannot read ${path}: not a regular file`);
-    }
-    const buffer = new Uint8Array(SYSFS_TEXT_MAX_BYTES + 1);
+    // One buffer for every read: a device lookup reads many small files.
+    textBuffer ??= new Uint8Array(SYSFS_TEXT_MAX_BYTES + 1);
+    const buffer = textBuffer;
     let length = 0;
     for (;;) {
       const n = file.symbols.pread(
         fd,
         buffer.subarray(length),
-        Deno.UnsafePointer.create(BigInt(buffer.length - length)),
-        Deno.UnsafePointer.create(BigInt(length)),
+        sizeWord(buffer.length - length),
+        sizeWord(length),
       );
       if (n < 0) throw failure(path, "read", errno[0]);
       if (n === 0) break;

@@ -58,14 +58,16 @@ Deno.test("links resolve, and a missing path, a file listed or a FIFO read fail 
   assert.throws(() => readSysfsDir(file), Deno.errors.NotADirectory);
   assert.equal(readSysfsText(file), "1\n");
   assert.throws(() => readSysfsText(missing), Deno.errors.NotFound);
-  assert.throws(() => readSysfsText(target), /not a regular file/);
+  assert.throws(() => readSysfsText(target), {
+    message: `Cannot read ${target}: is a directory, not a regular file`,
+  });
 
   // A FIFO where an attribute should be: refused at once, not waited on.
   const fifo = join(tmp.path, "fifo");
   const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
   assert.ok(made.success);
   assert.throws(() => readSysfsText(fifo), {
-    message: `Cannot read ${fifo}: not a regular file`,
+    message: `Cannot read ${fifo}: is a FIFO, not a regular file`,
   });
 });
 

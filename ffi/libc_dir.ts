@@ -60,11 +60,6 @@ export function openLibcDir(): LibcDir {
   return Deno.dlopen(LIBC_SONAME, LIBC_DIR_SYMBOLS);
 }
 
-/** A path as the NUL-terminated bytes libc takes. */
-export function cPath(path: string): Uint8Array<ArrayBuffer> {
-  return new TextEncoder().encode(`${path}\0`);
-}
-
 /**
  * The name and `d_type` of the `struct dirent` at `entry` (from
  * `readdir`).

@@ -25,6 +25,10 @@ export const O_NONBLOCK = 0o4000;
 /** `O_CLOEXEC`: the descriptor does not leak into children. */
 export const O_CLOEXEC = 0o2000000;
 
+/** `AT_FDCWD`: a path relative to the working directory (or absolute). */
+export const AT_FDCWD = -100;
+/** `AT_SYMLINK_NOFOLLOW`: `statx` of a link itself, not of what it names. */
+export const AT_SYMLINK_NOFOLLOW = 0x100;
 /** `AT_EMPTY_PATH`: `statx` on the descriptor itself (path ""). */
 export const AT_EMPTY_PATH = 0x1000;
 /** `STATX_TYPE`: ask for the file type bits of `stx_mode`. */
@@ -46,6 +50,7 @@ export const S_IFIFO = 0o010000;
 
 /** `errno` values the callers name or act on (Linux, every architecture). */
 export const Errno = {
+  EPERM: 1,
   ENOENT: 2,
   ESRCH: 3,
   EINTR: 4,
@@ -54,6 +59,7 @@ export const Errno = {
   EAGAIN: 11,
   EACCES: 13,
   ENODEV: 19,
+  ENOTDIR: 20,
   EISDIR: 21,
   EINVAL: 22,
   EOPNOTSUPP: 95,

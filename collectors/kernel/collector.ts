@@ -517,16 +517,6 @@ export class KernelCollector implements Collector {
     );
   }
 
-  /** How long the last sample's reads took, ns. */
-  get readNs(): number {
-    return this.readStats.readLastS * 1e9;
-  }
-
-  /** The longest any sample's reads took, ns. */
-  get readNsMax(): number {
-    return this.readStats.readMaxS * 1e9;
-  }
-
   /** Whether the source is delivering (false while a fault lasts). */
   get up(): boolean {
     return this.#readers !== undefined;
@@ -568,9 +558,9 @@ export class KernelCollector implements Collector {
         // Whole µs, at most a period: a clock moved by a test cannot make
         // it sleep longer.
         const us = Math.round(Math.min(ms, period) * 1000);
-        const call = libc.symbols.usleep(us);
-        sleeping = call;
-        return call.then(() => {});
+        // The call's own promise: no wrapper allocated per sample.
+        sleeping = libc.symbols.usleep(us);
+        return sleeping;
       },
       poll: (late) => {
         this.pollStats.recordPoll(late);
@@ -711,6 +701,8 @@ export class KernelCollector implements Collector {
     const lost = new Set<string>();
     const renamed = new Map<string, string>();
     for (const [name, ifindex] of this.#ifindexes) {
+      // Still there under its name: no need to look at every interface.
+      if (interfaceIndex(name, { root: this.#root }) === ifindex) continue;
       const now = interfaceWithIndex(ifindex, { root: this.#root });
       if (now === undefined) lost.add(name);
       else if (now !== name) renamed.set(name, now);

@@ -18,27 +18,19 @@
  * @module
  */
 
-import { fileKind } from "../../base/file_kind.ts";
-import { toCString } from "../../ffi/library.ts";
 import {
-  AT_EMPTY_PATH,
   Errno,
   errnoName,
-  fileKindInfoFromMode,
   type LibcFile,
-  O_CLOEXEC,
-  O_NOCTTY,
-  O_NONBLOCK,
-  O_RDONLY,
   openLibcFile,
-  S_IFMT,
-  S_IFREG,
   sizeWord,
-  STATX_SIZE,
-  STATX_TYPE,
-  statxMode,
 } from "../../ffi/libc_file.ts";
-import { readSysfsDir, readSysfsText, type SysfsEntry } from "../sysfs.ts";
+import {
+  openSysfsFile,
+  readSysfsDir,
+  readSysfsText,
+  type SysfsEntry,
+} from "../sysfs.ts";
 
 /** What a read of one counter file gave. */
 export const CounterRead = {
@@ -131,45 +123,16 @@ export class SysfsCounterSet {
   }
 
   /**
-   * Opens every file (`O_RDONLY | O_CLOEXEC`, and `O_NONBLOCK` so that a
-   * FIFO in its place cannot hang the start), refusing anything but a
-   * regular file. Throws, naming the path, on the first that cannot be
-   * opened; the ones already open are closed again.
+   * Opens every file as {@linkcode openSysfsFile} does, refusing anything
+   * but a regular file. Throws, naming the path, on the first that cannot
+   * be opened; the ones already open are closed again.
    */
   static open(files: readonly CounterFile[]): SysfsCounterSet {
     const libc = openLibcFile();
     const fds = new Int32Array(files.length).fill(-1);
     try {
-      const errnoAt = libc.symbols.__errno_location();
-      const errnoView = errnoAt === null
-        ? null
-        : new Deno.UnsafePointerView(errnoAt);
-      const lastErrno = (): number => errnoView?.getInt32(0) ?? 0;
-      const statx = new Uint8Array(STATX_SIZE);
-      const empty = toCString("");
       for (let k = 0; k < files.length; k++) {
-        const path = files[k].path;
-        const fd = libc.symbols.open(
-          toCString(path),
-          O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
-        );
-        if (fd < 0) {
-          throw new Error(`Cannot open ${path}: ${errnoName(lastErrno())}`);
-        }
-        fds[k] = fd;
-        if (
-          libc.symbols.statx(fd, empty, AT_EMPTY_PATH, STATX_TYPE, statx) !== 0
-        ) {
-          throw new Error(`Cannot stat ${path}: ${errnoName(lastErrno())}`);
-        }
-        const mode = statxMode(statx);
-        if ((mode & S_IFMT) !== S_IFREG) {
-          throw new Error(
-            `Cannot read counters from ${path}: is ${
-              fileKind(fileKindInfoFromMode(mode))
-            }, not a regular file`,
-          );
-        }
+        fds[k] = openSysfsFile(files[k].path, "read counters from");
       }
       return new SysfsCounterSet(files, libc, fds);
     } catch (error) {
