@@ -9,8 +9,8 @@
  * - warm: one DENO_DIR kept across runs (after one run to fill it): every
  *   later start of the service or of root's command.
  *
- * Wall time per start (median, min, max), and peak RSS from GNU time's
- * `%M` where /usr/bin/time exists (else it is left out).
+ * Wall time per start (median, min, max), and the highest peak RSS
+ * (VmHWM, tests/review_util.ts's runWithPeakRss).
  *
  * Run: deno run -A bench/package_start.ts [--deb PATH] [--runs 15]
  * (without --deb it builds the amd64 package first, gzip, into a temp dir).
@@ -20,9 +20,8 @@
 
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { buildDeb } from "../deploy/deb/build.ts";
-import { APP_DIR, DENO_BIN } from "../deploy/deb/layout.ts";
-import { wrapperFlags } from "../deploy/deb/wrapper.ts";
+import { buildDeb, treeAgent } from "../deploy/deb/build.ts";
+import { runWithPeakRss } from "../tests/review_util.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -46,35 +45,22 @@ try {
   const unpack = await new Deno.Command("dpkg-deb", { args: ["-x", deb, tree] })
     .output();
   if (!unpack.success) throw new Error(`dpkg-deb -x ${deb} failed`);
-  const app = join(tree, APP_DIR);
-  const flags = wrapperFlags().map((flag) => flag.replaceAll(APP_DIR, app));
-  const deno = join(tree, DENO_BIN);
-  const gnuTime = await Deno.stat("/usr/bin/time").then(
-    () => true,
-    () => false,
-  );
-
-  /** One start: its wall time in ms and peak RSS in KiB (0 if unknown). */
+  /** One start: its wall time in ms and peak RSS in bytes. */
   const start = async (denoDir: string): Promise<[number, number]> => {
-    const command = [deno, "run", ...flags, join(app, "main.ts"), "--version"];
     const t0 = performance.now();
-    const out = await new Deno.Command(
-      gnuTime ? "/usr/bin/time" : command[0],
-      {
-        args: gnuTime ? ["-f", "%M", ...command] : command.slice(1),
-        env: {
-          DENO_DIR: denoDir,
-          HTTP_PROXY: "http://127.0.0.1:9",
-          HTTPS_PROXY: "http://127.0.0.1:9",
-        },
-        stdout: "null",
-        stderr: "piped",
-      },
-    ).output();
+    // VmHWM is a high-water mark: polled every 5 ms, it misses at most the
+    // growth of a start's last 5 ms.
+    const { output, peakRssBytes } = await runWithPeakRss(
+      treeAgent(tree, denoDir, ["--version"]),
+      5,
+    );
     const ms = performance.now() - t0;
-    const stderr = new TextDecoder().decode(out.stderr);
-    if (!out.success) throw new Error(`--version failed: ${stderr}`);
-    return [ms, gnuTime ? Number(stderr.trim().split("\n").at(-1)) : 0];
+    if (!output.success) {
+      throw new Error(
+        `--version failed: ${new TextDecoder().decode(output.stderr)}`,
+      );
+    }
+    return [ms, peakRssBytes];
   };
 
   const warmDir = join(work, "warm");
@@ -89,12 +75,10 @@ try {
   }
   const row = (name: string, runs: [number, number][]) => {
     const ms = runs.map(([t]) => t).sort((a, b) => a - b);
-    const kib = Math.max(...runs.map(([, m]) => m));
+    const bytes = Math.max(...runs.map(([, m]) => m));
     return `| ${name} | ${ms[ms.length >> 1].toFixed(0)} ms | ${
       ms[0].toFixed(0)
-    }-${ms.at(-1)!.toFixed(0)} ms | ${
-      gnuTime ? `${(kib / 1024).toFixed(1)} MiB` : "-"
-    } |`;
+    }-${ms.at(-1)!.toFixed(0)} ms | ${(bytes / 2 ** 20).toFixed(1)} MiB |`;
   };
   console.log(`${RUNS} starts each, alternating, of ${deb}`);
   console.log("| DENO_DIR | median | min-max | peak RSS (max) |");

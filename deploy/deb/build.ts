@@ -17,9 +17,11 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { lutimes } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
 import { parseArgs } from "node:util";
 import { newestRelease, type Release } from "./changelog.ts";
 import { controlFile } from "./control.ts";
@@ -177,29 +179,52 @@ export async function packagedUnit(): Promise<string> {
 }
 
 /**
- * Runs the staged application with the staged runtime, as the wrapper would
- * but from the staging paths and with an empty DENO_DIR, every HTTP(S)
- * request sent to a closed port: `--version` must work without fetching
- * anything and without anything of the builder's.
+ * The agent in package tree `tree` (the build's stage, or a package
+ * unpacked with `dpkg-deb -x`) with `args`, as the wrapper runs it but from
+ * that tree, with DENO_DIR `denoDir` and every HTTP(S) request sent to a
+ * closed port.
  */
-async function checkOffline(stage: string): Promise<string> {
-  const app = join(stage, APP_DIR);
-  const flags = wrapperFlags().map((flag) => flag.replaceAll(APP_DIR, app));
+export function treeAgent(
+  tree: string,
+  denoDir: string,
+  args: readonly string[],
+): Deno.Command {
+  const app = join(tree, APP_DIR);
+  return new Deno.Command(join(tree, DENO_BIN), {
+    args: [
+      "run",
+      ...wrapperFlags().map((flag) => flag.replaceAll(APP_DIR, app)),
+      join(app, "main.ts"),
+      ...args,
+    ],
+    env: {
+      DENO_DIR: denoDir,
+      HTTP_PROXY: "http://127.0.0.1:9",
+      HTTPS_PROXY: "http://127.0.0.1:9",
+      NO_COLOR: "1",
+    },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+/**
+ * `--version` of the staged agent with an empty DENO_DIR, offline
+ * ({@linkcode treeAgent}): it must work without fetching anything and
+ * without anything of the builder's.
+ */
+async function checkOffline(stage: string): Promise<void> {
   const denoDir = await Deno.makeTempDir({ prefix: "dpu-traceback-deb-dir-" });
   try {
-    return await mustRun(join(stage, DENO_BIN), [
-      "run",
-      ...flags,
-      join(app, "main.ts"),
-      "--version",
-    ], {
-      env: {
-        DENO_DIR: denoDir,
-        HTTP_PROXY: "http://127.0.0.1:9",
-        HTTPS_PROXY: "http://127.0.0.1:9",
-        NO_COLOR: "1",
-      },
-    });
+    const out = await treeAgent(stage, denoDir, ["--version"]).output();
+    if (!out.success) {
+      throw new Error(
+        `the staged agent's --version failed offline (${out.code}): ${
+          new TextDecoder().decode(out.stderr)
+        }`,
+      );
+    }
   } finally {
     await Deno.remove(denoDir, { recursive: true });
   }
@@ -252,19 +277,12 @@ const LINTIAN_OVERRIDE_TEXT = [
   "",
 ].join("\n");
 
-/** `text` compressed with gzip -9n: no name or time in the header. */
-async function gzipped(text: string): Promise<Uint8Array> {
-  const proc = new Deno.Command("gzip", {
-    args: ["-9n"],
-    stdin: "piped",
-    stdout: "piped",
-  }).spawn();
-  const writer = proc.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(text));
-  await writer.close();
-  const out = await proc.output();
-  if (!out.success) throw new Error("gzip failed");
-  return out.stdout;
+/**
+ * `text` compressed as `gzip -9n` does it: no name, and time 0 in the
+ * header (node:zlib writes neither).
+ */
+function gzipped(text: string): Uint8Array {
+  return gzipSync(new TextEncoder().encode(text), { level: 9 });
 }
 
 /** How {@linkcode buildDeb} packs. */
@@ -326,7 +344,7 @@ export async function buildDeb(
     await put(
       stage,
       `${DOC_DIR}/changelog.gz`,
-      await gzipped(await Deno.readTextFile(join(HERE, "changelog"))),
+      gzipped(await Deno.readTextFile(join(HERE, "changelog"))),
       0o644,
     );
     for (
@@ -346,9 +364,11 @@ export async function buildDeb(
     let md5sums = "";
     let bytes = 0;
     for (const file of files) {
-      const sum = (await mustRun("md5sum", [file], { cwd: stage })).trim();
-      md5sums += sum + "\n";
-      bytes += (await Deno.stat(join(stage, file))).size;
+      const content = await Deno.readFile(join(stage, file));
+      md5sums += `${
+        createHash("md5").update(content).digest("hex")
+      }  ${file}\n`;
+      bytes += content.length;
     }
     const debian = join(stage, "DEBIAN");
     await Deno.mkdir(debian, { mode: 0o755 });

@@ -23,6 +23,15 @@ import { buildDeb, type BuildOptions, ROOT } from "../deb/build.ts";
 /** What a device machine takes with it, at most. */
 export const MAX_BUNDLE_BYTES = 64 * 1024 * 1024;
 
+/** Removes `path` and what is under it; only its absence is not an error. */
+async function removeIfThere(path: string): Promise<void> {
+  try {
+    await Deno.remove(path, { recursive: true });
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+}
+
 /**
  * Writes the bundle into `dir` (emptied first) from `deb`, or from an amd64
  * package built here; returns its size in bytes. Throws, naming the size,
@@ -32,12 +41,12 @@ export async function writeGpuBundle(
   dir: string,
   options: { readonly deb?: string } & BuildOptions = {},
 ): Promise<number> {
-  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  await removeIfThere(dir);
   await Deno.mkdir(dir, { recursive: true });
   const deb = options.deb ??
     await buildDeb("amd64", join(dir, ".build"), options);
   await Deno.copyFile(deb, join(dir, "dpu-traceback_amd64.deb"));
-  await Deno.remove(join(dir, ".build"), { recursive: true }).catch(() => {});
+  await removeIfThere(join(dir, ".build"));
   // Files of this repository, copied at build time (not read by the agent).
   await Deno.copyFile(
     join(ROOT, "bench", "gpu_truth.ts"),
