@@ -445,8 +445,6 @@ export class KernelCollector implements Collector {
   #retryMs = 0;
   #running = false;
   #closed = false;
-  /** Set while a sample is read again after a rename was followed. */
-  #again = false;
 
   private constructor(
     options: KernelOptions,
@@ -590,60 +588,30 @@ export class KernelCollector implements Collector {
       }
       readers = this.#readers!;
     }
-    const record = this.#record;
     const start = this.#monotonic();
-    const sysfs = readers.sysfs;
-    const sysfsWords = readers.sysfsWords;
-    let fault = -1;
-    for (let i = 0; i < sysfs.count; i++) {
-      if (sysfs.readOne(i, record, sysfsWords[i]) !== CounterRead.OK) {
-        fault = i;
-        break;
-      }
-    }
-    let ethtoolFault: string | undefined;
-    if (fault < 0) {
-      const groups = readers.ethtool;
-      for (let g = 0; g < groups.length; g++) {
-        const group = groups[g];
-        const scratch = group.scratch;
-        try {
-          if (!group.stats.read(scratch, 0, group.indexes)) {
-            ethtoolFault =
-              `the ethtool statistics of ${group.stats.interface} changed`;
-            break;
-          }
-        } catch (error) {
-          ethtoolFault = (error as Error).message;
-          break;
-        }
-        const words = group.words;
-        for (let j = 0; j < words.length; j++) {
-          record[words[j]] = scratch[2 * j];
-          record[words[j] + 1] = scratch[2 * j + 1];
+    let why = this.#read(readers);
+    if (why !== undefined) {
+      closeReaders(readers);
+      this.#readers = undefined;
+      // A renamed interface fails the ethtool read (it asks by name):
+      // followed, the sample is read again at once and nothing is lost.
+      if (this.#followRename()) {
+        readers = this.#readers!;
+        why = this.#read(readers);
+        if (why !== undefined) {
+          closeReaders(readers);
+          this.#readers = undefined;
         }
       }
     }
     const end = this.#monotonic();
     if (this.readStats.record(end - start)) this.#slowReads(end, end - start);
-    if (fault >= 0 || ethtoolFault !== undefined) {
-      const why = ethtoolFault ?? sysfs.describeFault(fault);
-      closeReaders(readers);
-      this.#readers = undefined;
-      // A renamed interface fails the ethtool read (it asks by name):
-      // followed, the sample is read again at once and nothing is lost.
-      if (!this.#again && this.#followRename()) {
-        this.#again = true;
-        try {
-          return this.sample(sink);
-        } finally {
-          this.#again = false;
-        }
-      }
+    if (why !== undefined) {
       this.#fault(why);
       this.#pendingGap++;
       return false;
     }
+    const record = this.#record;
     // The timestamp follows the reads; strictly after the last one.
     const hi = record[1];
     const lo = record[0];
@@ -662,6 +630,39 @@ export class KernelCollector implements Collector {
     for (let w = 0; w < record.length; w++) words[at + w] = record[w];
     sink.commit();
     return true;
+  }
+
+  /**
+   * Reads every column into the record: undefined when all were read, else
+   * what failed. Allocates nothing unless something failed.
+   */
+  #read(readers: Readers): string | undefined {
+    const record = this.#record;
+    const sysfs = readers.sysfs;
+    const sysfsWords = readers.sysfsWords;
+    for (let i = 0; i < sysfs.count; i++) {
+      if (sysfs.readOne(i, record, sysfsWords[i]) !== CounterRead.OK) {
+        return sysfs.describeFault(i);
+      }
+    }
+    const groups = readers.ethtool;
+    for (let g = 0; g < groups.length; g++) {
+      const group = groups[g];
+      const scratch = group.scratch;
+      try {
+        if (!group.stats.read(scratch, 0, group.indexes)) {
+          return `the ethtool statistics of ${group.stats.interface} changed`;
+        }
+      } catch (error) {
+        return (error as Error).message;
+      }
+      const words = group.words;
+      for (let j = 0; j < words.length; j++) {
+        record[words[j]] = scratch[2 * j];
+        record[words[j] + 1] = scratch[2 * j + 1];
+      }
+    }
+    return undefined;
   }
 
   /** Reports the fault once (all is closed) and schedules a retry. */
