@@ -52,6 +52,7 @@ Deno.test("with a wait of its own, the loop waits until the next due time throug
   let clock = 0;
   const waits: number[] = [];
   let polls = 0;
+  const third = Promise.withResolvers<void>();
   const done = pollOnSchedule({
     periodMs: 1,
     signal: stop.signal,
@@ -66,14 +67,18 @@ Deno.test("with a wait of its own, the loop waits until the next due time throug
       // The third wait is under way when the loop is stopped.
       if (waits.length === 3) {
         stop.abort();
-        return new Promise((resolve) => setTimeout(resolve, 10));
+        return third.promise;
       }
       return Promise.resolve();
     },
   });
+  // The loop ends while the third wait is still pending...
   await done;
   assert.deepEqual(waits, [0.75, 0.75, 0.75]);
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  // ... and that wait ending later polls no more.
+  third.resolve();
+  await third.promise;
+  await Promise.resolve();
   assert.equal(polls, 3, "no poll after the stop");
   // A wait that rejects ends the loop with its error.
   await assert.rejects(

@@ -1,184 +1,23 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { formatTimePoint, parseTimePoint } from "../base/time_point.ts";
-import type { EventKey } from "../events/event_link.ts";
-import {
-  type MonitorLogPlan,
-  type PlannedEvent,
-  writeMonitorLog,
-} from "../tests/monitor_log.ts";
+import { type PlannedEvent, writeMonitorLog } from "../tests/monitor_log.ts";
 import { tempDir } from "../tests/temp_dir.ts";
-import type { ReviewEvent } from "./event.ts";
-import { eventStartedAt } from "./event_at.ts";
-import {
-  type EventLookup,
-  findEvent,
-  type FoundEvent,
-  unknownMonitor,
-} from "./event_lookup.ts";
+import { findEvent, unknownMonitor } from "./event_lookup.ts";
 import { eventRows } from "./event_rows.ts";
 import { resolveInputs } from "./files.ts";
 import { readReview } from "./read.ts";
 import { gzip } from "./test_util.ts";
-import { writeTraceback } from "./traceback.ts";
-import { POINT_STRIDE } from "./window.ts";
 
-const T0 = 1_795_272_600_000_000_000n;
-const PERIOD = 100_000n; // 10 kHz
-const SECOND = 1_000_000_000n;
-const RULES = ["rx burst", "rx burst 2", "latency"];
-
-function plan(
-  path: string,
-  events: PlannedEvent[],
-  more: Partial<MonitorLogPlan> = {},
-): MonitorLogPlan {
-  return {
-    path,
-    monitor: "nic",
-    depth: 64,
-    periodNs: PERIOD,
-    rules: RULES,
-    events,
-    ...more,
-  };
-}
-
-function key(rule: string, startNs: bigint): EventKey {
-  return { monitor: "nic", rule, startNs };
-}
-
-function found(lookup: EventLookup): FoundEvent {
-  assert.equal(lookup.kind, "found", lookup.message);
-  return lookup as FoundEvent;
-}
-
-/** What `review --event TIME --rule NAME` finds in `dir` (charts as its HTML report has them). */
-async function reviewed(dir: string, k: EventKey): Promise<ReviewEvent> {
-  const filter = { rules: [k.rule], monitors: [] };
-  const log = await readReview(await resolveInputs([dir]), { charts: filter });
-  const text = formatTimePoint(k.startNs);
-  return eventStartedAt(
-    log.events,
-    { text, ...parseTimePoint("--event", text) },
-    filter,
-    dir,
-  );
-}
-
-/** The chart with its times from the start sample, so two clocks' origins compare. */
-function chartFromStart(e: ReviewEvent) {
-  const c = e.chart!;
-  const shift = (s: Float64Array) =>
-    [...s].map((v, i) => i % POINT_STRIDE < 2 ? v - c.originMs : v);
-  return { before: shift(c.before), during: shift(c.during) };
-}
-
-/** The event as the review has it, less what depends on how much of the file was read. */
-function essence(e: ReviewEvent, chart = true) {
-  const { id: _id, line: _line, chart: _chart, window, ...rest } = e;
-  const { startLine: _s, endLine: _e, files, startFile, endFile, ...place } =
-    window;
-  return {
-    ...rest,
-    window: {
-      ...place,
-      startFile: files[startFile],
-      endFile: endFile === null ? null : files[endFile],
-    },
-    chart: chart ? chartFromStart(e) : undefined,
-  };
-}
-
-async function csvOf(e: ReviewEvent): Promise<string> {
-  const out: string[] = [];
-  await writeTraceback(e, 1, "csv", (t) => {
-    out.push(t);
-    return Promise.resolve();
-  });
-  return out.join("");
-}
-
-async function collect(chunks: AsyncIterable<string>): Promise<string> {
-  let all = "";
-  for await (const c of chunks) all += c;
-  return all;
-}
-
-/** Finds `k` and checks it against the review of the same files. */
-async function assertAsReview(
-  dir: string,
-  log: string,
-  k: EventKey,
-  chart = true,
-): Promise<FoundEvent> {
-  const f = found(await findEvent(log, k));
-  const r = await reviewed(dir, k);
-  assert.deepEqual(essence(f.event, chart), essence(r, chart));
-  assert.equal(await collect(eventRows(f, "csv")), await csvOf(r));
-  return f;
-}
-
-Deno.test("a 1 s event in the middle of a 50 MB log: found reading under 1 MB, as the review reads it", async () => {
-  await using dir = await tempDir("lookup_");
-  const path = join(dir.path, "nic-events.log");
-  // 1 s events (10,000 rows at 10 kHz) a minute apart, 2 x 1024 rows of history each.
-  const events: PlannedEvent[] = [];
-  for (let k = 0; k < 95; k++) {
-    events.push({
-      rule: k % 2,
-      startNs: T0 + BigInt(k) * 60n * SECOND,
-      samples: 10_000,
-    });
-  }
-  await writeMonitorLog(plan(path, events, { depth: 1024 }));
-  const size = (await Deno.stat(path)).size;
-  assert.ok(size > 50e6, `${size} bytes`);
-  const middle = events[47];
-  const k = key(RULES[middle.rule], middle.startNs);
-  const f = await assertAsReview(dir.path, path, k);
-  assert.equal(f.read, "seek");
-  assert.equal(f.event.state, "ended");
-  assert.equal(f.event.rows, 10_000);
-  assert.equal(f.event.historyRows, 2048);
-  assert.ok(f.bytesRead < 1e6, `read ${f.bytesRead} bytes of ${size}`);
-  // In proportion to the event: its window (history and rows), its
-  // history once more (the scan that finds it) and a few probes.
-  // The next event's window starts where this one's ends.
-  const next = found(
-    await findEvent(path, key(RULES[events[48].rule], events[48].startNs)),
-  );
-  const windowBytes = next.event.window.startOffset -
-    f.event.window.startOffset;
-  assert.ok(
-    f.bytesRead < 1.5 * windowBytes,
-    `read ${f.bytesRead}, window ${windowBytes}`,
-  );
-  // Between two events, and a rule that did not start then: as cheap.
-  const between = await findEvent(
-    path,
-    key(RULES[0], middle.startNs + 30n * SECOND),
-  );
-  assert.equal(between.kind, "not-found");
-  assert.equal(
-    between.message,
-    `no event of rule "rx burst" of monitor "nic" started at ${
-      formatTimePoint(middle.startNs + 30n * SECOND)
-    } in ${path}`,
-  );
-  assert.ok(between.bytesRead < 1e6, `read ${between.bytesRead} bytes`);
-  const otherRule = await findEvent(
-    path,
-    key(RULES[1 - middle.rule], middle.startNs),
-  );
-  assert.equal(otherRule.kind, "not-found");
-  assert.ok(otherRule.bytesRead < 1e6);
-  // Off by one ns is another time.
-  assert.equal(
-    (await findEvent(path, key(k.rule, k.startNs + 1n))).kind,
-    "not-found",
-  );
-});
+import {
+  assertAsReview,
+  collect,
+  found,
+  key,
+  PERIOD,
+  plan,
+  SECOND,
+  T0,
+} from "./event_lookup_test_util.ts";
 
 Deno.test("rotation: an event in a rotated file, one going on across the rotation, and one rotated away", async () => {
   await using dir = await tempDir("lookup_");

@@ -33,6 +33,11 @@ export interface VethPair {
 }
 
 let made = 0;
+/**
+ * This module instance's own: `deno test --parallel` runs files in workers of
+ * one process, so the process id and a count alone repeat across files.
+ */
+const INSTANCE = crypto.getRandomValues(new Uint16Array(1))[0].toString(36);
 
 /**
  * Makes two namespaces joined by a veth pair (`a` in one, `b` in the
@@ -40,15 +45,16 @@ let made = 0;
  * entry permanent and IPv6 off, so that nothing crosses the pair but what
  * the test sends; `queues` receive and transmit queues each, 1 unless
  * told), runs `body`, then deletes both namespaces (and with
- * them the pair), whatever happened. Names carry the process id and a
- * count, so files running in parallel do not collide.
+ * them the pair), whatever happened. Names carry the process id, a tag of
+ * this module instance and a count, so files running in parallel do not
+ * collide.
  */
 export async function withVethPair<T>(
   body: (pair: VethPair) => Promise<T>,
   options: { queues?: number } = {},
 ): Promise<T> {
   const queues = String(options.queues ?? 1);
-  const tag = `${Deno.pid.toString(36)}${(made++).toString(36)}`;
+  const tag = `${Deno.pid.toString(36)}${INSTANCE}${(made++).toString(36)}`;
   const a: VethEnd = {
     namespace: `dtb-${tag}-a`,
     interface: `dtb${tag}a`,

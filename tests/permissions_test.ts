@@ -556,6 +556,6 @@ monitors:
     );
     assert.equal(run.code, 0, run.stderr);
     const log = await Deno.readTextFile(join(logDir, "host-events.log"));
-    assert.match(log, /always/);
+    assert.match(log, /^<<Event start>> .*Rule: "always"$/m);
   });
 });
