@@ -23,9 +23,9 @@ export interface ScheduleOptions {
   readonly now?: () => number;
   /**
    * Waits `ms` (0 or more) in place of a timer; a rejection ends the loop
-   * and rejects the promise. Default: `setTimeout`. Deno's timers fire
-   * about 2 ms after they are set at the least (measured: a 1 ms
-   * `setTimeout` chain polls about 460 times a second), so a source that
+   * and rejects the promise. Default: `setTimeout`. Deno's timers do not
+   * keep 1 ms (bench/wakeup.ts: a 1 ms `setTimeout` chain woke 451 to 474
+   * times a second on the test VM), so a source that
    * must keep a shorter period waits another way (the kernel source: a
    * sleep on a thread of Deno's pool, collectors/kernel/collector.ts).
    */
