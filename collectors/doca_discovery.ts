@@ -8,6 +8,7 @@
  * @module
  */
 
+import { formatU64 } from "../base/u64.ts";
 import { docaCounterIds } from "../config/doca_counters.ts";
 import { DocaError, FORMAT_1_HEADER_BYTES } from "../ffi/doca.ts";
 import {
@@ -152,10 +153,7 @@ function discover(
   const values = new Map<string, string>();
   read.forEach((c, j) => {
     const at = FORMAT_1_HEADER_BYTES / 4 + 2 * j;
-    values.set(
-      c.dataId,
-      ((BigInt(words[at + 1]) << 32n) | BigInt(words[at])).toString(),
-    );
+    values.set(c.dataId, formatU64(words[at], words[at + 1]));
   });
   return {
     ...base,

@@ -20,7 +20,11 @@ import { eventId, type EventKey, parseEventId } from "../events/event_link.ts";
 import type { EventJournal } from "../events/event_journal.ts";
 import { peakUnitOf } from "../rules/peak_format.ts";
 import type { PeakUnit } from "../base/peak_text.ts";
-import { type EventLookup, findEvent } from "../review/event_lookup.ts";
+import {
+  type EventLookup,
+  findEvent,
+  unknownMonitor,
+} from "../review/event_lookup.ts";
 import { EVENT_PAGE_CSP, eventPageHtml } from "../review/event_page.ts";
 import { eventRows } from "../review/event_rows.ts";
 import { chartSpan, SignalChartData } from "../review/signal_chart.ts";
@@ -107,10 +111,8 @@ export class EventPages {
     const key = parsed.key;
     const m = this.#monitors.findIndex((s) => s.config.name === key.monitor);
     if (m < 0) {
-      return textAnswer(
-        404,
-        `no monitor ${JSON.stringify(key.monitor)} on this agent`,
-      );
+      const names = this.#monitors.map((s) => s.config.name);
+      return textAnswer(404, unknownMonitor(key, names).message);
     }
     const id = eventId(key);
     if (rows === undefined) {
@@ -146,7 +148,9 @@ export class EventPages {
     const live = held === undefined
       ? undefined
       : summarize(held, this.#monitors, this.#now());
-    const lookup = await this.#find(served.log.path, key);
+    // The page draws its own picture (SignalChartData) and the rows need
+    // none: the review's chart would be work thrown away.
+    const lookup = await this.#find(served.log.path, key, { chart: false });
     const rule = served.config.rules.find((r) => r.name === key.rule);
     if (lookup.kind !== "found" && live === undefined) {
       return {
@@ -221,7 +225,7 @@ export class EventPages {
     format: "csv" | "json",
   ): Promise<Answer> {
     const served = this.#monitors[m];
-    const lookup = await this.#find(served.log.path, key);
+    const lookup = await this.#find(served.log.path, key, { chart: false });
     if (lookup.kind !== "found") return textAnswer(404, lookup.message);
     let text = "";
     for await (

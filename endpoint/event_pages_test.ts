@@ -136,7 +136,10 @@ Deno.test("what is not an event gets a clear 4xx: a bad ID, an unknown monitor, 
     `/events/${eventId({ ...key("rx burst", first), monitor: "gpu" })}`,
   ))!;
   assert.equal(other.status, 404);
-  assert.equal(text(other), 'no monitor "gpu" on this agent\n');
+  assert.equal(
+    text(other),
+    'no monitor "gpu" is configured here (monitors: "nic")\n',
+  );
   const missing =
     (await pages.answer(`/events/${eventId(key("rx burst", first + 1n))}`))!;
   assert.equal(missing.status, 404);

@@ -40,7 +40,12 @@ import { ColumnNames, isColumnRow } from "./columns.ts";
 import { fileProblem, ioReason } from "./errors.ts";
 import type { ReviewEvent } from "./event.ts";
 import { EventStore } from "./event_store.ts";
-import { FamilyReader } from "./family_reader.ts";
+import {
+  DEFAULT_DEPTH,
+  FamilyReader,
+  historyRows,
+  MAX_POSITION_ROWS,
+} from "./family_reader.ts";
 import { type LogFamily, rotatedFamily } from "./files.ts";
 import { HeaderParser, type LogHeader } from "./header.ts";
 import { readLines } from "./lines.ts";
@@ -60,6 +65,11 @@ export interface FindOptions {
    * and max kept, so a page stays small whatever the event's length.
    */
   readonly chartPoints?: readonly [number, number];
+  /**
+   * False: no chart (`event.chart` unset), for a caller that draws its own
+   * picture or none; the window is read the same. Default true.
+   */
+  readonly chart?: boolean;
   /** Opens files (tests count or fail reads with their own). */
   readonly open?: FileOpener;
 }
@@ -123,10 +133,6 @@ const SCAN_BYTES = 32 * 1024;
 const SEARCH_SPAN = 16 * 1024;
 /** Most of a file's start read for its first row and header. */
 const HEAD_MAX_BYTES = 1 << 20;
-/** Rows of history the review keeps positions for (family_reader.ts). */
-const MAX_POSITION_ROWS = 65536;
-/** Depth when a header gives none (the review's default). */
-const DEFAULT_DEPTH = 1024;
 /**
  * Slack on the history's span: samples come late and sources drop some,
  * so a dump of 2 x depth samples spans more than 2 x depth periods.
@@ -582,7 +588,7 @@ class Lookup {
       [150, 300];
     const store = new EventStore();
     const key = this.#key;
-    const charts = new ChartBudget(
+    const charts = this.#options.chart === false ? undefined : new ChartBudget(
       store,
       { rules: [key.rule], monitors: [] },
       64,
@@ -639,7 +645,7 @@ class Lookup {
       reader.finish();
       stop();
     }
-    charts.settle();
+    charts?.settle();
     if (target < 0) return null;
     const event = store.event(target, 0);
     const seeked = hit !== null;
@@ -664,7 +670,7 @@ class Lookup {
 }
 
 function capacityOf(header: LogHeader | null): number {
-  return Math.min(2 * (header?.depth ?? DEFAULT_DEPTH), MAX_POSITION_ROWS);
+  return historyRows(header?.depth);
 }
 
 function startsWithHeader(

@@ -11,6 +11,7 @@ import { gzip } from "./test_util.ts";
 import {
   assertAsReview,
   collect,
+  essence,
   found,
   key,
   PERIOD,
@@ -220,4 +221,21 @@ Deno.test("rows: CSV and JSON streamed from the log, bounded, with a note when t
   assert.equal(whole.row_limit.reached, false);
   // A consumer that stops early stops the reading.
   for await (const _ of eventRows(f, "csv")) break;
+});
+
+Deno.test("without the chart the lookup finds the same event and window, and leaves the chart out", async () => {
+  await using dir = await tempDir("lookup_");
+  const path = join(dir.path, "nic-events.log");
+  await writeMonitorLog(plan(path, [{ rule: 0, startNs: T0, samples: 300 }]));
+  const charted = found(await findEvent(path, key("rx burst", T0)));
+  const bare = found(
+    await findEvent(path, key("rx burst", T0), { chart: false }),
+  );
+  assert.ok(charted.event.chart !== undefined);
+  assert.equal(bare.event.chart, undefined);
+  assert.deepEqual(essence(bare.event, false), essence(charted.event, false));
+  assert.equal(
+    await collect(eventRows(bare, "csv")),
+    await collect(eventRows(charted, "csv")),
+  );
 });

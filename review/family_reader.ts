@@ -91,10 +91,19 @@ interface Columns {
   readonly recent: (RecentSeries | null)[];
 }
 
-/** Rows of history kept when the header gives no depth (2 x 1024). */
-const DEFAULT_HISTORY_ROWS = 2048;
+/** The depth the review takes when a header gives none. */
+export const DEFAULT_DEPTH = 1024;
 /** Most rows of history whose positions are kept for `--event` windows. */
-const MAX_POSITION_ROWS = 65536;
+export const MAX_POSITION_ROWS = 65536;
+
+/**
+ * The rows of history kept before each event of a log of `depth` (two
+ * history dumps), at most {@linkcode MAX_POSITION_ROWS}: what an event's
+ * window holds before it, for the review and the event lookup alike.
+ */
+export function historyRows(depth: number | undefined): number {
+  return Math.min(2 * (depth ?? DEFAULT_DEPTH), MAX_POSITION_ROWS);
+}
 
 const utf8 = new TextDecoder();
 const NO_COLUMNS: readonly string[] = Object.freeze([]);
@@ -125,7 +134,7 @@ export class FamilyReader {
   #chartMs = 0;
   #segmentFirstSec = 0;
   #segmentFirstNs = 0;
-  readonly #positions = new RowPositions(DEFAULT_HISTORY_ROWS);
+  readonly #positions = new RowPositions(historyRows(undefined));
   #seenContent = false; // this file had a header or column row
   #fileIndex = 0;
   #path = "";
@@ -395,8 +404,7 @@ export class FamilyReader {
       this.#family.stem;
     this.#block = this.#shared.blocks.get(monitor, header);
     if (!this.#limbo) {
-      const depth = header.depth ?? DEFAULT_HISTORY_ROWS / 2;
-      this.#positions.capacity = Math.min(2 * depth, MAX_POSITION_ROWS);
+      this.#positions.capacity = historyRows(header.depth);
       // Rows may follow without a column-name row (a file that begins
       // inside an event): the header names the columns.
       this.#setColumns(this.#shared.columnNames.intern([
