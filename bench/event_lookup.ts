@@ -133,7 +133,7 @@ try {
     ["whole-log review --event, 60 s event", "review", sixty],
   ];
   console.log(
-    "| case | wall ms | bytes read | peak RSS MB | rows | SVG bytes | CSV MB |",
+    "| case | wall ms | bytes read | peak RSS MiB | rows | SVG bytes | CSV MB |",
   );
   console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const [label, child, e] of cases) {
