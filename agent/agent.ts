@@ -215,7 +215,8 @@ export class Agent {
               columns: m.columns,
               samplePeriodNs: m.samplePeriodNs,
               onFault: options.warn,
-              onSlowReads: options.warn,
+              onLate: options.warn,
+              onScheduling: options.info,
             })
             : createCollector(m, {
               forceOwnership: config.forceOwnership,

@@ -24,6 +24,29 @@ export const LATENESS_BOUNDS_S: readonly number[] = [
 ];
 
 /**
+ * Upper bounds (seconds) of the sample-interval histogram's buckets: the
+ * achieved period, to set beside the requested one (100 µs for DOCA, 1 to
+ * 10 ms for the kernel source, a second for NVML).
+ */
+export const INTERVAL_BOUNDS_S: readonly number[] = [
+  0.0001,
+  0.0002,
+  0.0005,
+  0.001,
+  0.002,
+  0.005,
+  0.01,
+  0.015,
+  0.02,
+  0.05,
+  0.1,
+  0.5,
+  1,
+  2,
+  5,
+];
+
+/**
  * Counters of one poll loop. Recording allocates nothing (the histogram is
  * preallocated); error names come from a fixed set (the source's status
  * names), so the map stays small.
@@ -31,12 +54,14 @@ export const LATENESS_BOUNDS_S: readonly number[] = [
  * @example Record two polls and an error
  * ```ts
  * import assert from "node:assert/strict";
- * import { PollStats } from "./poll_stats.ts";
+ * import { INTERVAL_BOUNDS_S, PollStats } from "./poll_stats.ts";
  *
  * const stats = new PollStats();
  * stats.recordPoll(0.3); // ran 0.3 ms after it was due
  * stats.recordPoll(7);
  * stats.recordError("DOCA_ERROR_AGAIN");
+ * stats.recordInterval(0.0101); // 10.1 ms after the sample before
+ * assert.equal(stats.intervalCounts[INTERVAL_BOUNDS_S.indexOf(0.015)], 1);
  * assert.equal(stats.polls, 2);
  * assert.equal(stats.latenessMaxS, 0.007);
  * assert.equal(stats.errors.get("DOCA_ERROR_AGAIN"), 1);
@@ -57,6 +82,23 @@ export class PollStats {
   readonly latenessCounts: Float64Array = new Float64Array(
     LATENESS_BOUNDS_S.length + 1,
   );
+  /**
+   * Samples taken a whole period or more after they were due (a deadline
+   * passed with no sample). For a source that reads counters on demand a
+   * late sample loses nothing: it has its true timestamp, and the increase
+   * since the previous sample is exact.
+   */
+  lateSamples = 0;
+  /**
+   * Samples per interval since the previous sample (not cumulative; the
+   * last entry counts those over the largest bound), by
+   * {@linkcode INTERVAL_BOUNDS_S}: the achieved period.
+   */
+  readonly intervalCounts: Float64Array = new Float64Array(
+    INTERVAL_BOUNDS_S.length + 1,
+  );
+  /** Sum of every interval counted, seconds. */
+  intervalSumS = 0;
   /** Failed polls by the source's error name. */
   readonly errors: Map<string, number> = new Map();
   /**
@@ -80,6 +122,16 @@ export class PollStats {
     let i = 0;
     while (i < bounds.length && late > bounds[i]) i++;
     this.latenessCounts[i]++;
+  }
+
+  /** Counts one sample taken `intervalS` seconds after the previous one. */
+  recordInterval(intervalS: number): void {
+    const interval = intervalS > 0 ? intervalS : 0;
+    this.intervalSumS += interval;
+    const bounds = INTERVAL_BOUNDS_S;
+    let i = 0;
+    while (i < bounds.length && interval > bounds[i]) i++;
+    this.intervalCounts[i]++;
   }
 
   /** Notes how many of the device buffer's `capacity` samples a poll drained. */

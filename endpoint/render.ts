@@ -12,7 +12,10 @@
  */
 
 import process from "node:process";
-import { LATENESS_BOUNDS_S } from "../collectors/poll_stats.ts";
+import {
+  INTERVAL_BOUNDS_S,
+  LATENESS_BOUNDS_S,
+} from "../collectors/poll_stats.ts";
 import { READ_BOUNDS_S } from "../collectors/read_stats.ts";
 import { configuredDevice } from "../config/device.ts";
 import {
@@ -224,7 +227,7 @@ export class MetricsRenderer {
       [
         "lost_samples",
         "counter",
-        "Samples the source lost before the agent read them (sample_id gaps, device buffer overruns).",
+        "Samples the source lost: sample_id gaps, device buffer overruns, failed reads, a device gone. A late sample is not lost.",
       ],
       (i) => monitors[i].droppedSamples,
     );
@@ -269,6 +272,42 @@ export class MetricsRenderer {
         "seconds",
       ],
       (i) => polls[i]?.latenessMaxS,
+    );
+    per(
+      [
+        "source_period_seconds",
+        "gauge",
+        "The sample period the monitor's source was asked for.",
+        "seconds",
+      ],
+      (i) =>
+        polls[i] === undefined
+          ? undefined
+          : metrics.monitors[i].config.samplePeriodNs / 1e9,
+    );
+    w.family(
+      `${P}source_interval_seconds`,
+      "histogram",
+      "Time between consecutive samples of the source: the period it achieved.",
+      "seconds",
+    );
+    this.#labels.forEach((l, i) => {
+      const stats = polls[i];
+      if (stats === undefined) return;
+      w.histogram(
+        l.monitor,
+        INTERVAL_BOUNDS_S,
+        stats.intervalCounts,
+        stats.intervalSumS,
+      );
+    });
+    per(
+      [
+        "source_late_samples",
+        "counter",
+        "Samples taken a period or more after they were due (a busy host, slow reads). A source that reads counters on demand loses nothing by it: the sample has its true time.",
+      ],
+      (i) => polls[i]?.lateSamples,
     );
     w.family(
       `${P}poll_errors`,

@@ -117,6 +117,8 @@ export interface MonitorSnapshot {
     readonly errors: Readonly<Record<string, number>>;
     readonly buffer_fill: number;
     readonly buffer_fill_max: number;
+    /** Samples taken a period or more late (not lost). */
+    readonly late_samples: number;
   } | null;
   /** Read times, for sources that time their reads (the kernel source). */
   readonly read: {
@@ -232,6 +234,7 @@ export function buildSnapshot(
         errors: Object.fromEntries(stats.errors),
         buffer_fill: stats.bufferFill,
         buffer_fill_max: stats.bufferFillMax,
+        late_samples: stats.lateSamples,
       },
       read: reads === undefined ? null : {
         reads: reads.reads,

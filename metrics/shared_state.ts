@@ -21,7 +21,11 @@
  */
 
 import type { SourceDevice, SourceState } from "../collectors/collector.ts";
-import { LATENESS_BOUNDS_S, PollStats } from "../collectors/poll_stats.ts";
+import {
+  INTERVAL_BOUNDS_S,
+  LATENESS_BOUNDS_S,
+  PollStats,
+} from "../collectors/poll_stats.ts";
 import { READ_BOUNDS_S, ReadStats } from "../collectors/read_stats.ts";
 import type { NicGpus } from "../collectors/pcie_affinity.ts";
 import type { MonitorConfig } from "../config/types.ts";
@@ -85,7 +89,10 @@ const READ_LAST = READS + 2;
 const READ_MAX = READS + 3;
 const SLOW_READS = READS + 4;
 const READ_COUNTS = READS + 5;
-const FIXED_SLOTS = READ_COUNTS + READ_BOUNDS_S.length + 1;
+const LATE_SAMPLES = READ_COUNTS + READ_BOUNDS_S.length + 1;
+const INTERVAL_SUM = LATE_SAMPLES + 1;
+const INTERVAL_COUNTS = INTERVAL_SUM + 1;
+const FIXED_SLOTS = INTERVAL_COUNTS + INTERVAL_BOUNDS_S.length + 1;
 // Per rule: active, activations, active ms, changed at ms, pending, and
 // the peak (a float64 like every slot; NaN before the first event, which
 // the word-by-word copy keeps a NaN).
@@ -349,6 +356,9 @@ export class StatePublisher {
     s[b + FILL] = stats.bufferFill;
     s[b + FILL_MAX] = stats.bufferFillMax;
     s.set(stats.latenessCounts, b + LATENESS_COUNTS);
+    s[b + LATE_SAMPLES] = stats.lateSamples;
+    s[b + INTERVAL_SUM] = stats.intervalSumS;
+    s.set(stats.intervalCounts, b + INTERVAL_COUNTS);
     if (stats.errors.size !== this.#names[i]) {
       // A new error name: rare (names come from a fixed set), so the text
       // is rewritten only then.
@@ -662,6 +672,14 @@ class MonitorReader {
             slots.subarray(
               b + LATENESS_COUNTS,
               b + LATENESS_COUNTS + stats.latenessCounts.length,
+            ),
+          );
+          stats.lateSamples = slots[b + LATE_SAMPLES];
+          stats.intervalSumS = slots[b + INTERVAL_SUM];
+          stats.intervalCounts.set(
+            slots.subarray(
+              b + INTERVAL_COUNTS,
+              b + INTERVAL_COUNTS + stats.intervalCounts.length,
             ),
           );
           stats.errors.clear();

@@ -54,13 +54,13 @@ Deno.test({
       const output = agent.output();
       let stopped = false;
       try {
-        // Sampling begins once the log has its header.
-        await until("the events log's header", () => {
-          try {
-            return Deno.statSync(log).size > 0;
-          } catch {
-            return false;
-          }
+        // The rule needs a sample before the burst: the first has no
+        // increase.
+        await until("a sample", () => {
+          const samples = scrape(b.namespace).match(
+            /^dpu_traceback_samples_total\{[^}]*\} (\d+)$/m,
+          );
+          return samples !== null && Number(samples[1]) > 0;
         });
         await run(
           "ip",
@@ -204,4 +204,128 @@ Deno.test("check-config opens a kernel monitor's device as run does: a counter i
     later.stdout,
     /^monitor loop: the device comes from -d at run; its counters are checked then$/m,
   );
+});
+
+Deno.test({
+  name:
+    "a sample made late by a stopped agent loses nothing: no gap, no unknown window, and the burst across the delay starts both its rules",
+  ignore: !canMakeNamespaces(),
+  async fn() {
+    await using dir = await tempDir();
+    const log = join(dir.path, "events.log");
+    await withVethPair(async ({ a, b }) => {
+      const config = join(dir.path, "late.yaml");
+      await Deno.writeTextFile(
+        config,
+        `monitors:
+  - name: veth
+    source: kernel
+    device: ${b.interface}
+    event_log: ${JSON.stringify(log)}
+    columns:
+      - { name: rx_packets, data_id: "netdev:rx_packets" }
+    rules:
+      # Per sample: the late sample holds the whole burst.
+      - name: burst
+        increase: rx_packets
+        above: ${COUNT / 2}
+      # Over a window much shorter than the delay: the rate spans the
+      # late sample's true interval, so it is known, and averaged.
+      - name: burst rate
+        rate: rx_packets
+        window: 20ms
+        above: 1/s
+`,
+      );
+      const agent = denoIn(b.namespace, [
+        join(ROOT, "main.ts"),
+        "run",
+        "--config",
+        config,
+        "--listen",
+        "127.0.0.1:9477",
+      ], { stdout: "piped", stderr: "piped" }).spawn();
+      const output = agent.output();
+      let stopped = false;
+      try {
+        await until("some samples", () => {
+          const samples = scrape(b.namespace).match(
+            /^dpu_traceback_samples_total\{[^}]*\} (\d+)$/m,
+          );
+          return samples !== null && Number(samples[1]) > 10;
+        });
+        // Every thread of the agent stops; the kernel goes on counting.
+        agent.kill("SIGSTOP");
+        try {
+          await run(
+            "ip",
+            "netns",
+            "exec",
+            a.namespace,
+            Deno.execPath(),
+            "run",
+            "-A",
+            "--unstable-net",
+            join(ROOT, "tests/fixtures/udp_send.ts"),
+            a.address,
+            b.address,
+            "9",
+            String(COUNT),
+            String(PAYLOAD),
+          );
+        } finally {
+          agent.kill("SIGCONT");
+        }
+        await until(
+          "both rules to end after the burst",
+          () => {
+            const text = Deno.readTextFileSync(log);
+            return /<<Event end>>.*"burst"/.test(text) &&
+              /<<Event end>>.*"burst rate"/.test(text);
+          },
+        );
+        // /metrics publishes what the monitor has, a moment later.
+        let metrics = "";
+        await until("the burst on /metrics", () => {
+          metrics = scrape(b.namespace);
+          return metric(
+            metrics,
+            "rule_activations_total",
+            undefined,
+            "burst rate",
+          ) === 1;
+        });
+        const value = (name: string) =>
+          Number(
+            metrics.match(
+              new RegExp(`^dpu_traceback_${name}\\{[^}]*\\} (\\S+)$`, "m"),
+            )
+              ?.[1],
+          );
+        assert.equal(value("lost_samples_total"), 0);
+        assert.ok(value("source_late_samples_total") >= 1, metrics);
+        assert.equal(
+          metric(metrics, "rule_activations_total", undefined, "burst"),
+          1,
+        );
+        assert.equal(
+          metric(metrics, "rule_activations_total", undefined, "burst rate"),
+          1,
+        );
+        agent.kill("SIGTERM");
+        stopped = true;
+      } finally {
+        if (!stopped) agent.kill("SIGKILL");
+      }
+      const { code, stderr } = await output;
+      const text = new TextDecoder().decode(stderr);
+      assert.equal(code, 0, text);
+      assert.doesNotMatch(await Deno.readTextFile(log), /<<Gap>>/);
+      // The warning names the cause: woken late, not slow reads.
+      assert.match(
+        text,
+        /a sample came late: the sampler thread was woken \S+ \S* ?late/,
+      );
+    });
+  },
 });

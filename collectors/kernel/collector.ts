@@ -23,20 +23,28 @@
  * that named its interface (`netdev:IF/NAME`) waits for an interface of
  * that name. A link that is merely down is no fault: its counters still
  * read. Each sample's reads are timed (its timestamp is taken right after
- * them) into {@linkcode KernelCollector.readStats}; a sample whose reads
- * take longer than the period is said through `onSlowReads`.
- * Facts: docs/spec/kernel-counters.md.
+ * them) into {@linkcode KernelCollector.readStats}.
+ *
+ * {@linkcode KernelCollector.run} samples on a thread of its own
+ * (sampler_worker.ts), which sleeps to absolute deadlines and raises its
+ * own scheduling, and hands the samples to the monitor on this thread in
+ * batches through shared memory. A sample taken late (a busy host woke
+ * the thread late, or the reads were slow) is a late sample with its true
+ * timestamp, never a lost one: the counters are cumulative and read whole,
+ * so nothing they counted is missed. It is said through `onLate`, naming
+ * both the wake-up's lateness and the reads' time. Only a failed read, a
+ * device that is gone, or samples the main thread fell a whole mailbox
+ * behind on are lost. Facts: docs/spec/kernel-counters.md.
  *
  * @module
  */
 
-import { pollOnSchedule } from "../schedule.ts";
 import type { SampleSink } from "../../rules/sample_sink.ts";
 import type { Collector } from "../collector.ts";
 import { PollStats } from "../poll_stats.ts";
 import { ReadStats } from "../read_stats.ts";
 import { formatDuration } from "../../base/units.ts";
-import { addNumberU64, geU64, msToNsU64 } from "../../base/u64.ts";
+import { addNumberU64, geU64, msToNsU64, toNumberU64 } from "../../base/u64.ts";
 import { nearest } from "../../config/suggest.ts";
 import {
   type KernelDevice,
@@ -45,7 +53,8 @@ import {
 } from "./device.ts";
 import { EthtoolStats } from "./ethtool_stats.ts";
 import { interfaceIndex, interfaceWithIndex } from "./interface_index.ts";
-import { openLibcSleep } from "../../ffi/libc.ts";
+import { mailboxCapacity, SampleMailbox } from "../sample_mailbox.ts";
+import type { SamplerReply, SamplerStart } from "./sampler_worker.ts";
 import {
   type CounterFile,
   CounterRead,
@@ -81,11 +90,13 @@ export interface KernelOptions {
    */
   readonly onFault?: (message: string) => void;
   /**
-   * Told, in one line, when a sample's reads took longer than the sample
-   * period (the source cannot keep up): once, and again only after
-   * {@linkcode SLOW_READS_QUIET_MS} without such a sample.
+   * Told, in one line, when a sample came a period or more late, naming
+   * why (woken late, or reads slow, with both times): once, and again only
+   * after {@linkcode LATE_QUIET_MS} without such a sample.
    */
-  readonly onSlowReads?: (message: string) => void;
+  readonly onLate?: (message: string) => void;
+  /** Told once, as {@linkcode KernelCollector.run} starts, what scheduling its thread got. */
+  readonly onScheduling?: (message: string) => void;
   /** Wall clock in ms since the Unix epoch. Default `performance` time. */
   readonly now?: () => number;
   /**
@@ -100,23 +111,21 @@ export interface KernelOptions {
 export const MAX_RETRY_MS = 1000;
 
 /**
- * After reads longer than the period have been said, how long reads must
- * stay within it before the next such sample is said again, ms: reads
- * hovering around the period would otherwise say it every few samples.
+ * After a late sample has been said, how long samples must stay on time
+ * before the next late one is said again, ms: a host hovering around the
+ * period would otherwise say it every few samples.
  */
-export const SLOW_READS_QUIET_MS = 60_000;
+export const LATE_QUIET_MS = 60_000;
+
+/**
+ * How often the main thread takes the sampling thread's samples into the
+ * monitor, ms: rules and rows run this much behind the samples at most
+ * (on an idle host), at a tenth of the wake-ups a 10 ms timer costs.
+ */
+export const DRAIN_MS = 100;
 
 /** The default sample period: 10 ms. */
 export const DEFAULT_SAMPLE_PERIOD_NS = 10_000_000;
-
-/**
- * Periods shorter than this, ms, wait between samples in a sleep on a
- * thread of Deno's pool instead of a timer: Deno's timers fire about 2 ms
- * after they are set at the least, so a 1 ms or 2 ms timer loses samples
- * (bench/RESULTS.md, "Kernel source"). The sleep costs more CPU a wake-up
- * than a timer (a second thread wakes), so longer periods keep the timer.
- */
-export const SLEEP_BELOW_MS = 5;
 
 type Kind = "netdev" | "ethtool" | "rdma" | "ib";
 
@@ -419,9 +428,12 @@ export class KernelCollector implements Collector {
   faults = 0;
   /** Samples lost so far (reported through `sink.gap`). */
   lostSamples = 0;
+  /** What {@linkcode run}'s thread got as its scheduling, once it started. */
+  scheduling: string | undefined;
 
   /** What `-d` named, as given: looked for again when the device is gone. */
   readonly #given: string;
+  readonly #columns: readonly KernelColumn[];
   /** What each column reads, under the names its interfaces have now. */
   #targets: readonly Target[];
   /** The ifindex of each interface read, by its name now. */
@@ -430,9 +442,10 @@ export class KernelCollector implements Collector {
   readonly #periodNs: number;
   readonly #periodMs: number;
   readonly #onFault: (message: string) => void;
-  readonly #onSlowReads: (message: string) => void;
-  /** The monotonic time of the last sample whose reads were too slow. */
-  #slowAt = -Infinity;
+  readonly #onLate: (message: string) => void;
+  readonly #onScheduling: (message: string) => void;
+  /** The monotonic time of the last late sample. */
+  #lateAt = -Infinity;
   readonly #now: () => number;
   readonly #monotonic: () => number;
   /** Timestamp, then (lo, hi) per column: the next record. */
@@ -445,6 +458,8 @@ export class KernelCollector implements Collector {
   #retryMs = 0;
   #running = false;
   #closed = false;
+  /** While {@linkcode run}'s thread samples: its control words (SamplerStart). */
+  #control: Int32Array | undefined;
 
   private constructor(
     options: KernelOptions,
@@ -453,13 +468,15 @@ export class KernelCollector implements Collector {
   ) {
     this.device = `kernel ${options.device}`;
     this.#given = options.device;
+    this.#columns = options.columns;
     this.#targets = targets;
     this.#root = options.root;
     this.#ifindexes = interfaceIndexes(targets, options.root);
     this.#periodNs = options.samplePeriodNs ?? DEFAULT_SAMPLE_PERIOD_NS;
     this.#periodMs = this.#periodNs / 1e6;
     this.#onFault = options.onFault ?? (() => {});
-    this.#onSlowReads = options.onSlowReads ?? (() => {});
+    this.#onLate = options.onLate ?? (() => {});
+    this.#onScheduling = options.onScheduling ?? (() => {});
     this.readStats = new ReadStats(this.#periodMs);
     this.#now = options.now ??
       (() => performance.timeOrigin + performance.now());
@@ -517,13 +534,18 @@ export class KernelCollector implements Collector {
 
   /** Whether the source is delivering (false while a fault lasts). */
   get up(): boolean {
+    if (this.#control !== undefined) {
+      return Atomics.load(this.#control, 1) === 1;
+    }
     return this.#readers !== undefined;
   }
 
   /**
-   * Samples every period (first sample at once) until `signal` aborts,
-   * then resolves. A device fault does not end it; a sink that throws
-   * rejects it.
+   * Samples every period (first sample at once) on a thread of its own
+   * until `signal` aborts, then resolves once the thread has ended. A
+   * device fault does not end it; a sink that throws, or a thread that
+   * fails, rejects it. The samples reach `sink` on this thread, in batches
+   * every {@linkcode DRAIN_MS}, each with its true timestamp.
    */
   run(sink: SampleSink, signal: AbortSignal): Promise<void> {
     if (this.#running) {
@@ -543,43 +565,116 @@ export class KernelCollector implements Collector {
         ),
       );
     }
-    const period = this.#periodMs;
-    // Opened per run and closed once its last sleep has returned.
-    const libc = period < SLEEP_BELOW_MS ? openLibcSleep() : undefined;
-    let sleeping: Promise<unknown> = Promise.resolve();
+    // The thread opens the counters itself: two readers would only cost.
+    if (this.#readers) closeReaders(this.#readers);
+    this.#readers = undefined;
     this.#running = true;
-    return pollOnSchedule({
-      periodMs: period,
-      signal,
-      now: this.#monotonic,
-      wait: libc === undefined ? undefined : (ms) => {
-        // Whole µs, at most a period: a clock moved by a test cannot make
-        // it sleep longer.
-        const us = Math.round(Math.min(ms, period) * 1000);
-        // The call's own promise: no wrapper allocated per sample.
-        sleeping = libc.symbols.usleep(us);
-        return sleeping;
+    const capacity = mailboxCapacity(this.#periodNs);
+    const mailbox = new SampleMailbox(this.#targets.length, capacity);
+    const control = new Int32Array(new SharedArrayBuffer(12));
+    control[1] = 1;
+    this.#control = control;
+    const worker = new Worker(
+      new URL("./sampler_worker.ts", import.meta.url),
+      { type: "module" },
+    );
+    const start: SamplerStart = {
+      device: this.#given,
+      columns: this.#columns,
+      samplePeriodNs: this.#periodNs,
+      root: this.#root,
+      mailbox: mailbox.buffer,
+      capacity,
+      control: control.buffer as SharedArrayBuffer,
+    };
+    const period = this.#periodMs;
+    const polls = this.pollStats;
+    const reads = this.readStats;
+    let previousNs = -1;
+    const each = (lateMs: number, readMs: number, at: number) => {
+      polls.recordPoll(lateMs);
+      if (lateMs >= period) polls.lateSamples++;
+      reads.record(readMs);
+      const ns = toNumberU64(sink.words[at], sink.words[at + 1]);
+      if (previousNs >= 0) polls.recordInterval((ns - previousNs) / 1e9);
+      previousNs = ns;
+    };
+    // The source's own gaps and the mailbox's overruns both count as lost.
+    const counted: SampleSink = {
+      words: sink.words,
+      columns: sink.columns,
+      claim: () => sink.claim(),
+      commit: () => sink.commit(),
+      gap: (dropped) => {
+        this.lostSamples += dropped;
+        sink.gap(dropped);
       },
-      poll: (late) => {
-        this.pollStats.recordPoll(late);
-        // Samples whose time passed while the timer was late are lost.
-        this.#pendingGap += Math.floor(late / period);
-        this.sample(sink);
-      },
-    }).finally(async () => {
-      await sleeping.catch(() => {});
-      libc?.close();
-      this.#running = false;
+    };
+    return new Promise<void>((resolve, reject) => {
+      let failure: Error | undefined;
+      const drain = () => {
+        // Faults as the thread counts them; each also failed a read.
+        const faults = Atomics.load(control, 2);
+        for (; this.faults < faults; this.faults++) {
+          polls.recordError("read failed");
+        }
+        try {
+          mailbox.drain(counted, each);
+        } catch (error) {
+          failure ??= error as Error;
+          Atomics.store(control, 0, 1);
+        }
+      };
+      const timer = setInterval(drain, DRAIN_MS);
+      const onAbort = () => Atomics.store(control, 0, 1);
+      signal.addEventListener("abort", onAbort, { once: true });
+      const finish = (error?: Error) => {
+        clearInterval(timer);
+        signal.removeEventListener("abort", onAbort);
+        worker.terminate();
+        this.#running = false;
+        this.#control = undefined;
+        if (error ?? failure) reject(error ?? failure);
+        else resolve();
+      };
+      worker.onmessage = (event: MessageEvent<SamplerReply>) => {
+        const reply = event.data;
+        if (reply.kind === "started") {
+          this.scheduling = reply.scheduling;
+          this.#onScheduling(
+            `${this.device}: the sampler thread runs at ${reply.scheduling}`,
+          );
+        } else if (reply.kind === "note") {
+          if (reply.level === "fault") this.#onFault(reply.message);
+          else this.#onLate(reply.message);
+        } else if (reply.kind === "ended") {
+          drain();
+          finish();
+        } else {
+          drain();
+          finish(new Error(reply.message));
+        }
+      };
+      worker.onerror = (event: ErrorEvent) => {
+        event.preventDefault();
+        finish(
+          new Error(
+            `${this.device}: the sampler thread failed: ${event.message}`,
+          ),
+        );
+      };
+      if (signal.aborted) onAbort();
+      worker.postMessage(start);
     });
   }
 
   /**
-   * One sample: reads every column and commits a record, or, while the
-   * device is faulted, counts a lost sample (and tries to open it again
-   * when the back-off allows). Returns whether a record was committed.
-   * {@linkcode run} calls it on its timer.
+   * One sample, `lateMs` after it was due: reads every column and commits
+   * a record, or, while the device is faulted, counts a lost sample (and
+   * tries to open it again when the back-off allows). Returns whether a
+   * record was committed. The sampling thread calls it on its deadlines.
    */
-  sample(sink: SampleSink): boolean {
+  sample(sink: SampleSink, lateMs = 0): boolean {
     let readers = this.#readers;
     if (readers === undefined) {
       if (this.#monotonic() < this.#retryAt || !this.#reopen()) {
@@ -605,7 +700,13 @@ export class KernelCollector implements Collector {
       }
     }
     const end = this.#monotonic();
-    if (this.readStats.record(end - start)) this.#slowReads(end, end - start);
+    const readMs = end - start;
+    this.pollStats.recordPoll(lateMs);
+    if (lateMs >= this.#periodMs) this.pollStats.lateSamples++;
+    this.readStats.record(readMs);
+    if (lateMs >= this.#periodMs || readMs > this.#periodMs) {
+      this.#late(end, lateMs, readMs);
+    }
     if (why !== undefined) {
       this.#fault(why);
       this.#pendingGap++;
@@ -677,20 +778,22 @@ export class KernelCollector implements Collector {
   }
 
   /**
-   * Says that a sample's reads (`readMs`, ending at monotonic `at`) took
-   * longer than the period, unless another sample did within the last
-   * {@linkcode SLOW_READS_QUIET_MS}: the metrics count each one.
+   * Says that a sample came a period or more late (`lateMs` woken late,
+   * `readMs` reading, at monotonic `at`), unless another did within the
+   * last {@linkcode LATE_QUIET_MS}: the metrics count each one.
    */
-  #slowReads(at: number, readMs: number): void {
-    const quiet = at - this.#slowAt >= SLOW_READS_QUIET_MS;
-    this.#slowAt = at;
+  #late(at: number, lateMs: number, readMs: number): void {
+    const quiet = at - this.#lateAt >= LATE_QUIET_MS;
+    this.#lateAt = at;
     if (!quiet) return;
-    this.#onSlowReads(
-      `${this.device}: reading the counters took ${
-        formatDuration(readMs / 1000)
-      }, longer than the ${
-        formatDuration(this.#periodNs / 1e9, { exact: true })
-      } sample period; the source cannot keep up and loses samples`,
+    const period = formatDuration(this.#periodNs / 1e9, { exact: true });
+    const woken = formatDuration(lateMs / 1000);
+    const read = formatDuration(readMs / 1000);
+    const cause = readMs > this.#periodMs
+      ? `its reads took ${read}, longer than the ${period} sample period (woken ${woken} late)`
+      : `the sampler thread was woken ${woken} late (the host is busy; its reads took ${read}), against a ${period} sample period`;
+    this.#onLate(
+      `${this.device}: a sample came late: ${cause}; nothing is lost (the sample has its true time and the counters' whole increase), but a burst shorter than the delay is averaged over it`,
     );
   }
 

@@ -146,7 +146,11 @@ Deno.test({
       );
       assert.match(
         report.faults[1],
-        new RegExp(`^kernel ${b.interface} stopped delivering: .*ENODEV`),
+        // A read during the unregistering answers EINVAL, after it ENODEV:
+        // which one a sample meets depends on when its deadline falls.
+        new RegExp(
+          `^kernel ${b.interface} stopped delivering: .*(ENODEV|EINVAL)`,
+        ),
       );
       assert.ok(report.gapBeforeResume > 0);
       assert.ok(report.resumed.rx_packets < report.after.record.rx_packets);
@@ -155,44 +159,45 @@ Deno.test({
   },
 });
 
-Deno.test("a timer late by more than a period reports the samples it missed as a gap before the next record", async () => {
+Deno.test("a sample taken late is a late sample with its true time, not a loss, and says why it was late", async () => {
   let t = 1_000;
+  const said: string[] = [];
   const kernel = await KernelCollector.open({
     device: "mlx5_0",
     root: FIXTURE,
     samplePeriodNs: 10_000_000,
     columns: [{ name: "cnp", dataId: "rdma:np_cnp_sent" }],
     monotonic: () => t,
+    onLate: (message) => said.push(message),
   });
   try {
     const sink = new RecordingSink(1);
-    const controller = new AbortController();
-    const script = (async () => {
-      await sink.nextRecord();
-      // The first sample was due at 1000 ms; the second, due at 1010,
-      // runs at 1055: the samples due at 1010 to 1050 are lost but one.
-      t = 1_055;
-      await sink.nextRecord();
-      await sink.nextRecord();
-      controller.abort();
-    })();
-    await kernel.run(sink, controller.signal);
-    await script;
+    assert.equal(kernel.sample(sink, 0), true);
+    // Due at 1010, woken at 1055 by a busy host: one sample, 45 ms late.
+    t = 1_055;
+    assert.equal(kernel.sample(sink, 45), true);
+    assert.equal(kernel.sample(sink, 0.2), true);
     const kinds = sink.deliveries.map((d) => "gap" in d ? d.gap : "record");
-    assert.deepEqual(kinds, ["record", 4, "record", "record"]);
-    assert.equal(kernel.lostSamples, 4);
-    assert.ok(kernel.pollStats.latenessMaxS >= 0.045);
+    assert.deepEqual(kinds, ["record", "record", "record"]);
+    assert.equal(kernel.lostSamples, 0);
+    assert.equal(kernel.pollStats.lateSamples, 1);
+    assert.equal(kernel.pollStats.latenessMaxS, 0.045);
+    assert.deepEqual(said, [
+      "kernel mlx5_0: a sample came late: the sampler thread was woken 45 ms late (the host is busy; its reads took 0 ns), against a 10 ms sample period; nothing is lost (the sample has its true time and the counters' whole increase), but a burst shorter than the delay is averaged over it",
+    ]);
   } finally {
     kernel.close();
   }
 });
 
-Deno.test("below 5 ms the source waits in a sleep off the event loop, delivers, and its run ends cleanly", async () => {
+Deno.test("run samples on a thread of its own at 1 ms, says once what scheduling it got, delivers rising timestamps, and ends cleanly", async () => {
+  const scheduling: string[] = [];
   const kernel = await KernelCollector.open({
     device: "mlx5_0",
     root: FIXTURE,
     samplePeriodNs: 1_000_000,
     columns: [{ name: "cnp", dataId: "rdma:np_cnp_sent" }],
+    onScheduling: (message) => scheduling.push(message),
   });
   try {
     const sink = new RecordingSink(1);
@@ -203,9 +208,21 @@ Deno.test("below 5 ms the source waits in a sleep off the event loop, delivers, 
     await until("20 records", () => sink.records.length >= 20);
     stop.abort();
     await running;
-    // Every period is a record or counted lost, and the run can be
-    // started again once ended (its last sleep has returned).
-    assert.equal(kernel.lostSamples, sink.lost);
+    assert.equal(scheduling.length, 1);
+    assert.match(
+      scheduling[0],
+      /^kernel mlx5_0: the sampler thread runs at (SCHED_FIFO priority 1|nice -10 \(SCHED_FIFO refused: \w+\)|the default priority \(.*\))/,
+    );
+    assert.equal(kernel.scheduling, scheduling[0].split(" runs at ")[1]);
+    const times = sink.records.map((r) => r[0]);
+    assert.ok(times.every((ns, i) => i === 0 || ns > times[i - 1]));
+    // Nothing on this fixture fails: every sample is a record.
+    assert.equal(sink.lost, 0);
+    assert.equal(kernel.lostSamples, 0);
+    assert.equal(kernel.pollStats.polls, sink.records.length);
+    const intervals = kernel.pollStats.intervalCounts.reduce((a, b) => a + b);
+    assert.equal(intervals, sink.records.length - 1);
+    // The run can be started again once ended (its thread has ended).
     const again = new AbortController();
     const second = kernel.run(sink, again.signal);
     const before = sink.records.length;
@@ -244,7 +261,7 @@ Deno.test("a sample allocates nothing, in a process of its own (the heap of a te
   assert.equal(value, "9007199254740993");
 });
 
-Deno.test("reads longer than the period are counted each time and said once, then again only after a quiet minute", async () => {
+Deno.test("late samples are counted each time and said once, then again only after a quiet minute, naming slow reads when the reads were slow", async () => {
   // Each clock read moves it by `step` ms: a sample reads it before and
   // after its reads, so its reads take `step`.
   let t = 1_000;
@@ -257,7 +274,7 @@ Deno.test("reads longer than the period are counted each time and said once, the
     samplePeriodNs: 10_000_000,
     columns: [{ name: "cnp", dataId: "rdma:np_cnp_sent" }],
     monotonic: () => (t += step),
-    onSlowReads: (message) => said.push(message),
+    onLate: (message) => said.push(message),
     onFault: (message) => faults.push(message),
   });
   try {
@@ -265,11 +282,11 @@ Deno.test("reads longer than the period are counted each time and said once, the
     const sample = (readMs: number, atMs?: number) => {
       if (atMs !== undefined) t = atMs;
       step = readMs;
-      assert.equal(kernel.sample(sink), true);
+      assert.equal(kernel.sample(sink, 0.5), true);
     };
     sample(12);
     assert.deepEqual(said, [
-      "kernel mlx5_0: reading the counters took 12 ms, longer than the 10 ms sample period; the source cannot keep up and loses samples",
+      "kernel mlx5_0: a sample came late: its reads took 12 ms, longer than the 10 ms sample period (woken 500 µs late); nothing is lost (the sample has its true time and the counters' whole increase), but a burst shorter than the delay is averaged over it",
     ]);
     sample(0.5);
     sample(15);
@@ -279,12 +296,11 @@ Deno.test("reads longer than the period are counted each time and said once, the
     sample(0.5, 119_000);
     sample(30, 119_050); // a minute after the last slow one
     assert.equal(said.length, 2);
-    assert.match(said[1], /took 30 ms, longer than the 10 ms sample period/);
+    assert.match(said[1], /reads took 30 ms, longer than the 10 ms/);
     const stats = kernel.readStats;
     assert.equal(stats.reads, 7);
     assert.equal(stats.slowReads, 4);
     assert.equal(stats.readMaxS, 0.03);
-    assert.equal(kernel.readStats.readMaxS, 0.03);
     assert.equal(kernel.readStats.readLastS, 0.03);
     // Slow samples are still delivered, and none of this is a fault.
     assert.equal(sink.records.length, 7);

@@ -144,9 +144,11 @@ async function collect(a: VethEnd, b: VethEnd): Promise<void> {
     );
     direct.close();
     if (!xdpRead) throw new Error("the ethtool set changed again");
-    const last = sink.records.length;
-    await sink.nextRecord();
-    const record = sink.records[last];
+    // Records reach this thread in batches, some taken before the count
+    // settled: the first taken after it was read must equal it.
+    const readNs = BigInt(Date.now() + 2) * 1_000_000n;
+    await sink.nextRecord((r) => r[0] > readNs);
+    const record = sink.records.find((r) => r[0] > readNs)!;
     const after = {
       proc,
       record: columns(record),

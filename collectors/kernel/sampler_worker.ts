@@ -1,0 +1,132 @@
+/**
+ * The kernel source's sampling thread (a Worker): it opens the device's
+ * counters, raises its own scheduling, then samples on absolute deadlines
+ * in a blocking loop ({@linkcode sampleOnDeadlines}) and hands every
+ * sample to the main thread through a {@linkcode SampleMailbox}. Its event
+ * loop does not run while it samples; a stop is a word in the mailbox's
+ * shared memory, seen within a period (or 100 ms).
+ *
+ * Messages: the main thread posts one {@linkcode SamplerStart}; the
+ * thread answers {@linkcode SamplerReply}s: `started` (with its
+ * scheduling), `note`s (faults, late samples), then `ended` or `failed`.
+ *
+ * @module
+ */
+
+/// <reference lib="deno.worker" />
+
+import { KernelCollector, type KernelColumn } from "./collector.ts";
+import { SampleMailbox } from "../sample_mailbox.ts";
+import { sampleOnDeadlines } from "../sampler_loop.ts";
+import { raiseThreadScheduling } from "../thread_scheduling.ts";
+import {
+  CLOCK_MONOTONIC,
+  openLibcClock,
+  setTimespecNs,
+  TIMER_ABSTIME,
+  timespecNs,
+} from "../../ffi/libc_clock.ts";
+import { errorMessage } from "../../base/error_message.ts";
+import type { SampleSink } from "../../rules/sample_sink.ts";
+
+/** What the main thread asks the sampling thread to do. */
+export interface SamplerStart {
+  readonly device: string;
+  readonly columns: readonly KernelColumn[];
+  readonly samplePeriodNs: number;
+  readonly root?: string;
+  /** The {@linkcode SampleMailbox}'s memory. */
+  readonly mailbox: SharedArrayBuffer;
+  readonly capacity: number;
+  /**
+   * Three words: [0] set to 1 stops the loop; the thread keeps [1] at 1
+   * while the device delivers and 0 during a fault, and [2] at its faults.
+   */
+  readonly control: SharedArrayBuffer;
+}
+
+/** What the sampling thread says. */
+export type SamplerReply =
+  | { readonly kind: "started"; readonly scheduling: string }
+  | {
+    readonly kind: "note";
+    readonly level: "fault" | "late";
+    readonly message: string;
+  }
+  | { readonly kind: "ended" }
+  | { readonly kind: "failed"; readonly message: string };
+
+function reply(message: SamplerReply): void {
+  self.postMessage(message);
+}
+
+self.onmessage = async (event: MessageEvent<SamplerStart>) => {
+  const start = event.data;
+  let collector: KernelCollector | undefined;
+  try {
+    collector = await KernelCollector.open({
+      device: start.device,
+      columns: start.columns,
+      samplePeriodNs: start.samplePeriodNs,
+      root: start.root,
+      onFault: (message) => reply({ kind: "note", level: "fault", message }),
+      onLate: (message) => reply({ kind: "note", level: "late", message }),
+    });
+  } catch (error) {
+    reply({ kind: "failed", message: errorMessage(error) });
+    return self.close();
+  }
+  const libc = openLibcClock();
+  try {
+    const scheduling = raiseThreadScheduling(libc.symbols);
+    reply({ kind: "started", scheduling: scheduling.text });
+    const mailbox = new SampleMailbox(
+      start.columns.length,
+      start.capacity,
+      start.mailbox,
+    );
+    const control = new Int32Array(start.control);
+    const sampler = collector;
+    // The read time must be in place before the record is published.
+    const sink: SampleSink = {
+      words: mailbox.words,
+      columns: mailbox.columns,
+      claim: () => mailbox.claim(),
+      commit: () => {
+        mailbox.readMs = sampler.readStats.readLastS * 1000;
+        mailbox.commit();
+      },
+      gap: (dropped) => mailbox.gap(dropped),
+    };
+    const ts = new Uint32Array(4);
+    const { clock_gettime, clock_nanosleep } = libc.symbols;
+    sampleOnDeadlines({
+      periodNs: start.samplePeriodNs,
+      clock: {
+        now: () => {
+          clock_gettime(CLOCK_MONOTONIC, ts);
+          return timespecNs(ts);
+        },
+        sleepUntil: (ns) => {
+          setTimespecNs(ts, ns);
+          // EINTR (a signal handled on this thread) only wakes it early.
+          clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, ts, null);
+        },
+      },
+      stopped: () => Atomics.load(control, 0) !== 0,
+      sample: (lateNs) => {
+        mailbox.lateMs = lateNs / 1e6;
+        sampler.sample(sink, mailbox.lateMs);
+        Atomics.store(control, 1, sampler.up ? 1 : 0);
+        Atomics.store(control, 2, sampler.faults);
+      },
+    });
+    reply({ kind: "ended" });
+  } catch (error) {
+    reply({ kind: "failed", message: errorMessage(error) });
+  } finally {
+    collector.close();
+    libc.close();
+    self.close();
+  }
+};

@@ -1,0 +1,184 @@
+/**
+ * The shared memory through which a sampling thread hands its samples to
+ * the monitor on the main thread: a ring of records and, per record, how
+ * late it was taken, how long its reads took and how many samples the
+ * source lost just before it. One writer, one reader; the written count,
+ * stored last with `Atomics.store`, publishes a record. Nothing is
+ * allocated per record on either side.
+ *
+ * The main thread reads in batches. While it is busy the records wait
+ * here with their true timestamps, so a busy main thread delays rules and
+ * rows but loses nothing until it falls a whole mailbox behind; what it
+ * then misses is counted as lost, at the right place.
+ *
+ * @module
+ */
+
+import type { SampleSink } from "../rules/sample_sink.ts";
+
+/** Per-record figures beside the record's words. */
+const LATE_MS = 0;
+const READ_MS = 1;
+const LOST_BEFORE = 2;
+const META = 3;
+
+/**
+ * How many records a mailbox of a source sampling every `periodNs` holds:
+ * 4 s of samples (a main thread stalled that long loses nothing), as a
+ * power of two from 64 to 65,536.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { mailboxCapacity } from "./sample_mailbox.ts";
+ *
+ * assert.equal(mailboxCapacity(10_000_000), 512); // 10 ms
+ * assert.equal(mailboxCapacity(1_000_000), 4096); // 1 ms
+ * assert.equal(mailboxCapacity(1e9), 64); // 1 s
+ * ```
+ */
+export function mailboxCapacity(periodNs: number): number {
+  const wanted = Math.ceil(4e9 / periodNs);
+  let capacity = 64;
+  while (capacity < wanted && capacity < 65_536) capacity *= 2;
+  return capacity;
+}
+
+/**
+ * One side's view of a mailbox; the writer's side is a {@linkcode SampleSink}
+ * that a collector delivers into as it would into a monitor.
+ *
+ * @example A record written on one side, drained on the other
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { SampleMailbox } from "./sample_mailbox.ts";
+ *
+ * const writer = new SampleMailbox(1, 64);
+ * const reader = new SampleMailbox(1, 64, writer.buffer);
+ * writer.gap(3);
+ * writer.lateMs = 12;
+ * writer.readMs = 0.08;
+ * const at = writer.claim();
+ * writer.words.set([1000, 0, 7, 0], at);
+ * writer.commit();
+ *
+ * const got: string[] = [];
+ * reader.drain({
+ *   words: new Uint32Array(4),
+ *   columns: 1,
+ *   claim: () => 0,
+ *   commit: () => got.push("record"),
+ *   gap: (n) => got.push(`gap ${n}`),
+ * }, (lateMs, readMs) => got.push(`late ${lateMs} read ${readMs}`));
+ * assert.deepEqual(got, ["gap 3", "late 12 read 0.08", "record"]);
+ * ```
+ */
+export class SampleMailbox implements SampleSink {
+  /** The memory itself, to post to the other side. */
+  readonly buffer: SharedArrayBuffer;
+  /** Value columns of a record (its timestamp excluded). */
+  readonly columns: number;
+  /** Records it holds (a power of two). */
+  readonly capacity: number;
+  /** The records: `2 * (1 + columns)` words each, as a monitor's ring. */
+  readonly words: Uint32Array;
+  /** Writer: how late the record about to be committed was taken, ms. */
+  lateMs = 0;
+  /** Writer: how long its reads took, ms. */
+  readMs = 0;
+
+  readonly #control: Int32Array;
+  readonly #meta: Float64Array;
+  readonly #recordWords: number;
+  /** Writer: samples lost since the last record. */
+  #lost = 0;
+  /** Reader: records read so far (wraps with the written count). */
+  #read = 0;
+
+  /**
+   * A new mailbox of `capacity` records of `columns` values, or a view of
+   * an existing `buffer` (the other side's).
+   */
+  constructor(columns: number, capacity: number, buffer?: SharedArrayBuffer) {
+    // A power of two divides 2^32, so slots stay in step when counts wrap.
+    if (capacity <= 0 || (capacity & (capacity - 1)) !== 0) {
+      throw new RangeError(
+        `Cannot make a sample mailbox: capacity must be a power of two, got ${capacity}`,
+      );
+    }
+    this.columns = columns;
+    this.capacity = capacity;
+    this.#recordWords = 2 * (1 + columns);
+    const metaBytes = 8 * META * capacity;
+    this.buffer = buffer ??
+      new SharedArrayBuffer(8 + metaBytes + 4 * this.#recordWords * capacity);
+    this.#control = new Int32Array(this.buffer, 0, 2);
+    this.#meta = new Float64Array(this.buffer, 8, META * capacity);
+    this.words = new Uint32Array(
+      this.buffer,
+      8 + metaBytes,
+      this.#recordWords * capacity,
+    );
+  }
+
+  /** Writer: the slot of the next record. */
+  claim(): number {
+    const n = Atomics.load(this.#control, 0);
+    return (n & (this.capacity - 1)) * this.#recordWords;
+  }
+
+  /** Writer: publishes the claimed record with its figures. */
+  commit(): void {
+    const n = Atomics.load(this.#control, 0);
+    const m = (n & (this.capacity - 1)) * META;
+    this.#meta[m + LATE_MS] = this.lateMs;
+    this.#meta[m + READ_MS] = this.readMs;
+    this.#meta[m + LOST_BEFORE] = this.#lost;
+    this.#lost = 0;
+    Atomics.store(this.#control, 0, (n + 1) | 0);
+  }
+
+  /** Writer: `dropped` samples lost before the next record. */
+  gap(dropped: number): void {
+    this.#lost += dropped;
+  }
+
+  /**
+   * Reader: delivers every record not yet read into `sink` (a gap first
+   * where the source lost samples), telling `each` its figures before its
+   * commit. Records the writer overwrote before they were read are told
+   * to `sink` as lost. `each` gets the record's offset in `sink.words`,
+   * copied there. Returns the records delivered.
+   */
+  drain(
+    sink: SampleSink,
+    each: (lateMs: number, readMs: number, at: number) => void,
+  ): number {
+    const written = Atomics.load(this.#control, 0);
+    let behind = (written - this.#read) | 0;
+    // The slot after the newest may be being written now: a reader a
+    // whole mailbox behind skips what it can no longer trust.
+    if (behind > this.capacity - 1) {
+      const overwritten = behind - (this.capacity - 1);
+      sink.gap(overwritten);
+      this.#read = (this.#read + overwritten) | 0;
+      behind -= overwritten;
+    }
+    const words = this.words;
+    const meta = this.#meta;
+    const size = this.#recordWords;
+    for (let k = 0; k < behind; k++) {
+      const slot = this.#read & (this.capacity - 1);
+      const lost = meta[slot * META + LOST_BEFORE];
+      if (lost > 0) sink.gap(lost);
+      const at = sink.claim();
+      const ring = sink.words;
+      const from = slot * size;
+      for (let w = 0; w < size; w++) ring[at + w] = words[from + w];
+      each(meta[slot * META + LATE_MS], meta[slot * META + READ_MS], at);
+      sink.commit();
+      this.#read = (this.#read + 1) | 0;
+    }
+    return behind;
+  }
+}
