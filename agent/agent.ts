@@ -363,7 +363,10 @@ export class Agent {
     // Sources first (stop the device), then the logs they fed. A GPU
     // monitor's close never throws and waits at most 5 s on its driver.
     const failures = await closeAll(this.monitors.map((m) => m.collector));
-    for (const m of this.monitors) m.monitor.writeOpenPeaks();
+    for (const m of this.monitors) {
+      m.monitor.writeOpenPeaks();
+      m.monitor.writeOpenBlindPeriod();
+    }
     const results = await Promise.allSettled(
       this.monitors.map((m) => m.log.close()),
     );

@@ -52,6 +52,7 @@ function servedMonitor() {
       name: "nic",
       samples: 0,
       droppedSamples: 0,
+      blindPeriods: 0,
       events: 0,
       activeRules: 0,
       ring: { count: 0, capacity: 8 },

@@ -232,6 +232,14 @@ export class MetricsRenderer {
       (i) => monitors[i].droppedSamples,
     );
     per(
+      [
+        "blind_periods",
+        "counter",
+        "Separate losses the source reported (each written to events.log as a <<Gap>> line).",
+      ],
+      (i) => monitors[i].blindPeriods,
+    );
+    per(
       ["events", "counter", "Events started (rule activations)."],
       (i) => monitors[i].events,
     );

@@ -192,6 +192,38 @@ export class U64Writer {
 /** Digits of the largest u64 divided by 1e9 (18446744073). */
 const MAX_QUOTIENT_DIGITS = 11;
 
+/** Length of {@linkcode writeUtcMillis}'s output (`YYYY-MM-DDTHH:MM:SS.mmmZ`). */
+export const UTC_MILLIS_LENGTH = 24;
+
+/**
+ * Writes the UTC time of `unixMs`, truncated to the millisecond, as
+ * `YYYY-MM-DDTHH:MM:SS.mmmZ` (what `Date#toISOString` prints) without a
+ * `Date`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { writeUtcMillis } from "./format.ts";
+ *
+ * const buf = new Uint8Array(24);
+ * const end = writeUtcMillis(buf, 0, Date.UTC(2026, 10, 21, 14, 2, 3, 456) + 0.9);
+ * assert.equal(new TextDecoder().decode(buf.subarray(0, end)), "2026-11-21T14:02:03.456Z");
+ * ```
+ */
+export function writeUtcMillis(
+  buf: Uint8Array,
+  pos: number,
+  unixMs: number,
+): number {
+  const ms = Math.floor(unixMs);
+  // The second's text, then its Z moved after the milliseconds.
+  pos = writeUtcSecond(buf, pos, ms) - 1;
+  buf[pos++] = 46; // .
+  pos = writePadded(buf, pos, ms - Math.floor(ms / 1000) * 1000, 3);
+  buf[pos++] = 90; // Z
+  return pos;
+}
+
 /**
  * Writes the UTC time of `unixMs`, truncated to the second, as
  * `YYYY-MM-DDTHH:MM:SSZ` (the reference's marker time) without a `Date`.

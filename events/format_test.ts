@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { U64Writer, writeU64, writeUint, writeUtcSecond } from "./format.ts";
+import {
+  U64Writer,
+  writeU64,
+  writeUint,
+  writeUtcMillis,
+  writeUtcSecond,
+} from "./format.ts";
 
 const text = (buf: Uint8Array, end: number) =>
   new TextDecoder().decode(buf.subarray(0, end));
@@ -66,6 +72,25 @@ Deno.test("writeUtcSecond agrees with Date#toISOString across eras", () => {
         "Z",
       ),
     );
+  }
+});
+
+Deno.test("writeUtcMillis agrees with Date#toISOString, fractions of a ms truncated", () => {
+  const buf = new Uint8Array(24);
+  for (
+    const ms of [
+      0,
+      0.999,
+      999.5,
+      1000,
+      951868799999.9,
+      1795272600007,
+      4102444800123,
+    ]
+  ) {
+    const end = writeUtcMillis(buf, 0, ms);
+    assert.equal(end, 24);
+    assert.equal(text(buf, end), new Date(Math.floor(ms)).toISOString());
   }
 });
 

@@ -19,8 +19,10 @@ import {
 import {
   MAX_U64_DIGITS,
   U64Writer,
+  UTC_MILLIS_LENGTH,
   UTC_SECOND_LENGTH,
   writeUint,
+  writeUtcMillis,
   writeUtcSecond,
 } from "./format.ts";
 import type { EventSink } from "../rules/event_sink.ts";
@@ -28,13 +30,17 @@ import {
   DROPPED_FIELD,
   EVENT_END,
   EVENT_START,
+  FROM_FIELD,
   GAP,
   LOST_FIELD,
   PEAK,
   PEAK_FIELD,
   PEAK_UNKNOWN,
   RULE_FIELD,
+  STOPPED_FIELD,
   TIME_FIELD,
+  TO_FIELD,
+  UNKNOWN_TIME,
 } from "./markers.ts";
 import { isReferenceRule } from "../config/types.ts";
 
@@ -96,6 +102,10 @@ const PEAK_START = encoder.encode(`${PEAK} ${RULE_FIELD}: `);
 const RULE = encoder.encode(`, ${RULE_FIELD}: `);
 const DROPPED = encoder.encode(`, ${DROPPED_FIELD}: `);
 const LOST = encoder.encode(`, ${LOST_FIELD}: `);
+const FROM = encoder.encode(`, ${FROM_FIELD}: `);
+const FROM_UNKNOWN = encoder.encode(`, ${FROM_FIELD}: ${UNKNOWN_TIME}`);
+const TO = encoder.encode(`, ${TO_FIELD}: `);
+const STOPPED = encoder.encode(`, ${STOPPED_FIELD}: `);
 const COMMA = 44;
 const SPACE = 32;
 const NEWLINE = 10;
@@ -372,6 +382,41 @@ export class EventsLog implements EventSink {
     this.#putBytes(DROPPED);
     this.#pos = writeUint(this.#chunk, this.#pos, dropped);
     this.#chunk[this.#pos++] = NEWLINE;
+  }
+
+  /**
+   * Writes a blind period on a line of its own: a `<<Gap>>` marker as
+   * {@linkcode gap} writes it (its time the period's end, to the second),
+   * then `From:` and `To:` (or `Stopped:`) to the millisecond. A reader
+   * that knows only the marker's first fields still reads the count; one
+   * that knows these tells it from the same loss marked again in a later
+   * history dump, which has no `From:`.
+   */
+  blindPeriod(
+    dropped: number,
+    fromMs: number,
+    toMs: number,
+    stopped: boolean,
+  ): void {
+    if (
+      !this.#reserve(
+        GAP_START.length + UTC_SECOND_LENGTH + DROPPED.length +
+          MAX_U64_DIGITS + FROM_UNKNOWN.length + UTC_MILLIS_LENGTH +
+          STOPPED.length + UTC_MILLIS_LENGTH + 1,
+      )
+    ) return;
+    const buf = this.#chunk;
+    this.#putBytes(GAP_START);
+    this.#pos = writeUtcSecond(buf, this.#pos, toMs);
+    this.#putBytes(DROPPED);
+    this.#pos = writeUint(buf, this.#pos, dropped);
+    if (fromMs === fromMs) {
+      this.#putBytes(FROM);
+      this.#pos = writeUtcMillis(buf, this.#pos, fromMs);
+    } else this.#putBytes(FROM_UNKNOWN);
+    this.#putBytes(stopped ? STOPPED : TO);
+    this.#pos = writeUtcMillis(buf, this.#pos, toMs);
+    buf[this.#pos++] = NEWLINE;
   }
 
   /**

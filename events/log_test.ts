@@ -80,6 +80,26 @@ Deno.test("EventsLog writes header, rows and markers in the reference layout", a
   assert.equal(log.stats.pendingBytes, 0);
 });
 
+Deno.test("EventsLog writes a blind period on a line of its own: the gap marker's fields, then its span to the ms", async () => {
+  await using dir = await tempDir();
+  const path = join(dir.path, "events.log");
+  const log = await EventsLog.open(options(path));
+  log.blindPeriod(5, T0 - 120_000.4, T0 + 3206.9, false);
+  log.blindPeriod(1, NaN, T0, false); // no record before the loss
+  log.blindPeriod(18446744, T0, T0 + 1_000_000, true); // still blind at stop
+  await log.close();
+  const text = await Deno.readTextFile(path);
+  assert.ok(
+    text.endsWith(
+      "\n\n\n" +
+        "<<Gap>> Time: 2026-11-21T14:50:03Z, Dropped samples: 5, From: 2026-11-21T14:48:00.249Z, To: 2026-11-21T14:50:03.456Z\n" +
+        "<<Gap>> Time: 2026-11-21T14:50:00Z, Dropped samples: 1, From: unknown, To: 2026-11-21T14:50:00.250Z\n" +
+        "<<Gap>> Time: 2026-11-21T15:06:40Z, Dropped samples: 18446744, From: 2026-11-21T14:50:00.250Z, Stopped: 2026-11-21T15:06:40.250Z\n",
+    ),
+    text,
+  );
+});
+
 Deno.test("formatLogPeak: the shortest exact decimal, per second for a rate, unknown for NaN", () => {
   assert.equal(formatLogPeak(9007199254740753, false), "9007199254740753");
   assert.equal(formatLogPeak(68600.5, true), "68600.5/s");

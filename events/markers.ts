@@ -7,6 +7,8 @@
  * <<Event end>> Time: 2026-11-21T14:50:01Z, Rule: "ECN > 100"
  * <<Gap>> Time: 2026-11-21T14:50:00Z, Dropped samples: 12
  * <<Gap>> Time: 2026-11-21T14:50:00Z, Lost rows: 3400
+ * <<Gap>> Time: 2026-11-21T14:02:03Z, Dropped samples: 5, From: 2026-11-21T14:02:00.120Z, To: 2026-11-21T14:02:03.456Z
+ * <<Gap>> Time: 2026-11-21T14:05:00Z, Dropped samples: 9, From: 2026-11-21T14:04:58.001Z, Stopped: 2026-11-21T14:05:00.250Z
  * ```
  *
  * @module
@@ -40,3 +42,17 @@ export const RULE_FIELD = "Rule";
 export const DROPPED_FIELD = "Dropped samples";
 /** A gap's count of rows the agent could not write (disk full, too slow). */
 export const LOST_FIELD = "Lost rows";
+/**
+ * Ours: a blind period's start, after its count: the sample time (UTC, ms)
+ * of the last record before the loss, or {@linkcode UNKNOWN_TIME}. Only
+ * the line written when the monitor learns of a loss outside an event
+ * has it; a gap mark before a row (during an event, in a history dump)
+ * does not.
+ */
+export const FROM_FIELD = "From";
+/** The blind period's end: the sample time (UTC, ms) of the first record after it. */
+export const TO_FIELD = "To";
+/** In place of {@linkcode TO_FIELD}: the agent stopped, still blind, at this wall time. */
+export const STOPPED_FIELD = "Stopped";
+/** What {@linkcode FROM_FIELD} says when no record came before the loss. */
+export const UNKNOWN_TIME = "unknown";

@@ -28,6 +28,7 @@ export type MonitorView =
     | "name"
     | "samples"
     | "droppedSamples"
+    | "blindPeriods"
     | "events"
     | "activeRules"
     | "ruleChangedAtMs"

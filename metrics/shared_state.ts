@@ -92,7 +92,8 @@ const READ_COUNTS = READS + 5;
 const LATE_SAMPLES = READ_COUNTS + READ_BOUNDS_S.length + 1;
 const INTERVAL_SUM = LATE_SAMPLES + 1;
 const INTERVAL_COUNTS = INTERVAL_SUM + 1;
-const FIXED_SLOTS = INTERVAL_COUNTS + INTERVAL_BOUNDS_S.length + 1;
+const BLIND_PERIODS = INTERVAL_COUNTS + INTERVAL_BOUNDS_S.length + 1;
+const FIXED_SLOTS = BLIND_PERIODS + 1;
 // Per rule: active, activations, active ms, changed at ms, pending, and
 // the peak (a float64 like every slot; NaN before the first event, which
 // the word-by-word copy keeps a NaN).
@@ -260,6 +261,7 @@ export class StatePublisher {
       const monitor = m.monitor;
       s[b + SAMPLES] = monitor.samples;
       s[b + DROPPED] = monitor.droppedSamples;
+      s[b + BLIND_PERIODS] = monitor.blindPeriods;
       s[b + EVENTS] = monitor.events;
       s[b + ACTIVE_RULES] = monitor.activeRules;
       s[b + RING_COUNT] = monitor.ring.count;
@@ -608,6 +610,9 @@ class MonitorReader {
       },
       get droppedSamples() {
         return slots[b + DROPPED];
+      },
+      get blindPeriods() {
+        return slots[b + BLIND_PERIODS];
       },
       get events() {
         return slots[b + EVENTS];

@@ -11,6 +11,7 @@ import {
 import { buildSnapshot } from "../endpoint/snapshot.ts";
 import { PollStats } from "../collectors/poll_stats.ts";
 import { ReadStats } from "../collectors/read_stats.ts";
+import type { Monitor } from "../rules/monitor.ts";
 
 const NOW = 1_700_000_100_000;
 
@@ -280,4 +281,35 @@ Deno.test("a source's read times reach the endpoint: rendered and snapshotted fr
       .monitors[0].read,
     null,
   );
+});
+
+Deno.test("blind periods reach the endpoint: dpu_traceback_blind_periods_total counts separate losses", async () => {
+  await using pair = await sharedPair();
+  const { fed, live, publisher, state } = pair;
+  const monitor = live.monitor as Monitor; // the live one, not a view
+  fed.feed(0n, 1n, 1n);
+  monitor.gap(3);
+  fed.feed(900_000_000n, 2n, 1n);
+  monitor.gap(1);
+  monitor.gap(2); // before the next sample: the same loss
+  fed.feed(1_900_000_000n, 3n, 1n);
+  publisher.publish(NOW);
+  state.refresh();
+  const [nic] = state.monitors;
+  assert.equal(nic.monitor.blindPeriods, 2);
+  assert.equal(nic.monitor.droppedSamples, 6);
+  const published = new AgentMetrics(state.monitors, fed.metrics.info);
+  for (const metrics of [published, fed.metrics]) {
+    const text = new MetricsRenderer(metrics).render("openmetrics", NOW);
+    assert.ok(
+      text.includes(
+        "# TYPE dpu_traceback_blind_periods counter\n" +
+          "# HELP dpu_traceback_blind_periods Separate losses",
+      ),
+      text,
+    );
+    assert.ok(
+      text.includes('dpu_traceback_blind_periods_total{monitor="nic"} 2\n'),
+    );
+  }
 });

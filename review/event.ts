@@ -134,6 +134,13 @@ export interface ReviewEvent {
   /** Rows the agent could not write during the event (`<<Gap>> ... Lost rows`). */
   readonly lostRows: number;
   /**
+   * Blind periods (losses of samples by the source, see blind_periods.ts)
+   * in its traceback window: its history dump and its rows; 0 if none.
+   */
+  readonly blindPeriods: number;
+  /** Samples lost in them. */
+  readonly blindSamples: number;
+  /**
    * The rule's peak over the event, as the agent computed it and wrote it
    * in the `<<Peak>>` line before the end marker: in the rule's own signal
    * and units (per second for a `rate`, a fraction for a `ratio`), the

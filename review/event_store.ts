@@ -2,7 +2,7 @@
  * The events a review has read, kept compactly: a flapping rule leaves
  * hundreds of thousands of events, and an object per event with its
  * instants, window and strings costs about a kilobyte, so they are kept
- * as rows of numbers in fixed-size typed-array chunks (164 bytes an
+ * as rows of numbers in fixed-size typed-array chunks (184 bytes an
  * event) plus one shared {@linkcode EventContext} per monitor, rule and
  * configuration. {@linkcode ReviewEvent} objects are made one at a time,
  * while they are written out.
@@ -64,6 +64,8 @@ export interface EventRecord {
   readonly historyRows: number;
   readonly droppedSamples: number;
   readonly lostRows: number;
+  readonly blindPeriods: number;
+  readonly blindSamples: number;
   /** The rule's peak from the log's `<<Peak>>` line; null if none. */
   readonly rulePeak: number | null;
   /** The column's extreme as `hi * 10^9 + lo` (see decimal.ts); null if none. */
@@ -96,7 +98,8 @@ const F_RATE_AT = 9;
 const F_WINDOW_OFFSET = 10;
 const F_START_ROW = 11;
 const F_RULE_PEAK = 12;
-const NF = 13;
+const F_BLIND_SAMPLES = 13;
+const NF = 14;
 // Numbers below 2^32: nanoseconds (always < 10^9), indexes, line
 // numbers, marker seconds (whole seconds to 2106), flags.
 const U_CONTEXT = 0;
@@ -116,7 +119,8 @@ const U_START_ROW_NS = 13;
 const U_START_MARKER = 14;
 const U_END_MARKER = 15;
 const U_FLAGS = 16;
-const NU = 17;
+const U_BLIND = 17;
+const NU = 18;
 
 /** In a u32 field: null (or, for a marker, a text kept aside). */
 const NONE = 0xffffffff;
@@ -180,6 +184,8 @@ export class EventStore {
     f[o + F_ROWS] = r.rows;
     f[o + F_DROPPED] = r.droppedSamples;
     f[o + F_LOST] = r.lostRows;
+    f[o + F_BLIND_SAMPLES] = r.blindSamples;
+    u[p + U_BLIND] = r.blindPeriods;
     f[o + F_PEAK_HI] = r.columnPeak === null ? NaN : r.columnPeak[0];
     u[p + U_PEAK_LO] = r.columnPeak === null ? 0 : r.columnPeak[1];
     putInstant(f, o + F_PEAK_AT, u, p + U_PEAK_AT_NS, r.columnPeakAt);
@@ -307,6 +313,8 @@ export class EventStore {
       historyRows: u[p + U_HISTORY],
       droppedSamples: dropped,
       lostRows: lost,
+      blindPeriods: u[p + U_BLIND],
+      blindSamples: f[o + F_BLIND_SAMPLES],
       rulePeak: rulePeak === rulePeak ? rulePeak : null,
       columnPeak: peakHi === peakHi
         ? formatDecimal(peakHi, u[p + U_PEAK_LO])

@@ -35,6 +35,8 @@ const record = (
   historyRows: 4,
   droppedSamples: 3,
   lostRows: 1,
+  blindPeriods: 2,
+  blindSamples: 2 ** 40 + 1,
   rulePeak: 68600.5,
   columnPeak: [18446744073, 709551615],
   columnPeakAt: sec === null ? null : { sec, ns: 6 },

@@ -16,6 +16,7 @@ import {
   type ReviewEvent,
 } from "./event.ts";
 import type { FileSummary } from "./read.ts";
+import { type BlindPeriod, blindSeconds } from "./blind_periods.ts";
 import { SIGNAL_KEYS } from "../config/rule_schema.ts";
 import type { SignalKind } from "../config/types.ts";
 import { formatDecimal } from "./decimal.ts";
@@ -74,6 +75,13 @@ export interface JsonEvent {
   readonly history_rows: number;
   readonly dropped_samples: number;
   readonly lost_rows: number;
+  /**
+   * Blind periods (the source lost samples; see `blind_periods` in the
+   * document) in the event's traceback window, its history included.
+   */
+  readonly blind_periods: number;
+  /** Samples lost in them. */
+  readonly blind_samples: number;
   /**
    * The rule's peak over the event, in its own signal and units (per
    * second for a rate, a fraction for a ratio): the number the closing
@@ -235,6 +243,8 @@ export function toJsonEvent(e: ReviewEvent): JsonEvent {
     history_rows: e.historyRows,
     dropped_samples: e.droppedSamples,
     lost_rows: e.lostRows,
+    blind_periods: e.blindPeriods,
+    blind_samples: e.blindSamples,
     peak: e.rulePeak,
     peak_kind: firesLow(e) ? "min" : "max",
     peak_unit: e.kind === "rate" ? "/s" : "",
@@ -250,6 +260,35 @@ export function toJsonEvent(e: ReviewEvent): JsonEvent {
   };
 }
 
+/** One blind period of `--json`. */
+export interface JsonBlindPeriod {
+  readonly monitor: string;
+  /** ISO-8601 UTC, microseconds: the last sample before the loss; null if unknown. */
+  readonly from: string | null;
+  /** The first sample after it, or when the agent stopped (`stopped`). */
+  readonly to: string | null;
+  readonly stopped: boolean;
+  readonly duration_s: number | null;
+  readonly dropped_samples: number;
+  readonly file: string;
+  readonly line: number;
+}
+
+/** A blind period as `--json` writes it. */
+export function toJsonBlindPeriod(p: BlindPeriod): JsonBlindPeriod {
+  const s = blindSeconds(p);
+  return {
+    monitor: p.monitor,
+    from: iso(p.from),
+    to: iso(p.to),
+    stopped: p.stopped,
+    duration_s: s === null ? null : Number(s.toFixed(6)),
+    dropped_samples: p.dropped,
+    file: p.file,
+    line: p.line,
+  };
+}
+
 /**
  * Events per piece {@linkcode jsonChunks} and {@linkcode csvChunks} yield:
  * few, so that a piece being built never outlives a young-generation
@@ -258,14 +297,16 @@ export function toJsonEvent(e: ReviewEvent): JsonEvent {
 const EVENTS_PER_CHUNK = 10;
 
 /**
- * The `--json` document, `{"events": [...], "files": [...]}`, in pieces
- * of a few events, so that no more than a piece is ever held. Names from
+ * The `--json` document, `{"events": [...], "files": [...]}`, with
+ * `"blind_periods": [...]` between them when the review lists some, in
+ * pieces of a few events, so that no more than a piece is ever held. Names from
  * the log are exact; what JSON.stringify leaves raw and a terminal could
  * act on (C1 controls, bidi overrides) is written as a `\uXXXX` escape.
  */
 export function* jsonChunks(
   events: EventList,
   files: readonly FileSummary[],
+  blindPeriods: readonly BlindPeriod[] = [],
 ): Generator<string> {
   let piece = '{\n  "events": [';
   let n = 0;
@@ -286,8 +327,12 @@ export function* jsonChunks(
     gzip: f.gzip,
     time_formats: f.timeFormats,
   }));
+  const blind = blindPeriods.length === 0 ? "" : '  "blind_periods": ' +
+    JSON.stringify(blindPeriods.map(toJsonBlindPeriod), null, 2)
+      .replaceAll("\n", "\n  ") +
+    ",\n";
   yield jsonTerminalSafe(
-    piece + (n === 0 ? "],\n" : "\n  ],\n") + '  "files": ' +
+    piece + (n === 0 ? "],\n" : "\n  ],\n") + blind + '  "files": ' +
       JSON.stringify(fileList, null, 2).replaceAll("\n", "\n  "),
   ) + "\n}\n";
 }

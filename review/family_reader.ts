@@ -13,18 +13,20 @@
  * @module
  */
 
+import type { BlindPeriods } from "./blind_periods.ts";
 import { type Block, type Blocks, EventContexts } from "./blocks.ts";
 import type { ChartBudget } from "./chart_budget.ts";
 import { type ColumnNames, isColumnRow } from "./columns.ts";
 import { decimalToNumber, signedDelta } from "./decimal.ts";
 import { NotAnEventsLogError } from "./errors.ts";
-import { type EventState, firesLow } from "./event.ts";
+import { type EventState, firesLow, type Instant } from "./event.ts";
 import type { EventStore } from "./event_store.ts";
 import type { LogFamily } from "./files.ts";
 import { HEADER_PREFIX } from "../events/header.ts";
 import { HeaderParser } from "./header.ts";
 import { MAX_LINE_BYTES, openLogSource, readLines } from "./lines.ts";
 import {
+  type GapMarker,
   isEventMarker,
   isGapMarker,
   isPeakMarker,
@@ -62,6 +64,8 @@ export interface ReaderShared {
   readonly columnNames: ColumnNames;
   /** Header blocks by what they say, so that restarts share one. */
   readonly blocks: Blocks;
+  /** Where the sources' losses are listed; undefined: not listed. */
+  readonly blind?: BlindPeriods;
   readonly timeFormat?: TimeFormat;
   readonly onProgress?: (bytes: number) => void;
   readonly onNote?: (note: string) => void;
@@ -146,6 +150,17 @@ export class FamilyReader {
   // recorded when a decoder is made, or at the first row of a file that
   // goes on with the last file's decoder (a rotation), not at every row.
   #formatNoted = false;
+  // A loss marked before a row (no span on its line), waiting for that
+  // row, whose time is where the loss ended: its count (0: none), line,
+  // Time text, and the row before it.
+  #gapCount = 0;
+  #gapLine = 0;
+  #gapTime = "";
+  #gapFrom: Instant | null = null;
+  // Losses in the history dump being read while no event was active:
+  // every event that starts from this dump has them in its window.
+  #dumpBlind = 0;
+  #dumpBlindSamples = 0;
 
   /** A reader of `family`'s files, its events going to `shared.store`. */
   constructor(family: LogFamily, shared: ReaderShared) {
@@ -246,6 +261,7 @@ export class FamilyReader {
    * ending with what was read, and the next file starts afresh.
    */
   skipRest(index: number): void {
+    this.#settleGap(null);
     this.#headerParser = null;
     this.#limbo = false;
     // Line 0 of a file: its start. The window ends before the file, or,
@@ -264,6 +280,7 @@ export class FamilyReader {
 
   /** The end of the monitor's last file: what is still active is open. */
   finish(): void {
+    this.#settleGap(null);
     this.#endHeader();
     for (const open of this.#open.splice(0)) this.#close(open, "open", null);
   }
@@ -317,6 +334,8 @@ export class FamilyReader {
   }
 
   #textLine(text: string, line: number, offset: number): void {
+    // A loss's mark is followed by its row; anything else, and it has none.
+    if (this.#gapCount > 0) this.#settleGap(null);
     if (text.startsWith(HEADER_PREFIX)) {
       this.#startHeader(text, line);
       return;
@@ -369,6 +388,7 @@ export class FamilyReader {
         if (gap.kind === "lost") open.lost += gap.count;
         else open.dropped += gap.count;
       }
+      if (gap.kind === "dropped") this.#blindGap(gap, line);
       return;
     }
     if (text.trim() === "") return;
@@ -380,6 +400,75 @@ export class FamilyReader {
       return;
     }
     this.#bad(line, `not an events log line: "${clip(text)}"`);
+  }
+
+  /**
+   * A loss of samples (see blind_periods.ts): listed now if its line has
+   * its span, else once its row says where it ended.
+   */
+  #blindGap(gap: GapMarker, line: number): void {
+    const blind = this.#shared.blind;
+    if (blind === undefined) return;
+    const span = gap.span;
+    if (span === undefined) {
+      this.#gapCount = gap.count;
+      this.#gapLine = line;
+      this.#gapTime = gap.time;
+      this.#gapFrom = this.#hasPrev && isWallClock(this.#format())
+        ? { sec: this.#sec, ns: this.#ns }
+        : null;
+      return;
+    }
+    blind.add({
+      monitor: this.#monitor(),
+      ...span,
+      dropped: gap.count,
+      file: this.#path,
+      line,
+    });
+    this.#overlap(gap.count);
+  }
+
+  /**
+   * The row after a loss's mark was read (`to`: its time, null if it has
+   * none or never came): the loss is listed unless it is one listed
+   * before, marked again in a history dump.
+   */
+  #settleGap(to: Instant | null): void {
+    const count = this.#gapCount;
+    const blind = this.#shared.blind;
+    if (count === 0 || blind === undefined) return;
+    this.#gapCount = 0;
+    const monitor = this.#monitor();
+    if (to === null || blind.find(monitor, to, count) < 0) {
+      blind.add({
+        monitor,
+        from: this.#gapFrom,
+        to: to ?? markerInstant(this.#gapTime),
+        stopped: false,
+        dropped: count,
+        file: this.#path,
+        line: this.#gapLine,
+      });
+    }
+    this.#overlap(count);
+  }
+
+  // A loss of `count` samples lies in the window of every active event,
+  // or, with none, of every event that starts from the dump being read.
+  #overlap(count: number): void {
+    if (this.#open.length === 0) {
+      this.#dumpBlind++;
+      this.#dumpBlindSamples += count;
+    }
+    for (const open of this.#open) {
+      open.blindPeriods++;
+      open.blindSamples += count;
+    }
+  }
+
+  #monitor(): string {
+    return this.#block?.monitor ?? this.#family.monitor ?? this.#family.stem;
   }
 
   #startHeader(text: string, line: number): void {
@@ -489,6 +578,8 @@ export class FamilyReader {
     }
     this.#setColumns(names);
     this.#hasPrev = false;
+    this.#dumpBlind = 0;
+    this.#dumpBlindSamples = 0;
     this.#decoder?.reset();
     this.#positions.begin(this.#fileIndex, line, offset);
   }
@@ -539,6 +630,9 @@ export class FamilyReader {
     decoder.decode(row[0], row[1]);
     const sec = decoder.sec;
     const ns = decoder.ns;
+    if (this.#gapCount > 0) {
+      this.#settleGap(isWallClock(decoder.format) ? { sec, ns } : null);
+    }
     const positions = this.#positions;
     if (!positions.open) {
       // Rows without a dump before them (a file that begins inside an event).
@@ -630,6 +724,8 @@ export class FamilyReader {
       historyRows: this.#positions.historyRows(),
       window,
     });
+    open.blindPeriods = this.#dumpBlind;
+    open.blindSamples = this.#dumpBlindSamples;
     if (hasRow && col > 0) {
       // The start sample itself counts towards the peaks.
       trackSample(

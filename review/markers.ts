@@ -11,13 +11,17 @@ import {
   EVENT_END,
   EVENT_MARKER,
   EVENT_START,
+  FROM_FIELD,
   GAP,
   LOST_FIELD,
   PEAK,
   PEAK_FIELD,
   PEAK_UNKNOWN,
   RULE_FIELD,
+  STOPPED_FIELD,
   TIME_FIELD,
+  TO_FIELD,
+  UNKNOWN_TIME,
 } from "../events/markers.ts";
 import type { Instant } from "./event.ts";
 import { unquoteName } from "./header.ts";
@@ -37,6 +41,24 @@ export interface GapMarker {
   /** `dropped`: samples the source lost; `lost`: rows the agent did not write. */
   readonly kind: "dropped" | "lost";
   readonly count: number;
+  /** Its `Time` text: the sample time of the row after the loss, to the second. */
+  readonly time: string;
+  /**
+   * A blind period's own line has its span (see events/markers.ts
+   * {@linkcode FROM_FIELD}); a mark before a row (during an event, in a
+   * history dump) has none.
+   */
+  readonly span?: GapSpan;
+}
+
+/** Where a blind period's own line says it began and ended. */
+export interface GapSpan {
+  /** The last record before the loss (`...T14:02:00.120Z`); null: unknown. */
+  readonly from: Instant | null;
+  /** The first record after it, or when the agent stopped still blind. */
+  readonly to: Instant;
+  /** The agent stopped while the source was still blind. */
+  readonly stopped: boolean;
 }
 
 const EVENT = new RegExp(
@@ -47,7 +69,7 @@ const EVENT = new RegExp(
 const GAP_LINE = new RegExp(
   `^${
     RegExp.escape(GAP)
-  } ${TIME_FIELD}: ([^,]*), (${DROPPED_FIELD}|${LOST_FIELD}): (\\d+)\\s*$`,
+  } ${TIME_FIELD}: ([^,]*), (${DROPPED_FIELD}|${LOST_FIELD}): (\\d+)(?:, ${FROM_FIELD}: ([^,]*), (${TO_FIELD}|${STOPPED_FIELD}): ([^,]*?))?\\s*$`,
 );
 
 /** A `<<Peak>>` line, read: the rule's peak over the event that ends next. */
@@ -114,14 +136,39 @@ export function parseEventMarker(text: string): EventMarker | undefined {
   };
 }
 
-/** Reads a `<<Gap>>` line; undefined if it is malformed. */
+/**
+ * Reads a `<<Gap>>` line; undefined if it is malformed.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseGapMarker } from "./markers.ts";
+ *
+ * assert.deepEqual(
+ *   parseGapMarker("<<Gap>> Time: 2026-11-21T14:02:03Z, Dropped samples: 5, From: 2026-11-21T14:02:00.120Z, To: 2026-11-21T14:02:03.456Z"),
+ *   {
+ *     kind: "dropped",
+ *     count: 5,
+ *     time: "2026-11-21T14:02:03Z",
+ *     span: { from: { sec: 1795269720, ns: 120e6 }, to: { sec: 1795269723, ns: 456e6 }, stopped: false },
+ *   },
+ * );
+ * ```
+ */
 export function parseGapMarker(text: string): GapMarker | undefined {
   const m = GAP_LINE.exec(text);
   if (!m) return undefined;
-  return {
+  const gap = {
     kind: m[2] === LOST_FIELD ? "lost" : "dropped",
     count: Number(m[3]),
-  };
+    // Copies: a regex match is a slice that would keep the line alive.
+    time: (" " + m[1]).slice(1),
+  } as const;
+  if (m[4] === undefined) return gap;
+  const from = m[4] === UNKNOWN_TIME ? null : markerInstant(m[4]);
+  const to = markerInstant(m[6]);
+  if (to === null || (from === null && m[4] !== UNKNOWN_TIME)) return undefined;
+  return { ...gap, span: { from, to, stopped: m[5] === STOPPED_FIELD } };
 }
 
 /** A marker's `YYYY-MM-DDTHH:MM:SSZ` as an instant; null if unreadable. */

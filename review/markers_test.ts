@@ -20,13 +20,38 @@ Deno.test("event markers: kind, time as written, rule unquoted", () => {
 Deno.test("gap markers: dropped samples and lost rows", () => {
   assert.deepEqual(
     parseGapMarker("<<Gap>> Time: 2026-11-21T14:50:01Z, Dropped samples: 5"),
-    { kind: "dropped", count: 5 },
+    { kind: "dropped", count: 5, time: "2026-11-21T14:50:01Z" },
   );
   assert.deepEqual(
     parseGapMarker("<<Gap>> Time: 2026-11-21T14:50:01Z, Lost rows: 7 "),
-    { kind: "lost", count: 7 },
+    { kind: "lost", count: 7, time: "2026-11-21T14:50:01Z" },
   );
   assert.equal(parseGapMarker("<<Gap>> Time: x, Lost rows: many"), undefined);
+});
+
+Deno.test("gap markers: a blind period's own line has its span; a bad time in it is malformed", () => {
+  assert.deepEqual(
+    parseGapMarker(
+      "<<Gap>> Time: 2026-11-21T14:50:00Z, Dropped samples: 1, From: unknown, To: 2026-11-21T14:50:00.250Z",
+    )?.span,
+    { from: null, to: { sec: 1795272600, ns: 250e6 }, stopped: false },
+  );
+  assert.deepEqual(
+    parseGapMarker(
+      "<<Gap>> Time: 2026-11-21T15:06:40Z, Dropped samples: 9, From: 2026-11-21T14:50:00.250Z, Stopped: 2026-11-21T15:06:40.001Z",
+    )?.span,
+    {
+      from: { sec: 1795272600, ns: 250e6 },
+      to: { sec: 1795273600, ns: 1e6 },
+      stopped: true,
+    },
+  );
+  assert.equal(
+    parseGapMarker(
+      "<<Gap>> Time: 2026-11-21T14:50:00Z, Dropped samples: 1, From: soon, To: 2026-11-21T14:50:00.250Z",
+    ),
+    undefined,
+  );
 });
 
 Deno.test("marker times: instants, and which texts print back the same", () => {

@@ -50,6 +50,9 @@ export interface OpenEvent extends EventStart {
   rows: number;
   dropped: number;
   lost: number;
+  /** Losses of samples in its window (history and during), and their samples. */
+  blindPeriods: number;
+  blindSamples: number;
   lastSec: number;
   lastNs: number;
   hasPeak: boolean;
@@ -73,6 +76,8 @@ export function openEvent(start: EventStart): OpenEvent {
     rows: 0,
     dropped: 0,
     lost: 0,
+    blindPeriods: 0,
+    blindSamples: 0,
     lastSec: start.rowSec,
     lastNs: start.rowNs,
     hasPeak: false,
@@ -173,6 +178,8 @@ export function closeEvent(
     historyRows: open.historyRows,
     droppedSamples: open.dropped,
     lostRows: open.lost,
+    blindPeriods: open.blindPeriods,
+    blindSamples: open.blindSamples,
     rulePeak: open.rulePeak === open.rulePeak ? open.rulePeak : null,
     columnPeak: open.hasPeak ? [open.peakHi, open.peakLo] : null,
     columnPeakAt: open.hasPeak

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { type BlindPeriod, BlindPeriods } from "./blind_periods.ts";
 import { Blocks } from "./blocks.ts";
 import { ChartBudget } from "./chart_budget.ts";
 import { ColumnNames } from "./columns.ts";
@@ -74,6 +75,8 @@ export interface ReviewLog {
   readonly skipped: number;
   /** Events to show without a chart: more than {@linkcode ReadOptions.maxCharts}. */
   readonly chartsLeftOut: number;
+  /** Where the sources lost samples, each loss once, by when it ended. */
+  readonly blindPeriods: readonly BlindPeriod[];
 }
 
 /**
@@ -94,8 +97,10 @@ export async function readReview(
     options.maxCharts ?? 500,
     duringPoints,
   );
+  const blind = new BlindPeriods();
   const shared = {
     store,
+    blind,
     charts,
     beforePoints,
     columnNames: new ColumnNames(),
@@ -142,5 +147,6 @@ export async function readReview(
     files,
     skipped,
     chartsLeftOut: charts?.leftOut ?? 0,
+    blindPeriods: blind.sorted(),
   };
 }

@@ -6,6 +6,7 @@
  */
 
 import { errorMessage } from "../base/error_message.ts";
+import { matchesBlindPeriod } from "./blind_periods.ts";
 import { epochMs, NS_PER_DAY, type TimePoint } from "../base/time_point.ts";
 import { terminalSafe } from "../base/terminal_text.ts";
 import { VERSION } from "../config/version.ts";
@@ -195,6 +196,10 @@ export async function reviewLogs(
   const shown: EventList = filtered
     ? filterEvents(all, (e) => matchesFilter(e, filter))
     : all;
+  // A rule filter asks for events: blind periods belong to no rule.
+  const blindPeriods = filter.rules.length > 0
+    ? []
+    : log.blindPeriods.filter((p) => matchesBlindPeriod(p, filter));
   try {
     if (options.html !== undefined) {
       const page = reportChunks(shown, {
@@ -270,10 +275,10 @@ export async function reviewLogs(
       return done;
     }
     const chunks = options.format === "json"
-      ? jsonChunks(shown, log.files)
+      ? jsonChunks(shown, log.files, blindPeriods)
       : options.format === "csv"
       ? csvChunks(shown)
-      : tableChunks(shown, { all, files: log.files.length });
+      : tableChunks(shown, { all, files: log.files.length, blindPeriods });
     for (const text of chunks) await io.out(text);
   } catch (error) {
     io.error(errorMessage(error));

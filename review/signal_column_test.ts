@@ -27,7 +27,7 @@ function cells(
   for (const line of lines) {
     if (line === "dump") column.columns(names);
     else if (line === "dropped" || line === "lost") {
-      column.gap({ kind: line, count: 1 });
+      column.gap({ kind: line, count: 1, time: "2026-11-21T14:50:00Z" });
     } else {
       line.forEach((v, k) => {
         fields[2 * k] = Number(v / 1_000_000_000n);

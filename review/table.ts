@@ -9,6 +9,8 @@ import { terminalSafe } from "../base/terminal_text.ts";
 import { type EventList, firesLow, type ReviewEvent } from "./event.ts";
 import { formatCount, formatDuration, formatUtc } from "../base/units.ts";
 import { measureText, peakCell as formatPeak } from "../base/peak_text.ts";
+import type { BlindPeriod } from "./blind_periods.ts";
+import { formatBlindPeriods } from "./blind_table.ts";
 
 /** The START cell: the start sample's time, `<=` if the start was not read. */
 export function startCell(e: ReviewEvent): string {
@@ -96,6 +98,15 @@ export function peakRateCell(e: ReviewEvent): string {
   } per sample`;
 }
 
+/**
+ * The BLIND cell: blind periods in the event's traceback window and the
+ * samples lost in them (`1 (5 lost)`), `-` without.
+ */
+export function blindCell(e: ReviewEvent): string {
+  if (e.blindPeriods === 0) return "-";
+  return `${formatCount(e.blindPeriods)} (${formatCount(e.blindSamples)} lost)`;
+}
+
 const HEAD = [
   "#",
   "MONITOR",
@@ -108,9 +119,13 @@ const HEAD = [
   "ROWS",
 ];
 const RIGHT = [true, false, false, false, false, true, true, true, true];
+// With blind periods in the review, a column for them before ROWS (which
+// stays last: its cell is never padded).
+const BLIND_HEAD = [...HEAD.slice(0, -1), "BLIND", HEAD[HEAD.length - 1]];
+const BLIND_RIGHT = [...RIGHT.slice(0, -1), false, true];
 
-function cells(e: ReviewEvent): string[] {
-  return [
+function cells(e: ReviewEvent, blind: boolean): string[] {
+  const row = [
     String(e.id),
     // Names come from the log and its file name; the other cells are
     // made here from numbers.
@@ -123,14 +138,17 @@ function cells(e: ReviewEvent): string[] {
     peakCell(e),
     `${formatCount(e.historyRows)}+${formatCount(e.rows)}`,
   ];
+  if (blind) row.splice(row.length - 1, 0, blindCell(e));
+  return row;
 }
 
 function line(row: readonly string[], widths: readonly number[]): string {
+  const right = row.length === RIGHT.length ? RIGHT : BLIND_RIGHT;
   let text = "";
   for (let c = 0; c < row.length; c++) {
     const cell = c === row.length - 1
       ? row[c]
-      : RIGHT[c]
+      : right[c]
       ? row[c].padStart(widths[c])
       : row[c].padEnd(widths[c]);
     text += c === 0 ? cell : "  " + cell;
@@ -155,28 +173,36 @@ interface StateCounts {
  * The table, columns aligned (numbers right-aligned), in pieces of a few
  * lines: one pass over the events for the column widths, one to write,
  * so that no more than a piece is ever held. With `summary`, the line
- * under the table follows: how many events, how many shown, their states.
+ * under the table follows: how many events, how many shown, their states;
+ * with blind periods in it, a BLIND column says which events' windows
+ * hold some, and the list of them follows the line.
  * Terminal controls in names are shown as `\uXXXX`.
  */
 export function* tableChunks(
   events: EventList,
-  summary?: { readonly all: EventList; readonly files: number },
+  summary?: {
+    readonly all: EventList;
+    readonly files: number;
+    readonly blindPeriods?: readonly BlindPeriod[];
+  },
 ): Generator<string> {
   const counts: StateCounts = { open: 0, cut: 0 };
+  const blind = (summary?.blindPeriods?.length ?? 0) > 0;
   if (events.length === 0) yield "No events.\n";
   else {
-    const widths = HEAD.map((h) => h.length);
+    const head = blind ? BLIND_HEAD : HEAD;
+    const widths = head.map((h) => h.length);
     for (const e of events) {
-      const row = cells(e);
+      const row = cells(e, blind);
       for (let c = 0; c < row.length; c++) {
         if (row[c].length > widths[c]) widths[c] = row[c].length;
       }
       count(counts, e);
     }
-    let piece = line(HEAD, widths);
+    let piece = line(head, widths);
     let lines = 1;
     for (const e of events) {
-      piece += line(cells(e), widths);
+      piece += line(cells(e, blind), widths);
       if (++lines === LINES_PER_CHUNK) {
         yield piece;
         piece = "";
@@ -188,6 +214,7 @@ export function* tableChunks(
   if (summary !== undefined) {
     yield "\n" +
       summaryLine(summary.all.length, events.length, counts, summary.files);
+    if (blind) yield "\n" + formatBlindPeriods(summary.blindPeriods!);
   }
 }
 

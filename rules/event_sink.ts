@@ -23,6 +23,21 @@ export interface EventSink {
    */
   gap(dropped: number, unixMs: number): void;
   /**
+   * The source was blind: it lost `dropped` samples after the record of
+   * sample time `fromMs` (Unix ms; NaN when no record came before) and
+   * before the one of `toMs`, or, with `stopped`, it was still blind when
+   * the agent stopped at wall time `toMs`. Told once per loss, when the
+   * monitor learns it: at the next commit while no event is active (no
+   * row follows then for a {@linkcode gap} mark to precede), or as the
+   * agent stops while the source is still blind. Optional: a sink that keeps no record of losses need not have it.
+   */
+  blindPeriod?(
+    dropped: number,
+    fromMs: number,
+    toMs: number,
+    stopped: boolean,
+  ): void;
+  /**
    * The peak so far of rule `rule`, whose event is still open as the log
    * closes (see {@linkcode Monitor.writeOpenPeaks}). Optional: a sink
    * that keeps no peaks need not have it.

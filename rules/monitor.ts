@@ -127,6 +127,11 @@ export class Monitor implements SampleSink {
   #activeRules = 0;
   #samples = 0;
   #droppedSamples = 0;
+  #blindPeriods = 0;
+  // The loss reported since the newest record, not yet told to the sink,
+  // and that record's sample time (Unix ms; NaN: no record before it).
+  #blindDropped = 0;
+  #blindFromMs = NaN;
   #events = 0;
 
   /** Allocates the ring and the rules once. */
@@ -160,6 +165,15 @@ export class Monitor implements SampleSink {
   /** Samples the source reported lost (gaps) since start. */
   get droppedSamples(): number {
     return this.#droppedSamples;
+  }
+
+  /**
+   * Separate losses the source reported since start: gaps with a
+   * committed sample between them (several reports before the next sample
+   * are one blind period).
+   */
+  get blindPeriods(): number {
+    return this.#blindPeriods;
   }
 
   /** Events started since start. */
@@ -202,6 +216,7 @@ export class Monitor implements SampleSink {
     const ring = this.ring;
     ring.publish();
     const sink = this.#sink;
+    if (this.#blindDropped > 0) this.#resumed();
     if (this.#activeRules > 0) this.#row(0);
     const rules = this.rules;
     for (let i = 0; i < rules.length; i++) {
@@ -232,19 +247,37 @@ export class Monitor implements SampleSink {
     this.#observer?.observe(this.words, ring.offsetBack(0));
   }
 
+  /**
+   * The source delivered again after a loss: with no event active, no
+   * row will carry a gap mark for it, so the sink is told of the blind
+   * period itself. An active event's row carries the mark (#row).
+   */
+  #resumed(): void {
+    if (this.#activeRules === 0) {
+      this.#sink.blindPeriod?.(
+        this.#blindDropped,
+        this.#blindFromMs,
+        this.#recordMs(0),
+        false,
+      );
+    }
+    this.#blindDropped = 0;
+  }
+
+  /** Sample time (Unix ms) of the record `back` places before the newest. */
+  #recordMs(back: number): number {
+    const at = this.ring.offsetBack(back);
+    return toNumberU64(this.words[at], this.words[at + 1]) / 1e6;
+  }
+
   /** Writes the record `back` places before the newest, after a mark of
    * the samples lost just before it, if any. */
   #row(back: number): void {
     const ring = this.ring;
     const at = ring.offsetBack(back);
     const lost = ring.lostBefore(back);
-    if (lost > 0) {
-      // The record's own time: a dump writes losses long past.
-      this.#sink.gap(
-        lost,
-        toNumberU64(this.words[at], this.words[at + 1]) / 1e6,
-      );
-    }
+    // The record's own time: a dump writes losses long past.
+    if (lost > 0) this.#sink.gap(lost, this.#recordMs(back));
     this.#sink.row(this.words, at);
   }
 
@@ -260,6 +293,22 @@ export class Monitor implements SampleSink {
     }
   }
 
+  /**
+   * Tells the event sink of a loss the source has not resumed from, as
+   * the agent stops: no later sample will, and an operator reading the
+   * log must see that the end was blind, not quiet.
+   */
+  writeOpenBlindPeriod(nowMs: number = Date.now()): void {
+    if (this.#blindDropped === 0) return;
+    this.#sink.blindPeriod?.(
+      this.#blindDropped,
+      this.#blindFromMs,
+      nowMs,
+      true,
+    );
+    this.#blindDropped = 0;
+  }
+
   /** Whether the event sink keeps up; see {@linkcode SampleSink.ready}. */
   ready(): Promise<void> | undefined {
     return this.#sink.ready?.();
@@ -268,10 +317,17 @@ export class Monitor implements SampleSink {
   /**
    * Counts samples the source lost before the next record. The ring keeps
    * where they fell: signal rules read no signal across them, and the log
-   * marks them before that record's row, in a history dump as well.
+   * marks them before that record's row, in a history dump as well. The
+   * loss itself is written once, when the next record comes (see
+   * {@linkcode EventSink.blindPeriod}) or the agent stops.
    */
   gap(dropped: number): void {
     if (dropped <= 0) return;
+    if (this.#blindDropped === 0) {
+      this.#blindPeriods++;
+      this.#blindFromMs = this.ring.count > 0 ? this.#recordMs(0) : NaN;
+    }
+    this.#blindDropped += dropped;
     this.#droppedSamples += dropped;
     this.ring.loss(dropped);
   }

@@ -245,12 +245,13 @@ const CASES: Case[] = [
   },
   {
     name:
-      "gaps are always counted and marked before the row that follows them, in a history dump too",
+      "gaps are always counted and marked before the row that follows them, in a history dump too; one outside an event is a blind period of its own",
     depth: 1,
     columns: ["a"],
     rules: [a5()],
     steps: [{ gap: 2 }, n(0), n(9), { gap: 5 }, n(9), n(0), { gap: 1 }, n(0)],
     entries: [
+      "blind 2",
       "names",
       "gap 2",
       "row 1",
@@ -260,6 +261,7 @@ const CASES: Case[] = [
       "row 3",
       "row 4",
       "end a>5",
+      "blind 1",
     ],
     gapTimes: [1e-6, 3e-6],
     active: [0, 1, 1, 0, 0],
@@ -410,6 +412,55 @@ Deno.test("Monitor: gap of 0 or less is ignored", () => {
   assert.deepEqual(sink.entries, ["names", "row 1", "start a>5"]);
 });
 
+Deno.test("Monitor: a loss with no event after it is a blind period from the record before to the record after", () => {
+  const sink = new RecordingSink(["a>5"]);
+  const monitor = build(2, ["a"], [a5()], sink);
+  feed(monitor, 1_000_000_000n, [0n]); // 1000 ms
+  monitor.gap(3);
+  monitor.gap(4); // before the next record: the same blind period
+  assert.deepEqual(sink.entries, []); // learnt only when the source resumes
+  feed(monitor, 1_250_500_000n, [0n]); // 1250.5 ms
+  assert.deepEqual(sink.entries, ["blind 7"]);
+  assert.deepEqual(sink.blindSpans, [[1000, 1250.5]]);
+  assert.equal(monitor.droppedSamples, 7);
+  assert.equal(monitor.blindPeriods, 1);
+  feed(monitor, 1_300_000_000n, [0n]);
+  assert.deepEqual(sink.entries, ["blind 7"]); // told once
+});
+
+Deno.test("Monitor: a loss inside an event is marked before its row, not as a blind period of its own", () => {
+  const sink = new RecordingSink(["a>5"]);
+  const monitor = build(1, ["a"], [a5()], sink);
+  feed(monitor, 1_000_000n, [9n]); // starts: depth 1
+  monitor.gap(2);
+  feed(monitor, 2_000_000n, [9n]);
+  assert.deepEqual(sink.entries, [
+    "names",
+    "row 1000000",
+    "start a>5",
+    "gap 2",
+    "row 2000000",
+  ]);
+  assert.deepEqual(sink.gapTimes, [2]);
+  assert.deepEqual(sink.blindSpans, []);
+  assert.equal(monitor.blindPeriods, 1);
+});
+
+Deno.test("Monitor.writeOpenBlindPeriod writes a loss the source has not resumed from, once, with the stop time", () => {
+  const sink = new RecordingSink(["a>5"]);
+  const monitor = build(1, ["a"], [a5()], sink);
+  monitor.writeOpenBlindPeriod(5000);
+  assert.deepEqual(sink.entries, []); // not blind: nothing
+  monitor.gap(1); // before any record: where it began is not known
+  feed(monitor, 1_000_000n, [0n]);
+  monitor.gap(6);
+  monitor.writeOpenBlindPeriod(5000);
+  monitor.writeOpenBlindPeriod(6000);
+  assert.deepEqual(sink.entries, ["blind 1", "blind 6 stopped"]);
+  assert.deepEqual(sink.blindSpans, [[NaN, 1], [1, 5000]]);
+  assert.equal(monitor.blindPeriods, 2);
+});
+
 const gc = (globalThis as { gc?: () => void }).gc;
 
 // With a shared ring too: the GPU monitor's copy for the endpoint's
@@ -446,6 +497,7 @@ for (const shared of [false, true]) {
         eventStart: () => transitions++,
         eventEnd: () => transitions++,
         gap: () => calls++,
+        blindPeriod: () => calls++,
       };
       // Bytes V8 has allocated so far, where this Deno reports it.
       const allocated = (): number | undefined =>

@@ -147,6 +147,8 @@ export class RecordingSink implements EventSink {
   readonly gapTimes: number[] = [];
   /** Peaks passed to eventEnd. */
   readonly peaks: number[] = [];
+  /** [fromMs, toMs] passed to blindPeriod. */
+  readonly blindSpans: [number, number][] = [];
 
   constructor(
     readonly ruleNames: readonly string[],
@@ -186,5 +188,15 @@ export class RecordingSink implements EventSink {
   gap(dropped: number, unixMs: number): void {
     this.entries.push(`gap ${dropped}`);
     this.gapTimes.push(unixMs);
+  }
+
+  blindPeriod(
+    dropped: number,
+    fromMs: number,
+    toMs: number,
+    stopped: boolean,
+  ): void {
+    this.entries.push(`blind ${dropped}${stopped ? " stopped" : ""}`);
+    this.blindSpans.push([fromMs, toMs]);
   }
 }
