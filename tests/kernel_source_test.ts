@@ -329,3 +329,92 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name:
+    "a device deleted under the agent and made again is one blind period: one gap line whose count fits its span, and the same on /metrics",
+  ignore: !canMakeNamespaces(),
+  async fn() {
+    await using dir = await tempDir();
+    const log = join(dir.path, "events.log");
+    await withVethPair(async (pair) => {
+      const { b } = pair;
+      const config = join(dir.path, "loss.yaml");
+      await Deno.writeTextFile(
+        config,
+        `monitors:
+  - name: veth
+    source: kernel
+    device: ${b.interface}
+    event_log: ${JSON.stringify(log)}
+    columns:
+      - { name: rx_packets, data_id: "netdev:rx_packets" }
+`,
+      );
+      const agent = denoIn(b.namespace, [
+        join(ROOT, "main.ts"),
+        "run",
+        "--config",
+        config,
+        "--listen",
+        "127.0.0.1:9477",
+      ], { stdout: "piped", stderr: "piped" }).spawn();
+      const output = agent.output();
+      const value = (text: string, name: string) =>
+        Number(
+          text.match(
+            new RegExp(`^dpu_traceback_${name}\\{[^}]*\\} (\\S+)$`, "m"),
+          )?.[1],
+        );
+      let stopped = false;
+      let metrics = "";
+      try {
+        await until("some samples", () => {
+          metrics = scrape(b.namespace);
+          return value(metrics, "samples_total") > 10;
+        });
+        await run("ip", "-n", b.namespace, "link", "del", b.interface);
+        await until("the fault on /metrics", () => {
+          metrics = scrape(b.namespace);
+          return value(metrics, "source_up") === 0;
+        });
+        // As a driver reload leaves it: the same name, a new ifindex.
+        await run(
+          "ip",
+          "netns",
+          "exec",
+          b.namespace,
+          Deno.execPath(),
+          "eval",
+          `import { remakeVethPair } from ${
+            JSON.stringify(join(ROOT, "tests/netns.ts"))
+          }; await remakeVethPair(${JSON.stringify(pair)});`,
+        );
+        await until("samples after the gap, on /metrics", () => {
+          metrics = scrape(b.namespace);
+          return value(metrics, "blind_periods_total") === 1 &&
+            value(metrics, "source_up") === 1;
+        });
+        agent.kill("SIGTERM");
+        stopped = true;
+      } finally {
+        if (!stopped) agent.kill("SIGKILL");
+      }
+      const { code, stderr } = await output;
+      assert.equal(code, 0, new TextDecoder().decode(stderr));
+      const gaps = (await Deno.readTextFile(log)).split("\n").filter((l) =>
+        l.startsWith("<<Gap>>")
+      );
+      assert.equal(gaps.length, 1, gaps.join("\n"));
+      const [, lost, from, to] = gaps[0].match(
+        /^<<Gap>> Time: \S+, Dropped samples: (\d+), From: (\S+), To: (\S+)$/,
+      )!;
+      assert.equal(Number(lost), value(metrics, "lost_samples_total"));
+      // Every period between the last sample before and the first after
+      // is a lost sample, and no more than fit between them.
+      const spanMs = Date.parse(to) - Date.parse(from);
+      assert.ok(Number(lost) >= 1, gaps[0]);
+      assert.ok(Number(lost) <= Math.floor(spanMs / 10), gaps[0]);
+    });
+  },
+});
