@@ -30,7 +30,7 @@
  * (default 3) busy loops at nice 0 (bounded by `timeout`, killed at the
  * end) that keep both cores busy, while a python3 sender in `a`'s
  * namespace sends `--bursts` (default 30) bursts of `--burst-packets`
- * (default 200) UDP datagrams to `b`'s address, one burst a second, as
+ * (default 400) UDP datagrams to `b`'s address, one burst a second, as
  * fast as it can (each burst's length is reported). Twice: the agent as
  * root as the service runs it, and the agent without privileges to raise
  * its scheduling (`prlimit --rtprio=0 --nice=0` and `setpriv
@@ -81,7 +81,7 @@ const { values } = parseArgs({
     warmup: { type: "string", default: "5" },
     load: { type: "boolean", default: false },
     bursts: { type: "string", default: "30" },
-    "burst-packets": { type: "string", default: "200" },
+    "burst-packets": { type: "string", default: "400" },
     hogs: { type: "string", default: "3" },
   },
 });
@@ -383,6 +383,14 @@ print(json.dumps({"bursts": bursts, "packets": sent, "burst_ms_min": lengths[0],
     "burst_ms_median": lengths[len(lengths) // 2], "burst_ms_max": lengths[-1]}))
 `;
 
+/** A busy loop that ends by itself after argv[1] seconds. */
+const HOG = `
+import sys, time
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    pass
+`;
+
 /** The agent's rule: a burst is well above 2k/s, the background is 0. */
 const BURST_RULE = `    rules:
       - name: burst
@@ -477,15 +485,22 @@ async function loadCase(
   // Bounded whatever happens: killed at the end, and by `timeout` anyway.
   const bound = String(BURSTS + 60);
   const hogs: Deno.ChildProcess[] = [];
+  let streams: Promise<unknown> = Promise.resolve();
   const loadStart = loadavg();
   try {
-    const stderr: string[] = [];
     const decoder = new TextDecoder();
-    (async () => {
-      for await (const chunk of agent.stderr) {
-        stderr.push(decoder.decode(chunk));
-      }
-    })();
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    const collect = async (
+      stream: ReadableStream<Uint8Array>,
+      into: string[],
+    ) => {
+      for await (const chunk of stream) into.push(decoder.decode(chunk));
+    };
+    streams = Promise.all([
+      collect(agent.stdout, stdout),
+      collect(agent.stderr, stderr),
+    ]);
     const until = Date.now() + 60_000;
     while (!/metrics on /.test(stderr.join(""))) {
       if (Date.now() > until) {
@@ -499,18 +514,9 @@ async function loadCase(
     )?.[1] ?? "?";
     for (let i = 0; i < HOGS; i++) {
       hogs.push(
+        // `nice` execs python3: one pid, which ends by itself.
         new Deno.Command("nice", {
-          args: [
-            "-n",
-            "0",
-            "timeout",
-            "-s",
-            "KILL",
-            bound,
-            "sh",
-            "-c",
-            "while :; do :; done",
-          ],
+          args: ["-n", "0", "python3", "-c", HOG, bound],
           stdout: "null",
           stderr: "null",
         }).spawn(),
@@ -562,9 +568,9 @@ async function loadCase(
     const loadEnd = loadavg();
     for (const hog of hogs) hog.kill("SIGKILL");
     agent.kill("SIGTERM");
-    const out = await agent.output();
-    const closing = /^veth: .*$/m.exec(decoder.decode(out.stdout))?.[0] ??
-      "n/a";
+    await agent.status;
+    await streams;
+    const closing = /^veth: .*$/m.exec(stdout.join(""))?.[0] ?? "n/a";
     const log = await Deno.readTextFile(eventLog).catch(() => "");
     return {
       who: unprivileged
@@ -611,6 +617,7 @@ async function loadCase(
       // already gone
     }
     await agent.status;
+    await streams;
   }
 }
 
