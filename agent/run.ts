@@ -28,9 +28,13 @@ import {
   shareMonitors,
 } from "./publication.ts";
 import { longTimeout } from "./long_timeout.ts";
+import { refreshCheck } from "./refresh_check.ts";
 import { startStatusLine } from "./status_line.ts";
 import { formatEventTable } from "./tally.ts";
 import { countOf, formatCount } from "../base/units.ts";
+
+/** How often the rules' windows are checked against their columns' refresh, ms. */
+const REFRESH_CHECK_MS = 10_000;
 
 /** How one run goes. */
 export interface RunAgentOptions {
@@ -249,6 +253,12 @@ async function runStarting(
     )
     : undefined;
 
+  // A column that changes only every few seconds makes a short window
+  // see steps: said once the windows show it.
+  const refresh = setInterval(
+    refreshCheck(agent.monitors, (message) => log.warn(message)),
+    REFRESH_CHECK_MS,
+  );
   let ok = true;
   try {
     await agent.run(stop.signal);
@@ -257,6 +267,7 @@ async function runStarting(
     ok = false;
   } finally {
     deadline?.clear();
+    clearInterval(refresh);
     status?.stop();
     await ownSender?.stop();
     await endpoint?.shutdown();

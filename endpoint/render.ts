@@ -545,6 +545,19 @@ export class MetricsRenderer {
       "gauge",
       (i) => done[i].mean,
     );
+    w.family(
+      `${P}column_refresh_seconds`,
+      "gauge",
+      "How often the column's value changes, when it changes regularly: a counter the driver refreshes on its own timer, or one that moves every sample. Absent until known.",
+      "seconds",
+    );
+    labels.forEach((l, i) => {
+      if (done[i].sequence === 0) return;
+      const refresh = done[i].refresh;
+      for (let k = 0; k < l.columns.length; k++) {
+        if (refresh[k] === refresh[k]) w.sample(l.columns[k], refresh[k]);
+      }
+    });
   }
 
   #rules(w: ExpositionWriter): void {

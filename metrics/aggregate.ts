@@ -111,7 +111,21 @@ export interface WindowSnapshot {
   readonly max: Float64Array;
   /** Gauges: the mean of the window's values. */
   readonly mean: Float64Array;
+  /**
+   * Every column: how often its value changes, seconds, as of this
+   * window: the median of its last {@linkcode REFRESH_CHANGES} intervals
+   * between changes, when at least 6 of them lie within 25 % of it. That
+   * is a counter a driver refreshes on a timer of its own (every 2 s for
+   * some, where a rule over a shorter window sees steps, not bursts), or
+   * one that moves every sample (the sample period). NaN until it has
+   * changed often enough, and while its changes are irregular (traffic
+   * that comes and goes says nothing of the refresh).
+   */
+  readonly refresh: Float64Array;
 }
+
+/** Changes of a column the refresh estimate looks at: the newest 8. */
+export const REFRESH_CHANGES = 8;
 
 type MutableSnapshot = {
   -readonly [K in keyof WindowSnapshot]: WindowSnapshot[K];
@@ -136,6 +150,7 @@ function emptySnapshot(columns: number): MutableSnapshot {
     min: nan(),
     max: nan(),
     mean: nan(),
+    refresh: nan(),
   };
 }
 
@@ -232,6 +247,13 @@ export class WindowAggregator {
   readonly #sum: Float64Array; // of sample rates (counters) or values (gauges)
   readonly #min: Float64Array; // of sample rates (counters) or values (gauges)
   readonly #max: Float64Array;
+  // Since start, per column: when it last changed (ns; NaN: not yet), its
+  // newest intervals between changes (a ring of REFRESH_CHANGES), and how
+  // many intervals there have been.
+  readonly #changedNs: Float64Array;
+  readonly #intervals: Float64Array;
+  readonly #intervalCount: Float64Array;
+  readonly #median = new Float64Array(REFRESH_CHANGES);
 
   #completed: MutableSnapshot;
   #spare: MutableSnapshot;
@@ -275,6 +297,9 @@ export class WindowAggregator {
     this.#sum = new Float64Array(n);
     this.#min = new Float64Array(n);
     this.#max = new Float64Array(n);
+    this.#changedNs = new Float64Array(n).fill(NaN);
+    this.#intervals = new Float64Array(n * REFRESH_CHANGES);
+    this.#intervalCount = new Float64Array(n);
     this.#completed = emptySnapshot(n);
     this.#spare = emptySnapshot(n);
   }
@@ -327,6 +352,9 @@ export class WindowAggregator {
       const lo = words[o];
       const hi = words[o + 1];
       const p = 2 + 2 * k;
+      if (hasPrev && (lo !== prev[p] || hi !== prev[p + 1])) {
+        this.#changed(k, ts);
+      }
       if (counter[k] === 1) {
         if (hasPrev) {
           subU64(d, 0, lo, hi, prev[p], prev[p + 1]);
@@ -358,6 +386,33 @@ export class WindowAggregator {
       prev[p + 1] = hi;
     }
     this.#hasPrev = true;
+  }
+
+  // Column k's value changed at ts (ns): one more interval between changes.
+  #changed(k: number, ts: number): void {
+    const last = this.#changedNs[k];
+    this.#changedNs[k] = ts;
+    if (last !== last) return; // NaN: its first change
+    const count = this.#intervalCount[k];
+    this.#intervals[k * REFRESH_CHANGES + (count % REFRESH_CHANGES)] = ts -
+      last;
+    this.#intervalCount[k] = count + 1;
+  }
+
+  // Column k's refresh in seconds (see WindowSnapshot.refresh), or NaN.
+  #refresh(k: number): number {
+    if (this.#intervalCount[k] < REFRESH_CHANGES) return NaN;
+    const sorted = this.#median;
+    sorted.set(
+      this.#intervals.subarray(k * REFRESH_CHANGES, (k + 1) * REFRESH_CHANGES),
+    );
+    sorted.sort();
+    const median = (sorted[3] + sorted[4]) / 2;
+    let near = 0;
+    for (let j = 0; j < REFRESH_CHANGES; j++) {
+      if (Math.abs(sorted[j] - median) <= 0.25 * median) near++;
+    }
+    return near >= 6 ? median / 1e9 : NaN;
   }
 
   /**
@@ -407,6 +462,7 @@ export class WindowAggregator {
     s.spanNs = t[SPAN];
     for (let k = 0; k < counter.length; k++) {
       s.last[k] = toNumberU64(prev[2 + 2 * k], prev[3 + 2 * k]);
+      s.refresh[k] = this.#refresh(k);
       const rates = this.#rateCount[k];
       if (counter[k] === 1) {
         const increase = toNumberU64(inc[2 * k], inc[2 * k + 1]);

@@ -436,3 +436,30 @@ Deno.test({
     }
   },
 });
+
+Deno.test("WindowAggregator: refresh is how often a column changes when it changes regularly, NaN while irregular or not yet known", () => {
+  // Sampled every 10 ms for 30 s: a counter the driver refreshes every
+  // 2 s, one that moves every sample, one moved by traffic that comes and
+  // goes, and a gauge that never moves.
+  const h = new Harness(
+    [counter("cached"), counter("live"), counter("bursty"), gauge("flat")],
+    10e9,
+  );
+  const bursts = new Set([3, 40, 41, 400, 1200, 1201, 1202, 2100, 2900, 2950]);
+  let cached = 0n;
+  let bursty = 0n;
+  for (let i = 0; i < 3000; i++) {
+    if (i % 200 === 0) cached += 1000n;
+    if (bursts.has(i)) bursty += 7n;
+    h.feed(T0 + BigInt(i) * 10n * MS, [cached, BigInt(i), bursty, 5n]);
+  }
+  h.flush();
+  const [first, , last] = h.windows;
+  // After 10 s: 4 intervals of the cached counter, too few to say.
+  assert.ok(Number.isNaN(first.refresh[0]));
+  assert.equal(first.refresh[1], 0.01);
+  assert.equal(last.refresh[0], 2);
+  assert.equal(last.refresh[1], 0.01);
+  assert.ok(Number.isNaN(last.refresh[2]));
+  assert.ok(Number.isNaN(last.refresh[3]));
+});

@@ -123,6 +123,7 @@ const WINDOW_ARRAYS = [
   "min",
   "max",
   "mean",
+  "refresh",
 ] as const;
 const STATES: readonly SourceState[] = ["idle", "running", "ended", "failed"];
 
