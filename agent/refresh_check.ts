@@ -49,6 +49,8 @@ export interface RefreshCheckedMonitor {
 export function refreshCheck(
   monitors: readonly RefreshCheckedMonitor[],
   warn: (message: string) => void,
+  /** What the refresh figures are, for the message. */
+  seen = "regularly",
 ): () => void {
   const said = new Set<string>();
   return () => {
@@ -68,7 +70,7 @@ export function refreshCheck(
               formatDuration(rule.windowNs / 1e9, { exact: true })
             } window is shorter than how often ${
               config.columns[column].name
-            } changes (every ${every}, regularly): the device refreshes that counter on its own timer, so the rule sees steps, not bursts; use a window of at least ${every}, or a counter that moves every sample`,
+            } changes (every ${every}, ${seen}): the device refreshes that counter on its own timer, so the rule sees steps, not bursts; use a window of at least ${every}, or a counter that moves every sample`,
           );
           break;
         }

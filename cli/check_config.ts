@@ -8,6 +8,8 @@
 
 import { type LibraryProbe, probeNvml } from "../collectors/versions.ts";
 import { KernelCollector } from "../collectors/kernel/collector.ts";
+import { refreshCheck } from "../agent/refresh_check.ts";
+import type { WindowSnapshot } from "../metrics/aggregate.ts";
 import {
   describeNicGpus,
   type GpuListing,
@@ -122,6 +124,14 @@ async function checkKernelDevices(
     lines.push(
       `monitor ${m.name}: ${m.device} is here and offers all ${m.columns.length} of its counters`,
     );
+    // Where the kernel says how long it caches a counter, a shorter
+    // window is known to see steps before the agent ever samples.
+    const completed = { refresh: source.cachedForS } as WindowSnapshot;
+    refreshCheck(
+      [{ config: m, aggregator: { completed } }],
+      (line) => lines.push(line),
+      "as the kernel caches it: hw_counters/lifespan",
+    )();
   }
   return lines;
 }

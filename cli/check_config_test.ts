@@ -3,6 +3,8 @@ import { join } from "node:path";
 import { errorLines, runMain } from "../tests/cli_util.ts";
 import { buildDocaSim } from "../tests/fixtures/libdoca_sim/build.ts";
 import { tempDir } from "../tests/temp_dir.ts";
+import { checkConfig } from "./check_config.ts";
+import { Logger } from "../logging/logger.ts";
 
 /** An agent-form config naming `labelsFile`. */
 function config(labelsFile: string, labels = "{ rack: r12 }"): string {
@@ -177,4 +179,41 @@ monitors:
   } finally {
     await sim.cleanup();
   }
+});
+
+Deno.test("check-config says when a rule's window is shorter than the kernel's cache of its RDMA counter", async () => {
+  await using dir = await tempDir();
+  const yaml = join(dir.path, "rdma.yaml");
+  await Deno.writeTextFile(
+    yaml,
+    `monitors:
+  - name: roce
+    source: kernel
+    device: mlx5_0
+    columns:
+      - { name: cnp, data_id: "rdma:np_cnp_sent" }
+    rules:
+      - { name: cnp burst, rate: cnp, window: 1ms, above: 1k/s }
+      - { name: cnp storm, rate: cnp, window: 50ms, above: 1k/s }
+`,
+  );
+  const lines: string[] = [];
+  const log = console.log;
+  console.log = (line: string) => lines.push(...String(line).split("\n"));
+  try {
+    const code = await checkConfig(
+      {
+        configFile: yaml,
+        sysfsRoot: join(import.meta.dirname!, "../tests/fixtures/sysfs"),
+      },
+      new Logger({ program: "test", write: () => {} }),
+    );
+    assert.equal(code, 0);
+  } finally {
+    console.log = log;
+  }
+  // The fixture's hw_counters/lifespan is 10 ms: only the 1 ms rule.
+  assert.deepEqual(lines.filter((l) => l.includes(" window is shorter")), [
+    'monitor roce, rule "cnp burst": its 1 ms window is shorter than how often cnp changes (every 10 ms, as the kernel caches it: hw_counters/lifespan): the device refreshes that counter on its own timer, so the rule sees steps, not bursts; use a window of at least 10 ms, or a counter that moves every sample',
+  ]);
 });

@@ -21,6 +21,7 @@ import type { SampleSink } from "../rules/sample_sink.ts";
 import type { Collector } from "./collector.ts";
 import { PollStats } from "./poll_stats.ts";
 import { formatDuration } from "../base/units.ts";
+import { toNumberU64 } from "../base/u64.ts";
 import {
   applyCounters,
   checkDiagCaps,
@@ -176,6 +177,8 @@ export class DocaCollector implements Collector {
   #intervalMs: number;
   #closed = false;
   #lastSampleId = -1;
+  /** The newest sample's timestamp, ns (-1: none yet). */
+  #previousNs = -1;
   #polls = 0;
   #dropped = 0;
   #skippedPolls = 0;
@@ -372,6 +375,12 @@ export class DocaCollector implements Collector {
       this.#lastSampleId = id;
       const at = sink.claim();
       decodeFormat1Sample(words, src, columns, true, sink.words, at);
+      // The period the device achieved, from its own timestamps.
+      const ns = toNumberU64(sink.words[at], sink.words[at + 1]);
+      if (this.#previousNs >= 0) {
+        this.pollStats.recordInterval((ns - this.#previousNs) / 1e9);
+      }
+      this.#previousNs = ns;
       sink.commit();
     }
     this.#adapt(n);

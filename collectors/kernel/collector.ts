@@ -61,6 +61,7 @@ import {
   ibPortCounterFiles,
   netdevCounterFiles,
   rdmaHwCounterFiles,
+  rdmaHwCounterLifespanMs,
   SysfsCounterSet,
 } from "./sysfs_counters.ts";
 
@@ -428,6 +429,12 @@ export class KernelCollector implements Collector {
   faults = 0;
   /** Samples lost so far (reported through `sink.gap`). */
   lostSamples = 0;
+  /**
+   * Per column, how long the kernel caches its value, s: an RDMA
+   * hw_counter's `lifespan`; NaN where nothing says (the column may still
+   * be refreshed by its driver on a timer, which only sampling shows).
+   */
+  readonly cachedForS: Float64Array;
   /** What {@linkcode run}'s thread got as its scheduling, once it started. */
   scheduling: string | undefined;
 
@@ -482,6 +489,17 @@ export class KernelCollector implements Collector {
       (() => performance.timeOrigin + performance.now());
     this.#monotonic = options.monotonic ?? (() => performance.now());
     this.#record = new Uint32Array(2 * (1 + targets.length));
+    this.cachedForS = Float64Array.from(targets, (t) => {
+      if (t.kind !== "rdma") return NaN;
+      try {
+        return rdmaHwCounterLifespanMs(t.owner, t.port, {
+          root: options.root,
+        }) /
+          1000;
+      } catch {
+        return NaN; // an older kernel without the file
+      }
+    });
     this.#readers = readers;
   }
 
