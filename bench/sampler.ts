@@ -189,13 +189,19 @@ function agentArgs(config: string, listen: string, quiet: boolean): string[] {
   ];
 }
 
-/** Throws unless `pid` is the agent (the wrappers exec'd, one pid). */
-function checkAgent(pid: number): void {
-  const cmdline = Deno.readTextFileSync(`/proc/${pid}/cmdline`)
-    .split("\0").join(" ");
-  if (!cmdline.includes("main.ts") || !cmdline.includes(" run ")) {
-    throw new Error(`pid ${pid} is not the agent: ${cmdline}`);
+/**
+ * Waits (2 s at most) until `pid` is the agent: `ip netns exec` execs it
+ * in place, one pid, but a moment after the spawn. Throws if it never is.
+ */
+async function checkAgent(pid: number): Promise<void> {
+  let cmdline = "";
+  for (let tries = 0; tries < 200; tries++) {
+    cmdline = Deno.readTextFileSync(`/proc/${pid}/cmdline`)
+      .split("\0").join(" ");
+    if (cmdline.includes("main.ts") && cmdline.includes(" run ")) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
+  throw new Error(`pid ${pid} is not the agent: ${cmdline}`);
 }
 
 const median = (xs: number[]) => {
@@ -281,7 +287,7 @@ async function runAgent(
     stderr: "piped",
   }).spawn();
   try {
-    checkAgent(agent.pid);
+    await checkAgent(agent.pid);
     return await cpuShare(agent.pid);
   } finally {
     agent.kill("SIGTERM");
@@ -508,7 +514,7 @@ async function loadCase(
       }
       await sleep(50);
     }
-    checkAgent(agent.pid);
+    await checkAgent(agent.pid);
     const capEff = /^CapEff:\s+(\S+)/m.exec(
       Deno.readTextFileSync(`/proc/${agent.pid}/status`),
     )?.[1] ?? "?";

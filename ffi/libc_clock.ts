@@ -7,6 +7,8 @@
  * @module
  */
 
+/** `CLOCK_REALTIME` on Linux: wall time, ns since the Unix epoch. */
+export const CLOCK_REALTIME = 0;
 /** `CLOCK_MONOTONIC` on Linux. */
 export const CLOCK_MONOTONIC = 1;
 /** `TIMER_ABSTIME`: `clock_nanosleep`'s request is a deadline, not a length. */

@@ -21,6 +21,7 @@ import { sampleOnDeadlines } from "../sampler_loop.ts";
 import { raiseThreadScheduling } from "../thread_scheduling.ts";
 import {
   CLOCK_MONOTONIC,
+  CLOCK_REALTIME,
   openLibcClock,
   setTimespecNs,
   TIMER_ABSTIME,
@@ -62,21 +63,32 @@ function reply(message: SamplerReply): void {
 
 self.onmessage = async (event: MessageEvent<SamplerStart>) => {
   const start = event.data;
-  let collector: KernelCollector | undefined;
+  const libc = openLibcClock();
+  const { clock_gettime, clock_nanosleep } = libc.symbols;
+  // The clocks through libc (its vDSO): cheaper than Deno's performance
+  // timers, which cost a brand check and an op a read.
+  const ts = new Uint32Array(4);
+  const clockMs = (clock: number) => {
+    clock_gettime(clock, ts);
+    return timespecNs(ts) / 1e6;
+  };
+  let collector: KernelCollector;
   try {
     collector = await KernelCollector.open({
       device: start.device,
       columns: start.columns,
       samplePeriodNs: start.samplePeriodNs,
       root: start.root,
+      now: () => clockMs(CLOCK_REALTIME),
+      monotonic: () => clockMs(CLOCK_MONOTONIC),
       onFault: (message) => reply({ kind: "note", level: "fault", message }),
       onLate: (message) => reply({ kind: "note", level: "late", message }),
     });
   } catch (error) {
+    libc.close();
     reply({ kind: "failed", message: errorMessage(error) });
     return self.close();
   }
-  const libc = openLibcClock();
   try {
     const scheduling = raiseThreadScheduling(libc.symbols);
     reply({ kind: "started", scheduling: scheduling.text });
@@ -98,8 +110,6 @@ self.onmessage = async (event: MessageEvent<SamplerStart>) => {
       },
       gap: (dropped) => mailbox.gap(dropped),
     };
-    const ts = new Uint32Array(4);
-    const { clock_gettime, clock_nanosleep } = libc.symbols;
     sampleOnDeadlines({
       periodNs: start.samplePeriodNs,
       clock: {
