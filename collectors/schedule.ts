@@ -1,6 +1,6 @@
 /**
- * The poll loop of a source that polls on a timer (the simulator, the
- * kernel source): due times, not timer ticks, set the schedule, so a late
+ * The poll loop of a source that polls on a timer (the simulator): due
+ * times, not timer ticks, set the schedule, so a late
  * timer is measured against when it was due and does not drift.
  *
  * @module
@@ -25,9 +25,8 @@ export interface ScheduleOptions {
    * Waits `ms` (0 or more) in place of a timer; a rejection ends the loop
    * and rejects the promise. Default: `setTimeout`. Deno's timers do not
    * keep 1 ms (bench/wakeup.ts: a 1 ms `setTimeout` chain woke 451 to 474
-   * times a second on the test VM), so a source that
-   * must keep a shorter period waits another way (the kernel source: a
-   * sleep on a thread of Deno's pool, collectors/kernel/collector.ts).
+   * times a second on the test VM), so a source that must keep a short
+   * period samples on a thread of its own instead (collectors/sampler_loop.ts).
    */
   readonly wait?: (ms: number) => Promise<unknown>;
 }

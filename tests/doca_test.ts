@@ -411,6 +411,17 @@ Deno.test("decoded samples are the device's values, and SKIPPED gaps are counted
         assert.equal(gaps, missing);
         assert.equal(doca.stats.droppedSamples, missing);
         assert.ok(missing > 0);
+        // The achieved period, from the device's own timestamps: one
+        // interval between each two records, summing to their span.
+        const stats = doca.pollStats;
+        assert.equal(
+          stats.intervalCounts.reduce((a, b) => a + b),
+          records.length - 1,
+        );
+        assert.equal(
+          Math.round(stats.intervalSumS * 1e9),
+          Number(records.at(-1)![0] - records[0][0]),
+        );
       } finally {
         doca.close();
       }

@@ -125,6 +125,9 @@ export const LATE_QUIET_MS = 60_000;
  */
 export const DRAIN_MS = 100;
 
+/** How long a stop waits for the sampling thread to end, ms. */
+export const STOP_GRACE_MS = 5000;
+
 /** The default sample period: 10 ms. */
 export const DEFAULT_SAMPLE_PERIOD_NS = 10_000_000;
 
@@ -644,10 +647,27 @@ export class KernelCollector implements Collector {
         }
       };
       const timer = setInterval(drain, DRAIN_MS);
-      const onAbort = () => Atomics.store(control, 0, 1);
+      let grace: ReturnType<typeof setTimeout> | undefined;
+      const onAbort = () => {
+        Atomics.store(control, 0, 1);
+        // A thread stuck in a read (a hung driver) must not hold the
+        // agent's stop: given up on, it ends with the process.
+        grace = setTimeout(
+          () =>
+            finish(
+              new Error(
+                `${this.device}: the sampler thread did not stop within ${
+                  STOP_GRACE_MS / 1000
+                } s (a read that does not return); left behind`,
+              ),
+            ),
+          STOP_GRACE_MS + this.#periodMs,
+        );
+      };
       signal.addEventListener("abort", onAbort, { once: true });
       const finish = (error?: Error) => {
         clearInterval(timer);
+        clearTimeout(grace);
         signal.removeEventListener("abort", onAbort);
         worker.terminate();
         this.#running = false;

@@ -17,6 +17,7 @@ import type { SampleSink } from "../../rules/sample_sink.ts";
 import type { Collector, SourceDevice } from "../collector.ts";
 import { expandGpuMonitor } from "./gpu_monitor.ts";
 import { GpuMailbox } from "./mailbox.ts";
+import { toNumberU64 } from "../../base/u64.ts";
 import type { NvmlReply, NvmlRequest } from "./worker.ts";
 import { ERROR_SLOTS } from "./gpu_health.ts";
 import type { GpuInfo } from "./gpu_list.ts";
@@ -320,6 +321,7 @@ export class NvmlCollector implements Collector {
     const words = mailbox.recordWords;
     const stallMs = this.#stallMs;
     let read = 0;
+    let previousNs = -1; // the newest record's timestamp
     let lastWritten = 0;
     let lastProgressMs = performance.now();
     const drain = () => {
@@ -350,6 +352,9 @@ export class NvmlCollector implements Collector {
           ring[at + w] = mailbox.records[from + w];
         }
         stats.recordPoll(mailbox.lateness[from / words]);
+        const ns = toNumberU64(ring[at], ring[at + 1]);
+        if (previousNs >= 0) stats.recordInterval((ns - previousNs) / 1e9);
+        previousNs = ns;
         sink.commit();
         read = (read + 1) | 0;
       }

@@ -92,6 +92,11 @@ Deno.test("NvmlCollector hands the worker's records to the monitor in order, exa
         );
       });
       assert.equal(collector.pollStats.polls, sink.records.length);
+      // The achieved period: one interval between each two records.
+      const intervals = collector.pollStats.intervalCounts.reduce((a, b) =>
+        a + b
+      );
+      assert.equal(intervals, sink.records.length - 1);
     });
   } finally {
     await sim.cleanup();
