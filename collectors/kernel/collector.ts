@@ -121,9 +121,13 @@ export const LATE_QUIET_MS = 60_000;
 /**
  * How often the main thread takes the sampling thread's samples into the
  * monitor, ms: rules and rows run this much behind the samples at most
- * (on an idle host), at a tenth of the wake-ups a 10 ms timer costs.
+ * (on an idle host). A Deno timer costs about 2 µs of CPU per ms of its
+ * interval on the test VM whatever it does (bench/RESULTS.md, "Sampler
+ * thread"): at 100 ms that was a fifth of the C floor's cost at 10 ms.
+ * Within the alert's second, 250 ms leaves room for the sender's own look
+ * and the peak it waits for.
  */
-export const DRAIN_MS = 100;
+export const DRAIN_MS = 250;
 
 /** How long a stop waits for the sampling thread to end, ms. */
 export const STOP_GRACE_MS = 5000;

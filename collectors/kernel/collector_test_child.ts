@@ -165,12 +165,19 @@ async function collect(a: VethEnd, b: VethEnd): Promise<void> {
     const gapAt = sink.deliveries.length;
     await remakeVethPair({ a, b });
     step("made again; waiting for records");
-    await sink.nextRecord();
-    const resumedAt = sink.deliveries.findIndex((d, i) =>
-      i >= gapAt && "record" in d
-    );
-    const gap = sink.deliveries[resumedAt - 1];
-    const resumed = columns(sink.records.at(-1)!);
+    // Records reach this thread in batches: some taken before the fault
+    // may come after its message. The gap, then a record, is the resume.
+    const gapIndex = () =>
+      sink.deliveries.findIndex((d, i) => i >= gapAt && "gap" in d);
+    while (
+      gapIndex() < 0 ||
+      !sink.deliveries.slice(gapIndex() + 1).some((d) => "record" in d)
+    ) {
+      await sink.nextRecord();
+    }
+    const gap = sink.deliveries[gapIndex()];
+    const next = sink.deliveries[gapIndex() + 1];
+    const resumed = columns("record" in next ? next.record : []);
     // A few more, to see that the fault is not reported again.
     for (let n = 0; n < 3; n++) await sink.nextRecord();
     step("stopping");
