@@ -180,6 +180,7 @@ export { resolveInputs } from "./review/files.ts";
 export type { LogFamily } from "./review/files.ts";
 export { readReview } from "./review/read.ts";
 export type { FileSummary, ReadOptions, ReviewLog } from "./review/read.ts";
+export type { BlindPeriod } from "./review/blind_periods.ts";
 export type {
   EventChart,
   EventList,

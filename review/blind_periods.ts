@@ -39,8 +39,9 @@ export interface BlindPeriod {
   readonly stopped: boolean;
   /** Samples the source lost. */
   readonly dropped: number;
-  /** The file and line that first record it. */
+  /** The file that first records it. */
   readonly file: string;
+  /** Its line number in that file, as review's notes give it. */
   readonly line: number;
 }
 
