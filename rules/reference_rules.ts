@@ -21,7 +21,7 @@
 
 import type { ComparisonType, ReferenceRuleConfig } from "../config/types.ts";
 import type { SampleRing } from "./ring.ts";
-import { addU64, bigintToU64, geU64, gtU64, ltU64 } from "../base/u64.ts";
+import { bigintToU64 } from "../base/u64.ts";
 
 // The groups, one per type (their order is the order of evaluation,
 // which nothing observes: see evaluate).
@@ -96,6 +96,8 @@ export class ReferenceRules {
   readonly #activations: Float64Array;
   readonly #peak: Float64Array;
   #size = 0;
+  // Rules in an event now.
+  #activeCount = 0;
 
   /** Room for `capacity` rules. */
   constructor(capacity: number) {
@@ -233,6 +235,7 @@ export class ReferenceRules {
         changed,
       );
     }
+    if (this.#activeCount > 0 || changed > 0) this.#trackPeaks(ring, changed);
     return changed;
   }
 
@@ -246,17 +249,26 @@ export class ReferenceRules {
     const group = this.#groups[kind];
     const first = this.#at[k] / STRIDE;
     const end = first + 1;
+    let changed: number;
     if (kind === GT || kind === LT) {
-      return this.#compare(ring, group, first, end, kind === LT, 0) > 0;
+      changed = this.#compare(ring, group, first, end, kind === LT, 0);
+    } else if (kind === INC_GT) {
+      changed = this.#incremental(ring, group, first, end, 0);
+    } else {
+      changed = this.#differential(ring, group, first, end, kind === DT_LT, 0);
     }
-    if (kind === INC_GT) {
-      return this.#incremental(ring, group, first, end, 0) > 0;
-    }
-    return this.#differential(ring, group, first, end, kind === DT_LT, 0) > 0;
+    if (this.#activeCount > 0 || changed > 0) this.#trackPeaks(ring, changed);
+    return changed > 0;
   }
 
-  // gt (low false) and lt (low true), records first to end - 1 of `group`;
-  // changes are listed from changes[changed] on. Returns the new count.
+  // The three loops below, one per pair of types, run every rule of their
+  // group on every sample, so they call nothing: V8 then checks the arrays
+  // once per loop instead of after every call, and the u64 comparisons are
+  // written out (an imported helper, even inlined, checks its module
+  // binding each time). Each returns the count of changes, listed from
+  // changes[changed] on; peaks are left to #trackPeaks.
+
+  // gt (low false) and lt (low true), records first to end - 1 of `group`.
   #compare(
     ring: SampleRing,
     group: Uint32Array,
@@ -267,16 +279,20 @@ export class ReferenceRules {
   ): number {
     const words = ring.words;
     const newest = ring.offsetBack(0);
-    for (let at = first * STRIDE; at < end * STRIDE; at += STRIDE) {
+    const lt = low === true;
+    const stop = end * STRIDE;
+    for (let at = first * STRIDE; at < stop; at += STRIDE) {
       const w = newest + group[at + WORD];
-      const curLo = words[w];
-      const curHi = words[w + 1];
-      const match = low
-        ? ltU64(curLo, curHi, group[at + VALUE_LO], group[at + VALUE_HI])
-        : gtU64(curLo, curHi, group[at + VALUE_LO], group[at + VALUE_HI]);
+      const lo = words[w];
+      const hi = words[w + 1];
+      const vLo = group[at + VALUE_LO];
+      const vHi = group[at + VALUE_HI];
+      const match = lt
+        ? hi < vHi || (hi === vHi && lo < vLo)
+        : hi > vHi || (hi === vHi && lo > vLo);
       const active = group[at + ACTIVE] === 1;
       const counter = active !== match ? group[at + COUNTER] + 1 : 0;
-      changed = this.#step(ring, group, at, counter, active, w, low, changed);
+      changed = this.#step(group, at, counter, active, changed);
     }
     return changed;
   }
@@ -293,31 +309,32 @@ export class ReferenceRules {
     const words = ring.words;
     const newest = ring.offsetBack(0);
     const count = ring.count;
-    for (let at = first * STRIDE; at < end * STRIDE; at += STRIDE) {
+    const lt = low === true;
+    const stop = end * STRIDE;
+    for (let at = first * STRIDE; at < stop; at += STRIDE) {
       const h = group[at + H];
       const active = group[at + ACTIVE] === 1;
       let counter = group[at + COUNTER];
-      const w = newest + group[at + WORD];
       // H + 1 records are needed; until then the counter is left as it is.
       if (count > h) {
-        // The rise mod 2^64, worked out in place: a helper returning its
-        // halves would allocate or go through memory.
+        const w = newest + group[at + WORD];
         const b = ring.offsetBack(h) + group[at + WORD];
+        // The rise mod 2^64, on halves.
         const curLo = words[w];
         const backLo = words[b];
-        const riseLo = (curLo - backLo) >>> 0;
-        const riseHi =
-          (words[w + 1] - words[b + 1] - (curLo < backLo ? 1 : 0)) >>> 0;
-        const valueLo = group[at + VALUE_LO];
-        const valueHi = group[at + VALUE_HI];
-        const match = low
-          ? ltU64(riseLo, riseHi, valueLo, valueHi)
-          : gtU64(riseLo, riseHi, valueLo, valueHi);
+        const lo = (curLo - backLo) >>> 0;
+        const hi = (words[w + 1] - words[b + 1] - (curLo < backLo ? 1 : 0)) >>>
+          0;
+        const vLo = group[at + VALUE_LO];
+        const vHi = group[at + VALUE_HI];
+        const match = lt
+          ? hi < vHi || (hi === vHi && lo < vLo)
+          : hi > vHi || (hi === vHi && lo > vLo);
         if (!active && match) counter = h;
         else if (active && !match) counter++;
         else counter = 0;
       }
-      changed = this.#step(ring, group, at, counter, active, w, low, changed);
+      changed = this.#step(group, at, counter, active, changed);
     }
     return changed;
   }
@@ -333,79 +350,85 @@ export class ReferenceRules {
   ): number {
     const words = ring.words;
     const newest = ring.offsetBack(0);
-    for (let at = first * STRIDE; at < end * STRIDE; at += STRIDE) {
+    // Where a new target comes from: the previous sample (this one, for
+    // the first record).
+    const previous = ring.count === 1 ? newest : ring.offsetBack(1);
+    const stop = end * STRIDE;
+    for (let at = first * STRIDE; at < stop; at += STRIDE) {
       const w = newest + group[at + WORD];
       if (group[at + NEED_TARGET] === 1) {
-        // The previous sample's value (this one's, for the first record)
-        // plus the value, mod 2^64.
-        const base = ring.count === 1
-          ? w
-          : ring.offsetBack(1) + group[at + WORD];
-        addU64(
-          group,
-          at + TARGET_LO,
-          words[base],
-          words[base + 1],
-          group[at + VALUE_LO],
-          group[at + VALUE_HI],
-        );
+        // The previous value plus the comparison value, mod 2^64.
+        const p = previous + group[at + WORD];
+        const lo = words[p] + group[at + VALUE_LO];
+        group[at + TARGET_LO] = lo; // stored mod 2^32
+        group[at + TARGET_HI] = words[p + 1] + group[at + VALUE_HI] +
+          (lo >= TWO_32 ? 1 : 0);
         group[at + NEED_TARGET] = 0;
       }
-      const match = geU64(
-        words[w],
-        words[w + 1],
-        group[at + TARGET_LO],
-        group[at + TARGET_HI],
-      );
+      const lo = words[w];
+      const hi = words[w + 1];
+      const tLo = group[at + TARGET_LO];
+      const tHi = group[at + TARGET_HI];
+      const match = hi > tHi || (hi === tHi && lo >= tLo);
       if (match) group[at + NEED_TARGET] = 1;
       const active = group[at + ACTIVE] === 1;
       const counter = active !== match ? group[at + COUNTER] + 1 : 0;
-      changed = this.#step(ring, group, at, counter, active, w, false, changed);
+      changed = this.#step(group, at, counter, active, changed);
     }
     return changed;
   }
 
   // The end of every type's step: the counter reaching H toggles the rule.
-  // Small, so V8 inlines it into each loop; the peak work is called only
-  // during events, so the common path pays nothing for it.
+  // Small, so V8 inlines it into each loop. A rule that starts gets a NaN
+  // peak, which #trackPeaks replaces with this sample's measure.
   #step(
-    ring: SampleRing,
     group: Uint32Array,
     at: number,
     counter: number,
     active: boolean,
-    w: number,
-    low: boolean,
     changed: number,
   ): number {
-    if (counter >= group[at + H]) {
-      group[at + COUNTER] = 0;
-      group[at + ACTIVE] = active ? 0 : 1;
-      const k = group[at + INDEX];
-      if (!active) this.#activations[k]++;
-      this.#track(ring, group, at, w, low, !active);
-      this.changes[changed] = k;
-      return changed + 1;
+    if (counter < group[at + H]) {
+      group[at + COUNTER] = counter;
+      return changed;
     }
-    group[at + COUNTER] = counter;
-    if (active) this.#track(ring, group, at, w, low, false);
-    return changed;
+    group[at + COUNTER] = 0;
+    group[at + ACTIVE] = active ? 0 : 1;
+    const k = group[at + INDEX];
+    if (active) {
+      this.#activeCount--;
+    } else {
+      this.#activeCount++;
+      this.#activations[k]++;
+      this.#peak[k] = NaN;
+    }
+    this.changes[changed] = k;
+    return changed + 1;
   }
 
-  // Folds what the rule at `at` compares on this sample (its column in the
-  // newest record is at word w) into its event's peak, or starts the peak
-  // with it (`start`). Writes the result instead of returning a double,
-  // which would box.
-  #track(
-    ring: SampleRing,
-    group: Uint32Array,
-    at: number,
-    w: number,
-    low: boolean,
-    start: boolean,
-  ): void {
+  // Folds this sample into the peak of every rule in an event and of every
+  // rule that ended on it (start and end samples count). Runs only while
+  // some rule is active or changed, so an idle monitor pays nothing for it.
+  #trackPeaks(ring: SampleRing, changed: number): void {
+    for (let c = 0; c < changed; c++) {
+      const k = this.changes[c];
+      if (!this.active(k)) this.#track(ring, k);
+    }
+    if (this.#activeCount === 0) return;
+    for (let k = 0; k < this.#size; k++) {
+      if (this.active(k)) this.#track(ring, k);
+    }
+  }
+
+  // Folds what rule k compares on the newest record into its peak: the
+  // highest (the lowest, for lt and dt_lt) so far. A NaN measure (an
+  // event that started before the ring held the sample it compares with)
+  // leaves the peak as it is; a NaN peak (just started) takes the measure.
+  #track(ring: SampleRing, k: number): void {
+    const group = this.#groups[this.#kind[k]];
+    const at = this.#at[k];
     const words = ring.words;
-    const k = group[at + INDEX];
+    const w = ring.offsetBack(0) + group[at + WORD];
     const kind = this.#kind[k];
     let x: number;
     if (kind === GT || kind === LT) {
@@ -422,10 +445,7 @@ export class ReferenceRules {
       }
     }
     const peak = this.#peak;
-    // NaN (an event that started before the ring held the sample it
-    // compares with) compares false either way: replace it.
-    if (start || (x === x && (low ? !(x >= peak[k]) : !(x <= peak[k])))) {
-      peak[k] = x;
-    }
+    const low = kind === LT || kind === DT_LT;
+    if (x === x && (low ? !(x >= peak[k]) : !(x <= peak[k]))) peak[k] = x;
   }
 }
