@@ -1,6 +1,6 @@
 /**
  * The state machines of reference rules, kept in typed arrays grouped by
- * type and evaluated a group at a time on each sample: the five types of
+ * family of types and evaluated in one call per sample: the five types of
  * docs/spec/reference-semantics.md §3, in unsigned 64-bit wrapping
  * arithmetic on 32-bit halves.
  *
@@ -10,9 +10,10 @@
  * (bench/RESULTS.md): V8 does not inline a method that handles five types
  * into the monitor's loop, a u32 half of 2^30 or more kept in an object
  * field is a heap number (one more load each time it is read), and the
- * type switch runs per rule. Here each type has a loop of its own over
- * one array of fixed-size records, so a rule costs a few array loads and
- * one comparison, and nothing is called unless a rule is in an event.
+ * type switch runs per rule. Here each family (gt and lt, dt_gt and
+ * dt_lt, inc_gt) has a loop of its own over one array of fixed-size
+ * records, so a rule costs a few array loads and one comparison, and
+ * nothing is called unless a rule is in an event.
  * {@linkcode ReferenceRule} is the view of one rule that the monitor,
  * metrics and alerts see.
  *
@@ -23,14 +24,19 @@ import type { ComparisonType, ReferenceRuleConfig } from "../config/types.ts";
 import type { SampleRing } from "./ring.ts";
 import { bigintToU64 } from "../base/u64.ts";
 
-// The groups, one per type (their order is the order of evaluation,
-// which nothing observes: see evaluate).
+// The types. A rule's record is kept in the group of its family: gt and
+// lt compare the value, dt_gt and dt_lt the rise over H samples, inc_gt
+// the value against a moving target.
 const GT = 0;
 const LT = 1;
 const DT_GT = 2;
 const DT_LT = 3;
 const INC_GT = 4;
-const GROUPS = 5;
+const COMPARE = 0;
+const DIFFERENTIAL = 1;
+const INCREMENTAL = 2;
+const GROUPS = 3;
+const GROUP_OF = [COMPARE, COMPARE, DIFFERENTIAL, DIFFERENTIAL, INCREMENTAL];
 
 const KINDS: Readonly<Record<ComparisonType, number>> = {
   gt: GT,
@@ -51,7 +57,8 @@ const ACTIVE = 6; // 1 in an event
 const NEED_TARGET = 7; // inc_gt: 1 when the next sample sets a new target
 const TARGET_LO = 8; // inc_gt: the target's halves
 const TARGET_HI = 9;
-const STRIDE = 10;
+const LOW = 10; // 1 for lt and dt_lt: the rule fires below its value
+const STRIDE = 11;
 
 const TWO_32 = 4294967296;
 
@@ -84,7 +91,7 @@ export class ReferenceRules {
    * particular order.
    */
   readonly changes: Int32Array;
-  // Per type, the records of its rules, and how many there are.
+  // Per family of types, the records of its rules, and how many there are.
   readonly #groups: Uint32Array[] = [];
   readonly #sizes = new Int32Array(GROUPS);
   // Per rule (add order): its type, where its record is in the group,
@@ -133,8 +140,9 @@ export class ReferenceRules {
         `Cannot add rule "${options.name}": room for ${k} rules only`,
       );
     }
-    const group = this.#groups[kind];
-    const at = STRIDE * this.#sizes[kind]++;
+    const group = this.#groups[GROUP_OF[kind]];
+    const at = STRIDE * this.#sizes[GROUP_OF[kind]]++;
+    group[at + LOW] = kind === LT || kind === DT_LT ? 1 : 0;
     group[at + WORD] = 2 + 2 * options.column;
     bigintToU64(options.comparisonValue, group, at + VALUE_LO);
     group[at + H] = kind === INC_GT ? 1 : depth;
@@ -182,7 +190,7 @@ export class ReferenceRules {
   }
 
   #field(k: number, field: number): number {
-    return this.#groups[this.#kind[k]][this.#at[k] + field];
+    return this.#groups[GROUP_OF[this.#kind[k]]][this.#at[k] + field];
   }
 
   /**
@@ -190,53 +198,22 @@ export class ReferenceRules {
    * appended). Returns how many changed state and lists them in
    * {@linkcode changes}; {@linkcode active} says which way each went.
    *
-   * Rules are evaluated a type at a time, not in the order they were
-   * added: a rule's evaluation reads only the ring and its own state, so
-   * the order shows only in the list of changes, and a monitor reports
-   * them in its own order.
+   * Rules are evaluated a family of types at a time, not in the order
+   * they were added: a rule's evaluation reads only the ring and its own
+   * state, so the order shows only in the list of changes, and a monitor
+   * reports them in its own order.
    */
   evaluate(ring: SampleRing): number {
-    const groups = this.#groups;
     const sizes = this.#sizes;
-    let changed = 0;
-    // A group with no rules costs nothing: most monitors use few types.
-    if (sizes[GT] > 0) {
-      changed = this.#compare(ring, groups[GT], 0, sizes[GT], false, changed);
-    }
-    if (sizes[LT] > 0) {
-      changed = this.#compare(ring, groups[LT], 0, sizes[LT], true, changed);
-    }
-    if (sizes[DT_GT] > 0) {
-      changed = this.#differential(
-        ring,
-        groups[DT_GT],
-        0,
-        sizes[DT_GT],
-        false,
-        changed,
-      );
-    }
-    if (sizes[DT_LT] > 0) {
-      changed = this.#differential(
-        ring,
-        groups[DT_LT],
-        0,
-        sizes[DT_LT],
-        true,
-        changed,
-      );
-    }
-    if (sizes[INC_GT] > 0) {
-      changed = this.#incremental(
-        ring,
-        groups[INC_GT],
-        0,
-        sizes[INC_GT],
-        changed,
-      );
-    }
-    if (this.#activeCount > 0 || changed > 0) this.#trackPeaks(ring, changed);
-    return changed;
+    return this.#run(
+      ring,
+      0,
+      sizes[COMPARE],
+      0,
+      sizes[DIFFERENTIAL],
+      0,
+      sizes[INCREMENTAL],
+    );
   }
 
   /**
@@ -245,73 +222,65 @@ export class ReferenceRules {
    * evaluates all of its rules with {@linkcode evaluate}.
    */
   evaluateOne(ring: SampleRing, k: number): boolean {
-    const kind = this.#kind[k];
-    const group = this.#groups[kind];
+    const group = GROUP_OF[this.#kind[k]];
     const first = this.#at[k] / STRIDE;
     const end = first + 1;
-    let changed: number;
-    if (kind === GT || kind === LT) {
-      changed = this.#compare(ring, group, first, end, kind === LT, 0);
-    } else if (kind === INC_GT) {
-      changed = this.#incremental(ring, group, first, end, 0);
-    } else {
-      changed = this.#differential(ring, group, first, end, kind === DT_LT, 0);
-    }
-    if (this.#activeCount > 0 || changed > 0) this.#trackPeaks(ring, changed);
-    return changed > 0;
+    return this.#run(
+      ring,
+      first,
+      group === COMPARE ? end : first,
+      first,
+      group === DIFFERENTIAL ? end : first,
+      first,
+      group === INCREMENTAL ? end : first,
+    ) > 0;
   }
 
-  // The three loops below, one per pair of types, run every rule of their
-  // group on every sample, so they call nothing: V8 then checks the arrays
-  // once per loop instead of after every call, and the u64 comparisons are
-  // written out (an imported helper, even inlined, checks its module
-  // binding each time). Each returns the count of changes, listed from
-  // changes[changed] on; peaks are left to #trackPeaks.
-
-  // gt (low false) and lt (low true), records first to end - 1 of `group`.
-  #compare(
+  /**
+   * Runs records `c0` to `c1 - 1` of the compare group, `d0` to `d1 - 1`
+   * of the differential one and `i0` to `i1 - 1` of the incremental one;
+   * returns how many rules changed state, listed in `changes`.
+   *
+   * One function with a loop per family: every rule of a monitor runs on
+   * every sample, so the loops call nothing (V8 then checks each array
+   * once per loop rather than after every call, and the u64 comparisons
+   * are written out: an imported helper, even inlined, checks its module
+   * binding each time), and one call runs them all. Peaks are left to
+   * #trackPeaks.
+   */
+  #run(
     ring: SampleRing,
-    group: Uint32Array,
-    first: number,
-    end: number,
-    low: boolean,
-    changed: number,
+    c0: number,
+    c1: number,
+    d0: number,
+    d1: number,
+    i0: number,
+    i1: number,
   ): number {
     const words = ring.words;
     const newest = ring.offsetBack(0);
-    const lt = low === true;
-    const stop = end * STRIDE;
-    for (let at = first * STRIDE; at < stop; at += STRIDE) {
+    const count = ring.count;
+    let changed = 0;
+
+    // gt and lt: the value against the comparison value.
+    let group = this.#groups[COMPARE];
+    for (let at = c0 * STRIDE; at < c1 * STRIDE; at += STRIDE) {
       const w = newest + group[at + WORD];
       const lo = words[w];
       const hi = words[w + 1];
       const vLo = group[at + VALUE_LO];
       const vHi = group[at + VALUE_HI];
-      const match = lt
+      const match = group[at + LOW] === 1
         ? hi < vHi || (hi === vHi && lo < vLo)
         : hi > vHi || (hi === vHi && lo > vLo);
       const active = group[at + ACTIVE] === 1;
       const counter = active !== match ? group[at + COUNTER] + 1 : 0;
       changed = this.#step(group, at, counter, active, changed);
     }
-    return changed;
-  }
 
-  // dt_gt (low false) and dt_lt (low true): the rise over H samples.
-  #differential(
-    ring: SampleRing,
-    group: Uint32Array,
-    first: number,
-    end: number,
-    low: boolean,
-    changed: number,
-  ): number {
-    const words = ring.words;
-    const newest = ring.offsetBack(0);
-    const count = ring.count;
-    const lt = low === true;
-    const stop = end * STRIDE;
-    for (let at = first * STRIDE; at < stop; at += STRIDE) {
+    // dt_gt and dt_lt: the rise over H samples against the value.
+    group = this.#groups[DIFFERENTIAL];
+    for (let at = d0 * STRIDE; at < d1 * STRIDE; at += STRIDE) {
       const h = group[at + H];
       const active = group[at + ACTIVE] === 1;
       let counter = group[at + COUNTER];
@@ -327,7 +296,7 @@ export class ReferenceRules {
           0;
         const vLo = group[at + VALUE_LO];
         const vHi = group[at + VALUE_HI];
-        const match = lt
+        const match = group[at + LOW] === 1
           ? hi < vHi || (hi === vHi && lo < vLo)
           : hi > vHi || (hi === vHi && lo > vLo);
         if (!active && match) counter = h;
@@ -336,25 +305,14 @@ export class ReferenceRules {
       }
       changed = this.#step(group, at, counter, active, changed);
     }
-    return changed;
-  }
 
-  // inc_gt: a rise of at least the value over the sample before the one
-  // that set the target.
-  #incremental(
-    ring: SampleRing,
-    group: Uint32Array,
-    first: number,
-    end: number,
-    changed: number,
-  ): number {
-    const words = ring.words;
-    const newest = ring.offsetBack(0);
-    // Where a new target comes from: the previous sample (this one, for
-    // the first record).
-    const previous = ring.count === 1 ? newest : ring.offsetBack(1);
-    const stop = end * STRIDE;
-    for (let at = first * STRIDE; at < stop; at += STRIDE) {
+    // inc_gt: the value against a target, the value before the one that
+    // set it plus the comparison value.
+    group = this.#groups[INCREMENTAL];
+    // Where a new target comes from: the previous record (this one, for
+    // the first).
+    const previous = count === 1 ? newest : ring.offsetBack(1);
+    for (let at = i0 * STRIDE; at < i1 * STRIDE; at += STRIDE) {
       const w = newest + group[at + WORD];
       if (group[at + NEED_TARGET] === 1) {
         // The previous value plus the comparison value, mod 2^64.
@@ -375,6 +333,8 @@ export class ReferenceRules {
       const counter = active !== match ? group[at + COUNTER] + 1 : 0;
       changed = this.#step(group, at, counter, active, changed);
     }
+
+    if (this.#activeCount > 0 || changed > 0) this.#trackPeaks(ring, changed);
     return changed;
   }
 
@@ -425,7 +385,7 @@ export class ReferenceRules {
   // event that started before the ring held the sample it compares with)
   // leaves the peak as it is; a NaN peak (just started) takes the measure.
   #track(ring: SampleRing, k: number): void {
-    const group = this.#groups[this.#kind[k]];
+    const group = this.#groups[GROUP_OF[this.#kind[k]]];
     const at = this.#at[k];
     const words = ring.words;
     const w = ring.offsetBack(0) + group[at + WORD];
