@@ -375,8 +375,12 @@ export class ReferenceRules {
       if (!this.active(k)) this.#track(ring, k);
     }
     if (this.#activeCount === 0) return;
-    for (let k = 0; k < this.#size; k++) {
-      if (this.active(k)) this.#track(ring, k);
+    for (let g = 0; g < GROUPS; g++) {
+      const group = this.#groups[g];
+      const stop = this.#sizes[g] * STRIDE;
+      for (let at = 0; at < stop; at += STRIDE) {
+        if (group[at + ACTIVE] === 1) this.#track(ring, group[at + INDEX]);
+      }
     }
   }
 
