@@ -7,18 +7,19 @@
 
 import type { SampleSink } from "./sample_sink.ts";
 import type { EventSink } from "./event_sink.ts";
-import type { RuleConfig } from "../config/types.ts";
+import { isReferenceRule, type RuleConfig } from "../config/types.ts";
 import { SampleRing } from "./ring.ts";
 import { toNumberU64 } from "../base/u64.ts";
 import type { MonitorRule } from "./monitor_rule.ts";
-import { isReferenceRule } from "../config/types.ts";
 import { ReferenceRule } from "./reference_rule.ts";
 import { ReferenceRules } from "./reference_rules.ts";
 import { SignalRule } from "./signal_rule.ts";
 
 /**
  * Told of every rule transition (for summaries and metrics), after the
- * events log has its marker. Runs at transitions only, never per sample.
+ * events log has its marker. Runs at transitions only, never per sample,
+ * in configuration order, once every rule has been evaluated on the
+ * sample.
  */
 export type TransitionListener = (
   monitor: Monitor,
