@@ -7,14 +7,19 @@
 
 import type { SampleSink } from "./sample_sink.ts";
 import type { EventSink } from "./event_sink.ts";
-import type { RuleConfig } from "../config/types.ts";
+import { isReferenceRule, type RuleConfig } from "../config/types.ts";
 import { SampleRing } from "./ring.ts";
 import { toNumberU64 } from "../base/u64.ts";
-import { createRule, type MonitorRule } from "./monitor_rule.ts";
+import type { MonitorRule } from "./monitor_rule.ts";
+import { ReferenceRule } from "./reference_rule.ts";
+import { ReferenceRules } from "./reference_rules.ts";
+import { SignalRule } from "./signal_rule.ts";
 
 /**
  * Told of every rule transition (for summaries and metrics), after the
- * events log has its marker. Runs at transitions only, never per sample.
+ * events log has its marker. Runs at transitions only, never per sample,
+ * in configuration order, once every rule has been evaluated on the
+ * sample.
  */
 export type TransitionListener = (
   monitor: Monitor,
@@ -116,6 +121,16 @@ export class Monitor implements SampleSink {
   /** Value columns per sample. */
   readonly columns: number;
   readonly #sink: EventSink;
+  // The rules by kind, each list of one class, so the per-sample loops
+  // make the same call every time: the reference rules' state machines in
+  // one set, evaluated in one call, and the signal rules. Beside each, the
+  // rule's place in `rules`.
+  readonly #reference: ReferenceRules;
+  readonly #referenceAt: Int32Array;
+  readonly #signal: readonly SignalRule[];
+  readonly #signalAt: Int32Array;
+  // Per rule in `rules`: 1 when it changed state on this sample.
+  readonly #changed: Uint8Array;
   readonly #listener: TransitionListener | undefined;
   readonly #observer: SampleObserver | undefined;
   // Per rule: when it last started or ended (wall clock, for timestamps;
@@ -148,7 +163,25 @@ export class Monitor implements SampleSink {
       hooks.sharedRing,
     );
     this.words = this.ring.words;
-    this.rules = options.rules.map((r) => createRule(r, options.depth));
+    const referenceCount = options.rules.filter(isReferenceRule).length;
+    this.#reference = new ReferenceRules(referenceCount);
+    this.#referenceAt = new Int32Array(referenceCount);
+    const signal: SignalRule[] = [];
+    const signalAt: number[] = [];
+    this.rules = options.rules.map((config, i) => {
+      if (isReferenceRule(config)) {
+        const rule = new ReferenceRule(config, options.depth, this.#reference);
+        this.#referenceAt[rule.index] = i;
+        return rule;
+      }
+      const rule = new SignalRule(config, options.depth);
+      signal.push(rule);
+      signalAt.push(i);
+      return rule;
+    });
+    this.#signal = signal;
+    this.#signalAt = Int32Array.from(signalAt);
+    this.#changed = new Uint8Array(this.rules.length);
     this.#changedAtMs = new Float64Array(this.rules.length).fill(NaN);
     this.#changedAtMono = new Float64Array(this.rules.length);
     this.#activeMs = new Float64Array(this.rules.length);
@@ -210,18 +243,47 @@ export class Monitor implements SampleSink {
    * was already active, then evaluate every rule; the first activation dumps
    * the whole ring (quirks included, see docs/spec/reference-semantics.md §4).
    * Then the observer, if any, sees the record.
+   *
+   * Every rule is evaluated before any change is reported, and changes
+   * are then reported in configuration order: the log and the sink see
+   * exactly what evaluating and reporting rule by rule gives (a rule's
+   * evaluation reads only the ring and its own state), and the common
+   * sample, where nothing changes, is two tight loops.
    */
   commit(): void {
     this.#samples++;
     const ring = this.ring;
     ring.publish();
-    const sink = this.#sink;
     if (this.#blindDropped > 0) this.#resumed();
     if (this.#activeRules > 0) this.#row(0);
+    const reference = this.#reference;
+    let changes = 0;
+    if (reference.size > 0) {
+      changes = reference.evaluate(ring);
+      for (let c = 0; c < changes; c++) {
+        this.#changed[this.#referenceAt[reference.changes[c]]] = 1;
+      }
+    }
+    const signal = this.#signal;
+    for (let j = 0; j < signal.length; j++) {
+      if (!signal[j].evaluate(ring)) continue;
+      this.#changed[this.#signalAt[j]] = 1;
+      changes++;
+    }
+    if (changes > 0) this.#report();
+    this.#observer?.observe(this.words, ring.offsetBack(0));
+  }
+
+  /** Reports the rules flagged in #changed, in configuration order. */
+  #report(): void {
+    const ring = this.ring;
+    const sink = this.#sink;
     const rules = this.rules;
+    const changed = this.#changed;
     for (let i = 0; i < rules.length; i++) {
+      if (changed[i] === 0) continue;
+      changed[i] = 0;
       const rule = rules[i];
-      if (!rule.evaluate(ring)) continue;
       if (rule.active) {
         this.#events++;
         if (++this.#activeRules === 1) {
@@ -244,7 +306,6 @@ export class Monitor implements SampleSink {
         this.#listener?.(this, i, false, now);
       }
     }
-    this.#observer?.observe(this.words, ring.offsetBack(0));
   }
 
   /**
