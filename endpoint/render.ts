@@ -15,6 +15,7 @@ import process from "node:process";
 import {
   INTERVAL_BOUNDS_S,
   LATENESS_BOUNDS_S,
+  type PollStats,
 } from "../collectors/poll_stats.ts";
 import { READ_BOUNDS_S } from "../collectors/read_stats.ts";
 import { configuredDevice } from "../config/device.ts";
@@ -158,6 +159,24 @@ export class MetricsRenderer {
   }
 
   /**
+   * One histogram family in seconds with a histogram per monitor;
+   * `of` returns undefined for a monitor the family does not apply to.
+   */
+  #perMonitorHistogram(
+    w: ExpositionWriter,
+    name: string,
+    help: string,
+    bounds: readonly number[],
+    of: (i: number) => readonly [Float64Array, number] | undefined,
+  ): void {
+    w.family(`${P}${name}`, "histogram", help, "seconds");
+    this.#labels.forEach((l, i) => {
+      const h = of(i);
+      if (h !== undefined) w.histogram(l.monitor, bounds, h[0], h[1]);
+    });
+  }
+
+  /**
    * One family with a sample per monitor (`{monitor="..."}`); `value`
    * returns undefined for a monitor the family does not apply to.
    */
@@ -256,22 +275,17 @@ export class MetricsRenderer {
       (i) => monitors[i].ring.capacity,
     );
 
-    w.family(
-      `${P}poll_lateness_seconds`,
-      "histogram",
+    const polled = (
+      of: (stats: PollStats) => readonly [Float64Array, number],
+    ) =>
+    (i: number) => polls[i] === undefined ? undefined : of(polls[i]);
+    this.#perMonitorHistogram(
+      w,
+      "poll_lateness_seconds",
       "How long after it was due each poll of the source ran.",
-      "seconds",
+      LATENESS_BOUNDS_S,
+      polled((s) => [s.latenessCounts, s.latenessSumS]),
     );
-    this.#labels.forEach((l, i) => {
-      const stats = polls[i];
-      if (stats === undefined) return;
-      w.histogram(
-        l.monitor,
-        LATENESS_BOUNDS_S,
-        stats.latenessCounts,
-        stats.latenessSumS,
-      );
-    });
     per(
       [
         "poll_lateness_max_seconds",
@@ -293,22 +307,13 @@ export class MetricsRenderer {
           ? undefined
           : metrics.monitors[i].config.samplePeriodNs / 1e9,
     );
-    w.family(
-      `${P}source_interval_seconds`,
-      "histogram",
+    this.#perMonitorHistogram(
+      w,
+      "source_interval_seconds",
       "Time between consecutive samples of the source: the period it achieved.",
-      "seconds",
+      INTERVAL_BOUNDS_S,
+      polled((s) => [s.intervalCounts, s.intervalSumS]),
     );
-    this.#labels.forEach((l, i) => {
-      const stats = polls[i];
-      if (stats === undefined) return;
-      w.histogram(
-        l.monitor,
-        INTERVAL_BOUNDS_S,
-        stats.intervalCounts,
-        stats.intervalSumS,
-      );
-    });
     per(
       [
         "source_late_samples",
@@ -360,17 +365,13 @@ export class MetricsRenderer {
   #reads(w: ExpositionWriter): void {
     const reads = this.#metrics.monitors.map((m) => m.collector.readStats);
     const per = this.#perMonitor.bind(this, w);
-    w.family(
-      `${P}source_read_seconds`,
-      "histogram",
+    this.#perMonitorHistogram(
+      w,
+      "source_read_seconds",
       "How long each sample's reads of the device took (the sample's timestamp is taken right after them).",
-      "seconds",
+      READ_BOUNDS_S,
+      (i) => reads[i] && [reads[i].readCounts, reads[i].readSumS],
     );
-    this.#labels.forEach((l, i) => {
-      const stats = reads[i];
-      if (stats === undefined) return;
-      w.histogram(l.monitor, READ_BOUNDS_S, stats.readCounts, stats.readSumS);
-    });
     per(
       [
         "source_read_last_seconds",

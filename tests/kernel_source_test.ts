@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT, runMain } from "./cli_util.ts";
-import { canMakeNamespaces, denoIn, run, withVethPair } from "./netns.ts";
+import {
+  canMakeNamespaces,
+  denoIn,
+  run,
+  type VethEnd,
+  withVethPair,
+} from "./netns.ts";
 import { tempDir } from "./temp_dir.ts";
 import { until } from "./until.ts";
 
@@ -40,44 +46,20 @@ Deno.test({
         above: 0
 `,
       );
-      const agent = denoIn(b.namespace, [
-        join(ROOT, "main.ts"),
-        "run",
-        "--config",
-        config,
-        // The namespace is the agent's own: no other listener to meet.
-        "--listen",
-        "127.0.0.1:9477",
+      const agent = startAgent(b.namespace, config, [
         "--metrics-window",
         "1",
-      ], { stdout: "piped", stderr: "piped" }).spawn();
+      ]);
       const output = agent.output();
       let stopped = false;
       try {
         // The rule needs a sample before the burst: the first has no
         // increase.
-        await until("a sample", () => {
-          const samples = scrape(b.namespace).match(
-            /^dpu_traceback_samples_total\{[^}]*\} (\d+)$/m,
-          );
-          return samples !== null && Number(samples[1]) > 0;
-        });
-        await run(
-          "ip",
-          "netns",
-          "exec",
-          a.namespace,
-          Deno.execPath(),
-          "run",
-          "-A",
-          "--unstable-net",
-          join(ROOT, "tests/fixtures/udp_send.ts"),
-          a.address,
-          b.address,
-          "9",
-          String(COUNT),
-          String(PAYLOAD),
+        await until(
+          "a sample",
+          () => monitorMetric(scrape(b.namespace), "samples_total") > 0,
         );
+        await sendBurst(a, b);
         // The rule ends on the first sample without packets, once the
         // kernel has counted every datagram.
         await until(
@@ -152,6 +134,54 @@ function scrape(namespace: string): string {
     stderr: "piped",
   }).outputSync();
   return output.success ? new TextDecoder().decode(output.stdout) : "";
+}
+
+/**
+ * The agent with `config` in `namespace`, listening there on 127.0.0.1:9477
+ * (the namespace is its own: no other listener to meet).
+ */
+function startAgent(
+  namespace: string,
+  config: string,
+  extra: readonly string[] = [],
+): Deno.ChildProcess {
+  return denoIn(namespace, [
+    join(ROOT, "main.ts"),
+    "run",
+    "--config",
+    config,
+    "--listen",
+    "127.0.0.1:9477",
+    ...extra,
+  ], { stdout: "piped", stderr: "piped" }).spawn();
+}
+
+/** Sends COUNT datagrams of PAYLOAD bytes from `a` to `b`, as fast as it can. */
+function sendBurst(a: VethEnd, b: VethEnd): Promise<string> {
+  return run(
+    "ip",
+    "netns",
+    "exec",
+    a.namespace,
+    Deno.execPath(),
+    "run",
+    "-A",
+    "--unstable-net",
+    join(ROOT, "tests/fixtures/udp_send.ts"),
+    a.address,
+    b.address,
+    "9",
+    String(COUNT),
+    String(PAYLOAD),
+  );
+}
+
+/** A monitor-wide sample's value in exposition `text` (NaN if absent). */
+function monitorMetric(text: string, name: string): number {
+  return Number(
+    text.match(new RegExp(`^dpu_traceback_${name}\\{[^}]*\\} (\\S+)$`, "m"))
+      ?.[1],
+  );
 }
 
 /** A sample's value in exposition `text`, or undefined. */
@@ -237,42 +267,18 @@ Deno.test({
         above: 1/s
 `,
       );
-      const agent = denoIn(b.namespace, [
-        join(ROOT, "main.ts"),
-        "run",
-        "--config",
-        config,
-        "--listen",
-        "127.0.0.1:9477",
-      ], { stdout: "piped", stderr: "piped" }).spawn();
+      const agent = startAgent(b.namespace, config);
       const output = agent.output();
       let stopped = false;
       try {
-        await until("some samples", () => {
-          const samples = scrape(b.namespace).match(
-            /^dpu_traceback_samples_total\{[^}]*\} (\d+)$/m,
-          );
-          return samples !== null && Number(samples[1]) > 10;
-        });
+        await until(
+          "some samples",
+          () => monitorMetric(scrape(b.namespace), "samples_total") > 10,
+        );
         // Every thread of the agent stops; the kernel goes on counting.
         agent.kill("SIGSTOP");
         try {
-          await run(
-            "ip",
-            "netns",
-            "exec",
-            a.namespace,
-            Deno.execPath(),
-            "run",
-            "-A",
-            "--unstable-net",
-            join(ROOT, "tests/fixtures/udp_send.ts"),
-            a.address,
-            b.address,
-            "9",
-            String(COUNT),
-            String(PAYLOAD),
-          );
+          await sendBurst(a, b);
         } finally {
           agent.kill("SIGCONT");
         }
@@ -295,15 +301,11 @@ Deno.test({
             "burst rate",
           ) === 1;
         });
-        const value = (name: string) =>
-          Number(
-            metrics.match(
-              new RegExp(`^dpu_traceback_${name}\\{[^}]*\\} (\\S+)$`, "m"),
-            )
-              ?.[1],
-          );
-        assert.equal(value("lost_samples_total"), 0);
-        assert.ok(value("source_late_samples_total") >= 1, metrics);
+        assert.equal(monitorMetric(metrics, "lost_samples_total"), 0);
+        assert.ok(
+          monitorMetric(metrics, "source_late_samples_total") >= 1,
+          metrics,
+        );
         assert.equal(
           metric(metrics, "rule_activations_total", undefined, "burst"),
           1,
@@ -351,32 +353,19 @@ Deno.test({
       - { name: rx_packets, data_id: "netdev:rx_packets" }
 `,
       );
-      const agent = denoIn(b.namespace, [
-        join(ROOT, "main.ts"),
-        "run",
-        "--config",
-        config,
-        "--listen",
-        "127.0.0.1:9477",
-      ], { stdout: "piped", stderr: "piped" }).spawn();
+      const agent = startAgent(b.namespace, config);
       const output = agent.output();
-      const value = (text: string, name: string) =>
-        Number(
-          text.match(
-            new RegExp(`^dpu_traceback_${name}\\{[^}]*\\} (\\S+)$`, "m"),
-          )?.[1],
-        );
       let stopped = false;
       let metrics = "";
       try {
         await until("some samples", () => {
           metrics = scrape(b.namespace);
-          return value(metrics, "samples_total") > 10;
+          return monitorMetric(metrics, "samples_total") > 10;
         });
         await run("ip", "-n", b.namespace, "link", "del", b.interface);
         await until("the fault on /metrics", () => {
           metrics = scrape(b.namespace);
-          return value(metrics, "source_up") === 0;
+          return monitorMetric(metrics, "source_up") === 0;
         });
         // As a driver reload leaves it: the same name, a new ifindex.
         await run(
@@ -392,8 +381,8 @@ Deno.test({
         );
         await until("samples after the gap, on /metrics", () => {
           metrics = scrape(b.namespace);
-          return value(metrics, "blind_periods_total") === 1 &&
-            value(metrics, "source_up") === 1;
+          return monitorMetric(metrics, "blind_periods_total") === 1 &&
+            monitorMetric(metrics, "source_up") === 1;
         });
         agent.kill("SIGTERM");
         stopped = true;
@@ -409,7 +398,7 @@ Deno.test({
       const [, lost, from, to] = gaps[0].match(
         /^<<Gap>> Time: \S+, Dropped samples: (\d+), From: (\S+), To: (\S+)$/,
       )!;
-      assert.equal(Number(lost), value(metrics, "lost_samples_total"));
+      assert.equal(Number(lost), monitorMetric(metrics, "lost_samples_total"));
       // Every period between the last sample before and the first after
       // is a lost sample, and no more than fit between them.
       const spanMs = Date.parse(to) - Date.parse(from);
