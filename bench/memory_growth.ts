@@ -8,7 +8,8 @@
  * VmRSS, VmHWM) and scrapes /metrics as Prometheus would
  * (process_resident_memory_bytes), prints one row per reading, and at the
  * end the slope of RssAnon and of VmRSS (MB/min, least squares) over the
- * last `--fit` share of the run (default the last half).
+ * last `--fit` share of the run (default the last half), and the CPU
+ * (utime + stime) it used from the first reading to the last.
  *
  * With `--trace-gc` the agent also runs with V8's `--trace-gc`; each
  * isolate (the main thread, the endpoint's Worker, ...) is then a column
@@ -58,6 +59,13 @@ async function status(pid: number): Promise<Reading> {
   const kb = (name: string) =>
     Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)![1]);
   return Object.fromEntries(FIELDS.map((f) => [f, kb(f) / 1024])) as Reading;
+}
+
+/** utime + stime of `pid`, s (fields 14 and 15 of /proc/PID/stat). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ 100
 }
 
 /** Least-squares slope of y over x. */
@@ -174,20 +182,26 @@ console.log(
 console.log(
   `demo for ${SECONDS} s, a reading every ${EVERY} s, alerting ${
     values["no-alerting"] ? "off" : "on"
-  }, V8 flags ${v8 || "none"}, extra arguments: ${positionals.join(" ")}`,
+  }, V8 flags ${v8 || "none"}, MALLOC_ARENA_MAX ${
+    Deno.env.get("MALLOC_ARENA_MAX") ?? "unset"
+  }, extra arguments: ${positionals.join(" ")}`,
 );
 const f = (x: number) => x.toFixed(1).padStart(6);
 const isolates = () => [...heaps.keys()];
 let header = false;
-const rows: { t: number; r: Reading }[] = [];
+const rows: { t: number; r: Reading; cpu: number }[] = [];
 const t0 = performance.now();
 try {
   for (let k = 1; k * EVERY <= SECONDS; k++) {
     const wait = t0 + k * EVERY * 1000 - performance.now();
     await new Promise((r) => setTimeout(r, Math.max(0, wait)));
     const t = (performance.now() - t0) / 1000;
-    const [r, scraped] = [await status(child.pid), await scrapeRss()];
-    rows.push({ t, r });
+    const [r, cpu, scraped] = [
+      await status(child.pid),
+      await cpuSeconds(child.pid),
+      await scrapeRss(),
+    ];
+    rows.push({ t, r, cpu });
     if (!header) {
       console.log(
         `${"s".padStart(6)} ${FIELDS.map((x) => x.padStart(8)).join(" ")} ${
@@ -219,12 +233,15 @@ try {
       }, VmRSS ${per("VmRSS")}`,
   );
   if (rows.length > 1) {
-    const [a, b] = [rows[0].r, rows.at(-1)!.r];
+    const [first, last] = [rows[0], rows.at(-1)!];
+    const [a, b] = [first.r, last.r];
     console.log(
       `first -> last reading: RssAnon ${a.RssAnon.toFixed(1)} -> ${
         b.RssAnon.toFixed(1)
       } MB, RssFile ${a.RssFile.toFixed(1)} -> ${b.RssFile.toFixed(1)} MB, ` +
-        `VmHWM ${b.VmHWM.toFixed(1)} MB; pushes received ${pushes}; ` +
+        `VmHWM ${b.VmHWM.toFixed(1)} MB; CPU ${
+          (100 * (last.cpu - first.cpu) / (last.t - first.t)).toFixed(2)
+        } % of a core; pushes received ${pushes}; ` +
         `load average ${await loadavg()} at the end`,
     );
   }
