@@ -3,7 +3,9 @@
  * demo` (deploy/demo.yaml's simulated NIC, 10 kHz, nine rules that fire
  * every 20 s cycle, the endpoint on 127.0.0.1) with `alerting:` pushing to
  * a minimal Alertmanager in this process (127.0.0.1, answers every push
- * 200 and keeps nothing), under the demo task's V8 flag, for `--seconds`.
+ * 200 and keeps nothing), under the demo task's V8 flag and
+ * MALLOC_ARENA_MAX (2; `--malloc-arena-max unset` for glibc's default),
+ * for `--seconds`.
  * Every `--every` s it reads /proc/PID/status (RssAnon, RssFile, RssShmem,
  * VmRSS, VmHWM) and scrapes /metrics as Prometheus would
  * (process_resident_memory_bytes), prints one row per reading, and at the
@@ -19,6 +21,7 @@
  *
  * Run: deno run -A bench/memory_growth.ts [--seconds 600] [--every 15]
  *        [--fit 0.5] [--no-alerting] [--trace-gc] [--v8-flags FLAGS]
+ *        [--malloc-arena-max 2|N|unset]
  *        [-- extra demo arguments, e.g. --listen off]
  *
  * @module
@@ -40,6 +43,8 @@ const { values, positionals } = parseArgs({
     "no-alerting": { type: "boolean", default: false },
     "trace-gc": { type: "boolean", default: false },
     "v8-flags": { type: "string", default: "--max-semi-space-size=1" },
+    // As the demo task sets it; "unset" for glibc's default.
+    "malloc-arena-max": { type: "string", default: "2" },
   },
 });
 const SECONDS = Number(values.seconds);
@@ -111,6 +116,8 @@ const config = {
 const file = join(dir, "demo.yaml");
 await Deno.writeTextFile(file, stringify(config));
 
+const ARENAS = values["malloc-arena-max"];
+if (ARENAS === "unset") Deno.env.delete("MALLOC_ARENA_MAX");
 const v8 = [values["v8-flags"], values["trace-gc"] ? "--trace-gc" : ""]
   .filter((f) => f !== "").join(",");
 const child = new Deno.Command(Deno.execPath(), {
@@ -131,6 +138,7 @@ const child = new Deno.Command(Deno.execPath(), {
     String(SECONDS + 30),
     ...positionals,
   ],
+  env: ARENAS === "unset" ? {} : { MALLOC_ARENA_MAX: ARENAS },
   stdin: "null",
   stdout: "piped",
   stderr: "piped",
@@ -182,9 +190,9 @@ console.log(
 console.log(
   `demo for ${SECONDS} s, a reading every ${EVERY} s, alerting ${
     values["no-alerting"] ? "off" : "on"
-  }, V8 flags ${v8 || "none"}, MALLOC_ARENA_MAX ${
-    Deno.env.get("MALLOC_ARENA_MAX") ?? "unset"
-  }, extra arguments: ${positionals.join(" ")}`,
+  }, V8 flags ${v8 || "none"}, MALLOC_ARENA_MAX ${ARENAS}, extra arguments: ${
+    positionals.join(" ")
+  }`,
 );
 const f = (x: number) => x.toFixed(1).padStart(6);
 const isolates = () => [...heaps.keys()];
