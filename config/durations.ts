@@ -22,7 +22,7 @@
 
 import { quoteText } from "./errors.ts";
 import { MAX_RULE_DURATION_NS } from "./limits.ts";
-import { bad, ok, type Parsed } from "./values.ts";
+import { bad, ok, type Parsed } from "./parsed.ts";
 
 /** Nanoseconds per unit, by every accepted spelling. */
 const UNITS: Readonly<Record<string, number>> = {

@@ -29,14 +29,9 @@ import {
   type SignalRuleConfig,
 } from "./types.ts";
 import { bad, comparisonType, dataId, grammar, u64 } from "./values.ts";
+import { SIGNAL_KEYS } from "./signal_keys.ts";
 
-/** The keys that make a rule a signal rule, each naming the column it watches. */
-export const SIGNAL_KEYS: readonly SignalKind[] = [
-  "value",
-  "increase",
-  "rate",
-  "ratio",
-];
+export { SIGNAL_KEYS };
 
 /** Keys only a signal rule has, besides its signal key. */
 const SIGNAL_ONLY_KEYS = [

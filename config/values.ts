@@ -31,46 +31,9 @@ import {
 import { nearest } from "./suggest.ts";
 import { docaDataId } from "./doca_counters.ts";
 import type { ComparisonType, GpuMode } from "./types.ts";
+import { bad, ok, type Parsed } from "./parsed.ts";
 
-/** The outcome of parsing one value outside a document. */
-export type Parsed<T> =
-  | { readonly ok: true; readonly value: T }
-  | {
-    readonly ok: false;
-    readonly problem: string;
-    readonly kind: ProblemKind;
-  };
-
-/**
- * Wraps a parsed value as a success.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { ok } from "./values.ts";
- *
- * assert.deepEqual(ok(3), { ok: true, value: 3 });
- * ```
- */
-export function ok<T>(value: T): Parsed<T> {
-  return { ok: true, value };
-}
-
-/**
- * Wraps a problem as a failure; `kind` picks TypeError ("type", the default)
- * or RangeError ("range") for the message built from it.
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * import { bad } from "./values.ts";
- *
- * assert.deepEqual(bad("must not be negative", "range"), { ok: false, problem: "must not be negative", kind: "range" });
- * ```
- */
-export function bad<T>(problem: string, kind: ProblemKind = "type"): Parsed<T> {
-  return { ok: false, problem, kind };
-}
+export { bad, ok, type Parsed };
 
 /**
  * The words for a zod issue, for every field that gives none of its own:

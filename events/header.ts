@@ -9,24 +9,14 @@
 import { stringify } from "csv-stringify/sync";
 import {
   type ColumnConfig,
-  type ComparisonType,
   DEFAULT_SEVERITY,
   isReferenceRule,
   type RuleConfig,
   type SignalRuleConfig,
 } from "../config/types.ts";
+import { HEADER_PREFIX, HEADER_TYPE_NAMES } from "./header_names.ts";
 
-/** The words that open a header block, before the writer's version. */
-export const HEADER_PREFIX = "Telemetry monitor :";
-
-/** How the reference prints each comparison type in the header. */
-export const HEADER_TYPE_NAMES: Readonly<Record<ComparisonType, string>> = {
-  inc_gt: "incremental",
-  dt_gt: "differential_greater_than",
-  dt_lt: "differential_less_than",
-  gt: "greater_than",
-  lt: "less_than",
-};
+export { HEADER_PREFIX, HEADER_TYPE_NAMES };
 
 /** What the header block describes. */
 export interface HeaderOptions {

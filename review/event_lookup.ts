@@ -32,7 +32,7 @@
 
 import { formatTimePoint, NS_PER_SECOND } from "../base/time_point.ts";
 import type { EventKey } from "../events/event_link.ts";
-import { HEADER_PREFIX } from "../events/header.ts";
+import { HEADER_PREFIX } from "../events/header_names.ts";
 import { BlockFile, type FileOpener } from "./block_file.ts";
 import { Blocks } from "./blocks.ts";
 import { ChartBudget } from "./chart_budget.ts";

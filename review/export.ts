@@ -17,7 +17,7 @@ import {
 } from "./event.ts";
 import type { FileSummary } from "./read.ts";
 import { type BlindPeriod, blindSeconds } from "./blind_periods.ts";
-import { SIGNAL_KEYS } from "../config/rule_schema.ts";
+import { SIGNAL_KEYS } from "../config/signal_keys.ts";
 import type { SignalKind } from "../config/types.ts";
 import { formatDecimal } from "./decimal.ts";
 import { isoTime } from "./reference_time.ts";

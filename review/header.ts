@@ -7,8 +7,8 @@
  */
 
 import type { ComparisonType, Direction, SignalKind } from "../config/types.ts";
-import { SIGNAL_KEYS } from "../config/rule_schema.ts";
-import { HEADER_PREFIX, HEADER_TYPE_NAMES } from "../events/header.ts";
+import { SIGNAL_KEYS } from "../config/signal_keys.ts";
+import { HEADER_PREFIX, HEADER_TYPE_NAMES } from "../events/header_names.ts";
 
 /**
  * A rule's type, short form: one of the reference's five comparison
