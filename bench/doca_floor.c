@@ -38,7 +38,7 @@
  * It stops after DURATION_S seconds, or at SIGTERM/SIGINT, and prints one
  * JSON line on stdout: samples, polls, SKIPPED polls, samples lost (gaps
  * in sample_id), the wait it ended at, its own CPU (getrusage RUSAGE_SELF,
- * user + system) and the checksum.
+ * user + system) and the checksum (a string: a u64).
  *
  *   cc -O2 -o bench/out/doca_floor bench/doca_floor.c -ldl
  *   bench/out/doca_floor LIB_DIR DEVICE PERIOD_NS DEPTH DURATION_S DATA_ID...
