@@ -351,7 +351,7 @@ int main(int argc, char **argv) {
   printf("{\"period_ns\":%" PRIu64 ",\"data_ids\":%u,\"ring_samples\":%u,"
          "\"samples\":%" PRIu64 ",\"polls\":%" PRIu64 ",\"skipped_polls\":%" PRIu64
          ",\"lost_samples\":%" PRIu64 ",\"transient_errors\":%" PRIu64
-         ",\"wait_ms\":%.2f,\"cpu_s\":%.6f,\"checksum\":%" PRIu64 "}\n",
+         ",\"wait_ms\":%.2f,\"cpu_s\":%.6f,\"checksum\":\"%" PRIu64 "\"}\n",
          device_period, nids, ring, samples, polls, skipped, lost, transient,
          wait / 1e6, cpu_s, checksum);
   return 0;
