@@ -34,7 +34,7 @@ import { buildDocaSim } from "../tests/fixtures/libdoca_sim/build.ts";
 const TICKS_PER_S = 100; // USER_HZ on Linux
 
 /** 16 data IDs the simulator supports: the port, transport and PCIe families. */
-const COLUMNS: ColumnConfig[] = [
+export const COLUMNS: ColumnConfig[] = [
   ...[1, 2, 3, 4, 5, 6].map((c) => ({
     name: `rx_${c}`,
     dataId: `0x102000${c.toString(16).padStart(2, "0")}00000000`,
@@ -61,7 +61,7 @@ const COLUMNS: ColumnConfig[] = [
  * every sample.)
  */
 const TYPES: ComparisonType[] = ["gt", "lt", "dt_gt", "dt_lt", "inc_gt"];
-const RULES: RuleConfig[] = COLUMNS.map((_, i) => {
+export const RULES: RuleConfig[] = COLUMNS.map((_, i) => {
   const type = TYPES[i % TYPES.length];
   const value = type === "lt" || type === "dt_lt"
     ? 0n
@@ -83,7 +83,8 @@ async function cpuSeconds(): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
 }
 
-interface Run {
+/** One sampling run's figures. */
+export interface Run {
   periodNs: number;
   samples: number;
   wallS: number;
@@ -95,7 +96,7 @@ interface Run {
 }
 
 /** Samples for `seconds` at `periodNs`; CPU is measured after `warmupS`. */
-async function sample(
+export async function sample(
   libDir: string,
   dir: string,
   periodNs: number,
