@@ -113,11 +113,12 @@ export interface WindowSnapshot {
   readonly mean: Float64Array;
   /**
    * Every column: how often its value changes, seconds, as of this
-   * window: the median of its last {@linkcode REFRESH_CHANGES} intervals
-   * between changes, when at least 6 of them lie within 25 % of it. That
-   * is a counter a driver refreshes on a timer of its own (every 2 s for
-   * some, where a rule over a shorter window sees steps, not bursts), or
-   * one that moves every sample (the sample period). NaN until it has
+   * window: the window's mean sample interval when its last
+   * {@linkcode REFRESH_CHANGES} changes came on consecutive samples (it
+   * moves every sample); else the median of its last 8 intervals between
+   * changes, when at least 6 of them lie within 25 % of it (a counter a
+   * driver refreshes on a timer of its own, every 2 s for some, where a
+   * rule over a shorter window sees steps, not bursts). NaN until it has
    * changed often enough, and while its changes are irregular (traffic
    * that comes and goes says nothing of the refresh).
    */
@@ -247,13 +248,19 @@ export class WindowAggregator {
   readonly #sum: Float64Array; // of sample rates (counters) or values (gauges)
   readonly #min: Float64Array; // of sample rates (counters) or values (gauges)
   readonly #max: Float64Array;
-  // Since start, per column: when it last changed (ns; NaN: not yet), its
-  // newest intervals between changes (a ring of REFRESH_CHANGES), and how
-  // many intervals there have been.
+  // Since start, per column: when it last changed (ns; -1: not yet); how
+  // many changes in a row came on consecutive samples (a column that moves
+  // every sample costs no more than this count); and the newest intervals
+  // between changes that skipped samples (a ring of REFRESH_CHANGES, its
+  // next slot, how many there have been).
   readonly #changedNs: Float64Array;
+  readonly #streak: Float64Array;
   readonly #intervals: Float64Array;
+  readonly #intervalNext: Uint8Array;
   readonly #intervalCount: Float64Array;
   readonly #median = new Float64Array(REFRESH_CHANGES);
+  #previousNs = -1; // the sample before this one
+  #spanned = 0; // intervals summed into the window's span
 
   #completed: MutableSnapshot;
   #spare: MutableSnapshot;
@@ -297,8 +304,10 @@ export class WindowAggregator {
     this.#sum = new Float64Array(n);
     this.#min = new Float64Array(n);
     this.#max = new Float64Array(n);
-    this.#changedNs = new Float64Array(n).fill(NaN);
+    this.#changedNs = new Float64Array(n).fill(-1);
+    this.#streak = new Float64Array(n);
     this.#intervals = new Float64Array(n * REFRESH_CHANGES);
+    this.#intervalNext = new Uint8Array(n);
     this.#intervalCount = new Float64Array(n);
     this.#completed = emptySnapshot(n);
     this.#spare = emptySnapshot(n);
@@ -336,7 +345,11 @@ export class WindowAggregator {
       subU64(d, 0, tsLo, tsHi, prev[0], prev[1]);
       dt = toNumberU64(d[0], d[1]);
       t[SPAN] += dt;
+      this.#spanned++;
     }
+    const previousNs = hasPrev ? this.#previousNs : -1;
+    this.#previousNs = ts;
+    const changedNs = this.#changedNs;
     prev[0] = tsLo;
     prev[1] = tsHi;
 
@@ -353,7 +366,10 @@ export class WindowAggregator {
       const hi = words[o + 1];
       const p = 2 + 2 * k;
       if (hasPrev && (lo !== prev[p] || hi !== prev[p + 1])) {
-        this.#changed(k, ts);
+        const last = changedNs[k];
+        changedNs[k] = ts;
+        if (last === previousNs) this.#streak[k]++;
+        else if (last >= 0) this.#skipped(k, ts - last);
       }
       if (counter[k] === 1) {
         if (hasPrev) {
@@ -388,19 +404,21 @@ export class WindowAggregator {
     this.#hasPrev = true;
   }
 
-  // Column k's value changed at ts (ns): one more interval between changes.
-  #changed(k: number, ts: number): void {
-    const last = this.#changedNs[k];
-    this.#changedNs[k] = ts;
-    if (last !== last) return; // NaN: its first change
-    const count = this.#intervalCount[k];
-    this.#intervals[k * REFRESH_CHANGES + (count % REFRESH_CHANGES)] = ts -
-      last;
-    this.#intervalCount[k] = count + 1;
+  // Column k changed `ns` after its last change, samples between them.
+  #skipped(k: number, ns: number): void {
+    this.#streak[k] = 0;
+    const next = this.#intervalNext[k];
+    this.#intervals[k * REFRESH_CHANGES + next] = ns;
+    this.#intervalNext[k] = (next + 1) % REFRESH_CHANGES;
+    this.#intervalCount[k]++;
   }
 
   // Column k's refresh in seconds (see WindowSnapshot.refresh), or NaN.
   #refresh(k: number): number {
+    // Moving every sample: it refreshes at the sample period.
+    if (this.#streak[k] >= REFRESH_CHANGES && this.#spanned > 0) {
+      return this.#t[SPAN] / this.#spanned / 1e9;
+    }
     if (this.#intervalCount[k] < REFRESH_CHANGES) return NaN;
     const sorted = this.#median;
     sorted.set(
@@ -438,6 +456,7 @@ export class WindowAggregator {
     t[START] = start;
     t[END] = start + w;
     t[SPAN] = 0;
+    this.#spanned = 0;
     this.#increase.fill(0);
     this.#excludedNs.fill(0);
     this.#resets.fill(0);
