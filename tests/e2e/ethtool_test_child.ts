@@ -86,10 +86,12 @@ async function main(args: Args): Promise<void> {
     while (rxPackets(b.interface) - before < count) {
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
+    // Records reach this thread in batches, some taken before the count
+    // settled: the first taken after it settled is the one to compare.
+    const settledNs = BigInt(Date.now() + 2) * 1_000_000n;
     const ethtoolBefore = await run(args.ethtool, "-S", b.interface);
-    const at = sink.records.length;
-    await sink.nextRecord();
-    const record = sink.records[at];
+    await sink.nextRecord((r) => r[0] > settledNs);
+    const record = sink.records.find((r) => r[0] > settledNs)!;
     const ethtoolAfter = await run(args.ethtool, "-S", b.interface);
     controller.abort();
     await running;
