@@ -10,33 +10,37 @@
 
 import { isReferenceRule, type MonitorConfig } from "../config/types.ts";
 import { formatDuration } from "../base/units.ts";
-import type { WindowSnapshot } from "../metrics/aggregate.ts";
 
-/** One monitor as the check reads it: its configuration and its last window. */
+/**
+ * One monitor as the check reads it: its configuration and its columns'
+ * refresh, as its last window has it (`WindowSnapshot.refresh`,
+ * metrics/aggregate.ts).
+ */
 export interface RefreshCheckedMonitor {
   readonly config: MonitorConfig;
-  readonly aggregator: { readonly completed: WindowSnapshot };
+  readonly aggregator: {
+    readonly completed: { readonly refresh: ArrayLike<number> };
+  };
 }
 
 /**
  * Returns a check to call now and then (each metrics window will do): it
  * tells `warn`, once per rule, of every `rate` or `ratio` rule whose window
  * is shorter than its column's observed refresh
- * ({@linkcode WindowSnapshot.refresh}).
+ * (`WindowSnapshot.refresh`).
  *
  * @example A 10 ms rate over a counter that changes every 2 s
  * ```ts
  * import assert from "node:assert/strict";
  * import { refreshCheck } from "./refresh_check.ts";
  * import type { MonitorConfig } from "../config/types.ts";
- * import type { WindowSnapshot } from "../metrics/aggregate.ts";
  *
  * const config = {
  *   name: "p0",
  *   columns: [{ name: "rx_packets" }],
  *   rules: [{ name: "burst", signal: "rate", column: 0, windowNs: 10_000_000 }],
  * } as unknown as MonitorConfig;
- * const completed = { refresh: new Float64Array([2]) } as unknown as WindowSnapshot;
+ * const completed = { refresh: [2] };
  * const said: string[] = [];
  * const check = refreshCheck([{ config, aggregator: { completed } }], (m) => said.push(m));
  * check();

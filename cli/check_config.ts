@@ -9,7 +9,6 @@
 import { type LibraryProbe, probeNvml } from "../collectors/versions.ts";
 import { KernelCollector } from "../collectors/kernel/collector.ts";
 import { refreshCheck } from "../agent/refresh_check.ts";
-import type { WindowSnapshot } from "../metrics/aggregate.ts";
 import {
   describeNicGpus,
   type GpuListing,
@@ -126,9 +125,11 @@ async function checkKernelDevices(
     );
     // Where the kernel says how long it caches a counter, a shorter
     // window is known to see steps before the agent ever samples.
-    const completed = { refresh: source.cachedForS } as WindowSnapshot;
     refreshCheck(
-      [{ config: m, aggregator: { completed } }],
+      [{
+        config: m,
+        aggregator: { completed: { refresh: source.cachedForS() } },
+      }],
       (line) => lines.push(line),
       "as the kernel caches it: hw_counters/lifespan",
     )();

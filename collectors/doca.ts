@@ -177,8 +177,6 @@ export class DocaCollector implements Collector {
   #intervalMs: number;
   #closed = false;
   #lastSampleId = -1;
-  /** The newest sample's timestamp, ns (-1: none yet). */
-  #previousNs = -1;
   #polls = 0;
   #dropped = 0;
   #skippedPolls = 0;
@@ -376,11 +374,9 @@ export class DocaCollector implements Collector {
       const at = sink.claim();
       decodeFormat1Sample(words, src, columns, true, sink.words, at);
       // The period the device achieved, from its own timestamps.
-      const ns = toNumberU64(sink.words[at], sink.words[at + 1]);
-      if (this.#previousNs >= 0) {
-        this.pollStats.recordInterval((ns - this.#previousNs) / 1e9);
-      }
-      this.#previousNs = ns;
+      this.pollStats.recordSampleTime(
+        toNumberU64(sink.words[at], sink.words[at + 1]),
+      );
       sink.commit();
     }
     this.#adapt(n);

@@ -46,6 +46,13 @@ export const INTERVAL_BOUNDS_S: readonly number[] = [
   5,
 ];
 
+/** The numbers of a {@linkcode PollStats} before its histograms. */
+const SCALARS = 7;
+
+/** Slots {@linkcode PollStats.save} writes. */
+export const POLL_SLOTS = SCALARS + LATENESS_BOUNDS_S.length + 1 +
+  INTERVAL_BOUNDS_S.length + 1;
+
 /**
  * Counters of one poll loop. Recording allocates nothing (the histogram is
  * preallocated); error names come from a fixed set (the source's status
@@ -54,17 +61,25 @@ export const INTERVAL_BOUNDS_S: readonly number[] = [
  * @example Record two polls and an error
  * ```ts
  * import assert from "node:assert/strict";
- * import { INTERVAL_BOUNDS_S, PollStats } from "./poll_stats.ts";
+ * import { INTERVAL_BOUNDS_S, POLL_SLOTS, PollStats } from "./poll_stats.ts";
  *
  * const stats = new PollStats();
  * stats.recordPoll(0.3); // ran 0.3 ms after it was due
  * stats.recordPoll(7);
  * stats.recordError("DOCA_ERROR_AGAIN");
- * stats.recordInterval(0.0101); // 10.1 ms after the sample before
+ * stats.recordSampleTime(1_000_000_000); // sample times, ns
+ * stats.recordSampleTime(1_010_100_000); // 10.1 ms after the one before
  * assert.equal(stats.intervalCounts[INTERVAL_BOUNDS_S.indexOf(0.015)], 1);
  * assert.equal(stats.polls, 2);
  * assert.equal(stats.latenessMaxS, 0.007);
  * assert.equal(stats.errors.get("DOCA_ERROR_AGAIN"), 1);
+ *
+ * // Another thread's copy, through shared memory (the error names stay).
+ * const slots = new Float64Array(POLL_SLOTS);
+ * stats.save(slots, 0);
+ * const copy = new PollStats();
+ * copy.load(slots, 0);
+ * assert.deepEqual([copy.polls, copy.latenessMaxS], [2, 0.007]);
  * ```
  */
 export class PollStats {
@@ -108,6 +123,8 @@ export class PollStats {
   bufferFill = 0;
   /** The fullest the device's buffer has been at a poll, 0 to 1. */
   bufferFillMax = 0;
+  /** The newest sample's time, ns; -1 before the first. */
+  #sampleNs = -1;
 
   /**
    * Counts one poll that ran `lateMs` milliseconds after it was due
@@ -124,9 +141,12 @@ export class PollStats {
     this.latenessCounts[i]++;
   }
 
-  /** Counts one sample taken `intervalS` seconds after the previous one. */
-  recordInterval(intervalS: number): void {
-    const interval = intervalS > 0 ? intervalS : 0;
+  /** Counts the interval to a sample of time `ns` from the one before. */
+  recordSampleTime(ns: number): void {
+    const previous = this.#sampleNs;
+    this.#sampleNs = ns;
+    if (previous < 0) return;
+    const interval = ns > previous ? (ns - previous) / 1e9 : 0;
     this.intervalSumS += interval;
     const bounds = INTERVAL_BOUNDS_S;
     let i = 0;
@@ -139,6 +159,40 @@ export class PollStats {
     const fill = capacity > 0 ? Math.min(1, samples / capacity) : 0;
     this.bufferFill = fill;
     if (fill > this.bufferFillMax) this.bufferFillMax = fill;
+  }
+
+  /**
+   * Writes every figure but the error names into `slots` from `at`
+   * ({@linkcode POLL_SLOTS} of them): for another thread to
+   * {@linkcode load}.
+   */
+  save(slots: Float64Array, at: number): void {
+    slots[at] = this.polls;
+    slots[at + 1] = this.latenessSumS;
+    slots[at + 2] = this.latenessMaxS;
+    slots[at + 3] = this.lateSamples;
+    slots[at + 4] = this.intervalSumS;
+    slots[at + 5] = this.bufferFill;
+    slots[at + 6] = this.bufferFillMax;
+    slots.set(this.latenessCounts, at + SCALARS);
+    slots.set(this.intervalCounts, at + SCALARS + this.latenessCounts.length);
+  }
+
+  /** Reads what {@linkcode save} wrote at `at`. */
+  load(slots: Float64Array, at: number): void {
+    this.polls = slots[at];
+    this.latenessSumS = slots[at + 1];
+    this.latenessMaxS = slots[at + 2];
+    this.lateSamples = slots[at + 3];
+    this.intervalSumS = slots[at + 4];
+    this.bufferFill = slots[at + 5];
+    this.bufferFillMax = slots[at + 6];
+    const lateness = at + SCALARS;
+    const intervals = lateness + this.latenessCounts.length;
+    this.latenessCounts.set(slots.subarray(lateness, intervals));
+    this.intervalCounts.set(
+      slots.subarray(intervals, intervals + this.intervalCounts.length),
+    );
   }
 
   /** Counts one failed poll under the source's name for the error. */

@@ -36,7 +36,7 @@ export const READ_BOUNDS_S: readonly number[] = [
  * @example Two samples' reads at a 10 ms period, one of them too slow
  * ```ts
  * import assert from "node:assert/strict";
- * import { ReadStats } from "./read_stats.ts";
+ * import { READ_SLOTS, ReadStats } from "./read_stats.ts";
  *
  * const stats = new ReadStats(10);
  * assert.equal(stats.record(0.02), false); // 20 µs: within the period
@@ -45,6 +45,13 @@ export const READ_BOUNDS_S: readonly number[] = [
  * assert.equal(stats.slowReads, 1);
  * assert.equal(stats.readLastS, 0.012);
  * assert.equal(stats.readMaxS, 0.012);
+ *
+ * // Another thread's copy, through shared memory.
+ * const slots = new Float64Array(READ_SLOTS);
+ * stats.save(slots, 0);
+ * const copy = new ReadStats(10);
+ * copy.load(slots, 0);
+ * assert.deepEqual([copy.reads, copy.slowReads], [2, 1]);
  * ```
  */
 export class ReadStats {
@@ -93,4 +100,32 @@ export class ReadStats {
     this.slowReads++;
     return true;
   }
+
+  /**
+   * Writes every figure into `slots` from `at` ({@linkcode READ_SLOTS} of
+   * them): for another thread to {@linkcode load}.
+   */
+  save(slots: Float64Array, at: number): void {
+    slots[at] = this.reads;
+    slots[at + 1] = this.readSumS;
+    slots[at + 2] = this.readLastS;
+    slots[at + 3] = this.readMaxS;
+    slots[at + 4] = this.slowReads;
+    slots.set(this.readCounts, at + 5);
+  }
+
+  /** Reads what {@linkcode save} wrote at `at`. */
+  load(slots: Float64Array, at: number): void {
+    this.reads = slots[at];
+    this.readSumS = slots[at + 1];
+    this.readLastS = slots[at + 2];
+    this.readMaxS = slots[at + 3];
+    this.slowReads = slots[at + 4];
+    this.readCounts.set(
+      slots.subarray(at + 5, at + 5 + this.readCounts.length),
+    );
+  }
 }
+
+/** Slots {@linkcode ReadStats.save} writes. */
+export const READ_SLOTS = 5 + READ_BOUNDS_S.length + 1;

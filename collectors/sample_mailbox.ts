@@ -1,8 +1,8 @@
 /**
  * The shared memory through which a sampling thread hands its samples to
  * the monitor on the main thread: a ring of records and, per record, how
- * late it was taken, how long its reads took and how many samples the
- * source lost just before it. One writer, one reader; the written count,
+ * many samples the source lost just before it. One writer, one reader;
+ * the written count,
  * stored last with `Atomics.store`, publishes a record. Nothing is
  * allocated per record on either side.
  *
@@ -15,12 +15,6 @@
  */
 
 import type { SampleSink } from "../rules/sample_sink.ts";
-
-/** Per-record figures beside the record's words. */
-const LATE_MS = 0;
-const READ_MS = 1;
-const LOST_BEFORE = 2;
-const META = 3;
 
 /**
  * How many records a mailbox of a source sampling every `periodNs` holds:
@@ -56,8 +50,6 @@ export function mailboxCapacity(periodNs: number): number {
  * const writer = new SampleMailbox(1, 64);
  * const reader = new SampleMailbox(1, 64, writer.buffer);
  * writer.gap(3);
- * writer.lateMs = 12;
- * writer.readMs = 0.08;
  * const at = writer.claim();
  * writer.words.set([1000, 0, 7, 0], at);
  * writer.commit();
@@ -69,8 +61,8 @@ export function mailboxCapacity(periodNs: number): number {
  *   claim: () => 0,
  *   commit: () => got.push("record"),
  *   gap: (n) => got.push(`gap ${n}`),
- * }, (lateMs, readMs) => got.push(`late ${lateMs} read ${readMs}`));
- * assert.deepEqual(got, ["gap 3", "late 12 read 0.08", "record"]);
+ * });
+ * assert.deepEqual(got, ["gap 3", "record"]);
  * ```
  */
 export class SampleMailbox implements SampleSink {
@@ -82,13 +74,9 @@ export class SampleMailbox implements SampleSink {
   readonly capacity: number;
   /** The records: `2 * (1 + columns)` words each, as a monitor's ring. */
   readonly words: Uint32Array;
-  /** Writer: how late the record about to be committed was taken, ms. */
-  lateMs = 0;
-  /** Writer: how long its reads took, ms. */
-  readMs = 0;
-
   readonly #control: Int32Array;
-  readonly #meta: Float64Array;
+  /** Per record: the samples the source lost just before it. */
+  readonly #lostBefore: Float64Array;
   readonly #recordWords: number;
   /** Writer: samples lost since the last record. */
   #lost = 0;
@@ -109,14 +97,15 @@ export class SampleMailbox implements SampleSink {
     this.columns = columns;
     this.capacity = capacity;
     this.#recordWords = 2 * (1 + columns);
-    const metaBytes = 8 * META * capacity;
     this.buffer = buffer ??
-      new SharedArrayBuffer(8 + metaBytes + 4 * this.#recordWords * capacity);
+      new SharedArrayBuffer(
+        8 + 8 * capacity + 4 * this.#recordWords * capacity,
+      );
     this.#control = new Int32Array(this.buffer, 0, 2);
-    this.#meta = new Float64Array(this.buffer, 8, META * capacity);
+    this.#lostBefore = new Float64Array(this.buffer, 8, capacity);
     this.words = new Uint32Array(
       this.buffer,
-      8 + metaBytes,
+      8 + 8 * capacity,
       this.#recordWords * capacity,
     );
   }
@@ -127,13 +116,10 @@ export class SampleMailbox implements SampleSink {
     return (n & (this.capacity - 1)) * this.#recordWords;
   }
 
-  /** Writer: publishes the claimed record with its figures. */
+  /** Writer: publishes the claimed record with the loss before it. */
   commit(): void {
     const n = Atomics.load(this.#control, 0);
-    const m = (n & (this.capacity - 1)) * META;
-    this.#meta[m + LATE_MS] = this.lateMs;
-    this.#meta[m + READ_MS] = this.readMs;
-    this.#meta[m + LOST_BEFORE] = this.#lost;
+    this.#lostBefore[n & (this.capacity - 1)] = this.#lost;
     this.#lost = 0;
     Atomics.store(this.#control, 0, (n + 1) | 0);
   }
@@ -145,15 +131,11 @@ export class SampleMailbox implements SampleSink {
 
   /**
    * Reader: delivers every record not yet read into `sink` (a gap first
-   * where the source lost samples), telling `each` its figures before its
-   * commit. Records the writer overwrote before they were read are told
-   * to `sink` as lost. `each` gets the record's offset in `sink.words`,
-   * copied there. Returns the records delivered.
+   * where the source lost samples). Records the writer overwrote before
+   * they were read are told to `sink` as lost. Returns the records
+   * delivered.
    */
-  drain(
-    sink: SampleSink,
-    each: (lateMs: number, readMs: number, at: number) => void,
-  ): number {
+  drain(sink: SampleSink): number {
     const written = Atomics.load(this.#control, 0);
     let behind = (written - this.#read) | 0;
     // The slot after the newest may be being written now: a reader a
@@ -165,17 +147,15 @@ export class SampleMailbox implements SampleSink {
       behind -= overwritten;
     }
     const words = this.words;
-    const meta = this.#meta;
     const size = this.#recordWords;
     for (let k = 0; k < behind; k++) {
       const slot = this.#read & (this.capacity - 1);
-      const lost = meta[slot * META + LOST_BEFORE];
+      const lost = this.#lostBefore[slot];
       if (lost > 0) sink.gap(lost);
       const at = sink.claim();
       const ring = sink.words;
       const from = slot * size;
       for (let w = 0; w < size; w++) ring[at + w] = words[from + w];
-      each(meta[slot * META + LATE_MS], meta[slot * META + READ_MS], at);
       sink.commit();
       this.#read = (this.#read + 1) | 0;
     }

@@ -21,12 +21,8 @@
  */
 
 import type { SourceDevice, SourceState } from "../collectors/collector.ts";
-import {
-  INTERVAL_BOUNDS_S,
-  LATENESS_BOUNDS_S,
-  PollStats,
-} from "../collectors/poll_stats.ts";
-import { READ_BOUNDS_S, ReadStats } from "../collectors/read_stats.ts";
+import { POLL_SLOTS, PollStats } from "../collectors/poll_stats.ts";
+import { READ_SLOTS, ReadStats } from "../collectors/read_stats.ts";
 import type { NicGpus } from "../collectors/pcie_affinity.ts";
 import type { MonitorConfig } from "../config/types.ts";
 import type { EventsLogStats } from "../events/log.ts";
@@ -71,29 +67,16 @@ const RING_CAPACITY = 5;
 const STATE = 6;
 const SEEN = 7;
 const DATA_AT_MS = 8;
-const POLLS = 9;
-const LATENESS_SUM = 10;
-const LATENESS_MAX = 11;
-const FILL = 12;
-const FILL_MAX = 13;
-const LOG_BYTES = 14;
-const LOG_ERRORS = 15;
-const LOG_DROPPED = 16;
-const LOG_PENDING = 17;
-const TEXT_VERSION = 18;
-const LATENESS_COUNTS = 19;
-const ERROR_COUNTS = LATENESS_COUNTS + LATENESS_BOUNDS_S.length + 1;
-const READS = ERROR_COUNTS + MAX_ERROR_NAMES;
-const READ_SUM = READS + 1;
-const READ_LAST = READS + 2;
-const READ_MAX = READS + 3;
-const SLOW_READS = READS + 4;
-const READ_COUNTS = READS + 5;
-const LATE_SAMPLES = READ_COUNTS + READ_BOUNDS_S.length + 1;
-const INTERVAL_SUM = LATE_SAMPLES + 1;
-const INTERVAL_COUNTS = INTERVAL_SUM + 1;
-const BLIND_PERIODS = INTERVAL_COUNTS + INTERVAL_BOUNDS_S.length + 1;
-const FIXED_SLOTS = BLIND_PERIODS + 1;
+const LOG_BYTES = 9;
+const LOG_ERRORS = 10;
+const LOG_DROPPED = 11;
+const LOG_PENDING = 12;
+const TEXT_VERSION = 13;
+const BLIND_PERIODS = 14;
+const POLL = 15; // PollStats.save's slots
+const ERROR_COUNTS = POLL + POLL_SLOTS;
+const READ = ERROR_COUNTS + MAX_ERROR_NAMES; // ReadStats.save's slots
+const FIXED_SLOTS = READ + READ_SLOTS;
 // Per rule: active, activations, active ms, changed at ms, pending, and
 // the peak (a float64 like every slot; NaN before the first event, which
 // the word-by-word copy keeps a NaN).
@@ -273,14 +256,7 @@ export class StatePublisher {
       const stats = m.collector.pollStats;
       if (stats !== undefined) this.#writePoll(b, i, stats);
       const reads = m.collector.readStats;
-      if (reads !== undefined) {
-        s[b + READS] = reads.reads;
-        s[b + READ_SUM] = reads.readSumS;
-        s[b + READ_LAST] = reads.readLastS;
-        s[b + READ_MAX] = reads.readMaxS;
-        s[b + SLOW_READS] = reads.slowReads;
-        s.set(reads.readCounts, b + READ_COUNTS);
-      }
+      if (reads !== undefined) reads.save(s, b + READ);
       const log = m.log.stats;
       s[b + LOG_BYTES] = log.bytesWritten;
       s[b + LOG_ERRORS] = log.writeErrors;
@@ -353,15 +329,7 @@ export class StatePublisher {
 
   #writePoll(b: number, i: number, stats: PollStats): void {
     const s = this.#slots;
-    s[b + POLLS] = stats.polls;
-    s[b + LATENESS_SUM] = stats.latenessSumS;
-    s[b + LATENESS_MAX] = stats.latenessMaxS;
-    s[b + FILL] = stats.bufferFill;
-    s[b + FILL_MAX] = stats.bufferFillMax;
-    s.set(stats.latenessCounts, b + LATENESS_COUNTS);
-    s[b + LATE_SAMPLES] = stats.lateSamples;
-    s[b + INTERVAL_SUM] = stats.intervalSumS;
-    s.set(stats.intervalCounts, b + INTERVAL_COUNTS);
+    stats.save(s, b + POLL);
     if (stats.errors.size !== this.#names[i]) {
       // A new error name: rare (names come from a fixed set), so the text
       // is rewritten only then.
@@ -669,25 +637,7 @@ class MonitorReader {
       collector: {
         get pollStats() {
           if (stats === undefined) return undefined;
-          stats.polls = slots[b + POLLS];
-          stats.latenessSumS = slots[b + LATENESS_SUM];
-          stats.latenessMaxS = slots[b + LATENESS_MAX];
-          stats.bufferFill = slots[b + FILL];
-          stats.bufferFillMax = slots[b + FILL_MAX];
-          stats.latenessCounts.set(
-            slots.subarray(
-              b + LATENESS_COUNTS,
-              b + LATENESS_COUNTS + stats.latenessCounts.length,
-            ),
-          );
-          stats.lateSamples = slots[b + LATE_SAMPLES];
-          stats.intervalSumS = slots[b + INTERVAL_SUM];
-          stats.intervalCounts.set(
-            slots.subarray(
-              b + INTERVAL_COUNTS,
-              b + INTERVAL_COUNTS + stats.intervalCounts.length,
-            ),
-          );
+          stats.load(slots, b + POLL);
           stats.errors.clear();
           const known = names();
           for (let k = 0; k < known.length; k++) {
@@ -697,17 +647,7 @@ class MonitorReader {
         },
         get readStats() {
           if (reads === undefined) return undefined;
-          reads.reads = slots[b + READS];
-          reads.readSumS = slots[b + READ_SUM];
-          reads.readLastS = slots[b + READ_LAST];
-          reads.readMaxS = slots[b + READ_MAX];
-          reads.slowReads = slots[b + SLOW_READS];
-          reads.readCounts.set(
-            slots.subarray(
-              b + READ_COUNTS,
-              b + READ_COUNTS + reads.readCounts.length,
-            ),
-          );
+          reads.load(slots, b + READ);
           return reads;
         },
         ...(shape.devices.length > 0 ? { devices } : {}),

@@ -41,8 +41,8 @@
 
 import type { SampleSink } from "../../rules/sample_sink.ts";
 import type { Collector } from "../collector.ts";
-import { PollStats } from "../poll_stats.ts";
-import { ReadStats } from "../read_stats.ts";
+import { POLL_SLOTS, PollStats } from "../poll_stats.ts";
+import { READ_SLOTS, ReadStats } from "../read_stats.ts";
 import { formatDuration } from "../../base/units.ts";
 import { addNumberU64, geU64, msToNsU64, toNumberU64 } from "../../base/u64.ts";
 import { nearest } from "../../config/suggest.ts";
@@ -121,11 +121,10 @@ export const LATE_QUIET_MS = 60_000;
 /**
  * How often the main thread takes the sampling thread's samples into the
  * monitor, ms: rules and rows run this much behind the samples at most
- * (on an idle host). A Deno timer costs about 2 µs of CPU per ms of its
- * interval on the test VM whatever it does (bench/RESULTS.md, "Sampler
- * thread"): at 100 ms that was a fifth of the C floor's cost at 10 ms.
- * Within the alert's second, 250 ms leaves room for the sender's own look
- * and the peak it waits for.
+ * (on an idle host). Each drain is a Deno timer's wake-up, about 150 µs of
+ * CPU on the test VM whatever it does (bench/wakeup.ts); within the
+ * alert's second, 250 ms leaves room for the sender's own look and the
+ * peak it waits for.
  */
 export const DRAIN_MS = 250;
 
@@ -436,12 +435,6 @@ export class KernelCollector implements Collector {
   faults = 0;
   /** Samples lost so far (reported through `sink.gap`). */
   lostSamples = 0;
-  /**
-   * Per column, how long the kernel caches its value, s: an RDMA
-   * hw_counter's `lifespan`; NaN where nothing says (the column may still
-   * be refreshed by its driver on a timer, which only sampling shows).
-   */
-  readonly cachedForS: Float64Array;
   /** What {@linkcode run}'s thread got as its scheduling, once it started. */
   scheduling: string | undefined;
 
@@ -496,17 +489,6 @@ export class KernelCollector implements Collector {
       (() => performance.timeOrigin + performance.now());
     this.#monotonic = options.monotonic ?? (() => performance.now());
     this.#record = new Uint32Array(2 * (1 + targets.length));
-    this.cachedForS = Float64Array.from(targets, (t) => {
-      if (t.kind !== "rdma") return NaN;
-      try {
-        return rdmaHwCounterLifespanMs(t.owner, t.port, {
-          root: options.root,
-        }) /
-          1000;
-      } catch {
-        return NaN; // an older kernel without the file
-      }
-    });
     this.#readers = readers;
   }
 
@@ -557,6 +539,23 @@ export class KernelCollector implements Collector {
     );
   }
 
+  /**
+   * Per column, how long the kernel caches its value, s: an RDMA
+   * hw_counter's `lifespan`; NaN where nothing says (the column may still
+   * be refreshed by its driver on a timer, which only sampling shows).
+   */
+  cachedForS(): Float64Array {
+    return Float64Array.from(this.#targets, (t) => {
+      if (t.kind !== "rdma") return NaN;
+      try {
+        return rdmaHwCounterLifespanMs(t.owner, t.port, { root: this.#root }) /
+          1000;
+      } catch {
+        return NaN; // an older kernel without the file
+      }
+    });
+  }
+
   /** Whether the source is delivering (false while a fault lasts). */
   get up(): boolean {
     if (this.#control !== undefined) {
@@ -603,6 +602,15 @@ export class KernelCollector implements Collector {
       new URL("./sampler_worker.ts", import.meta.url),
       { type: "module" },
     );
+    // The thread records the statistics, as it samples; this one reads
+    // them at each drain. It carries on from these (a run after a run).
+    const polls = this.pollStats;
+    const reads = this.readStats;
+    const stats = new Float64Array(
+      new SharedArrayBuffer(8 * (POLL_SLOTS + READ_SLOTS)),
+    );
+    polls.save(stats, 0);
+    reads.save(stats, POLL_SLOTS);
     const start: SamplerStart = {
       device: this.#given,
       columns: this.#columns,
@@ -611,18 +619,7 @@ export class KernelCollector implements Collector {
       mailbox: mailbox.buffer,
       capacity,
       control: control.buffer as SharedArrayBuffer,
-    };
-    const period = this.#periodMs;
-    const polls = this.pollStats;
-    const reads = this.readStats;
-    let previousNs = -1;
-    const each = (lateMs: number, readMs: number, at: number) => {
-      polls.recordPoll(lateMs);
-      if (lateMs >= period) polls.lateSamples++;
-      reads.record(readMs);
-      const ns = toNumberU64(sink.words[at], sink.words[at + 1]);
-      if (previousNs >= 0) polls.recordInterval((ns - previousNs) / 1e9);
-      previousNs = ns;
+      stats: stats.buffer as SharedArrayBuffer,
     };
     // The source's own gaps and the mailbox's overruns both count as lost.
     const counted: SampleSink = {
@@ -643,8 +640,10 @@ export class KernelCollector implements Collector {
         for (; this.faults < faults; this.faults++) {
           polls.recordError("read failed");
         }
+        polls.load(stats, 0);
+        reads.load(stats, POLL_SLOTS);
         try {
-          mailbox.drain(counted, each);
+          mailbox.drain(counted);
         } catch (error) {
           failure ??= error as Error;
           Atomics.store(control, 0, 1);
@@ -762,6 +761,7 @@ export class KernelCollector implements Collector {
     if (geU64(lo, hi, record[0], record[1])) {
       addNumberU64(record, 0, lo, hi, 1);
     }
+    this.pollStats.recordSampleTime(toNumberU64(record[0], record[1]));
     if (this.#pendingGap > 0) {
       const lost = this.#pendingGap;
       this.#pendingGap = 0;

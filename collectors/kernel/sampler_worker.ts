@@ -28,7 +28,7 @@ import {
   timespecNs,
 } from "../../ffi/libc_clock.ts";
 import { errorMessage } from "../../base/error_message.ts";
-import type { SampleSink } from "../../rules/sample_sink.ts";
+import { POLL_SLOTS } from "../poll_stats.ts";
 
 /** What the main thread asks the sampling thread to do. */
 export interface SamplerStart {
@@ -44,6 +44,13 @@ export interface SamplerStart {
    * while the device delivers and 0 during a fault, and [2] at its faults.
    */
   readonly control: SharedArrayBuffer;
+  /**
+   * The source's poll and read statistics (`PollStats.save`, then
+   * `ReadStats.save`): the thread carries on from what is
+   * there and writes them back after every sample, for the main thread
+   * to read.
+   */
+  readonly stats: SharedArrayBuffer;
 }
 
 /** What the sampling thread says. */
@@ -98,18 +105,10 @@ self.onmessage = async (event: MessageEvent<SamplerStart>) => {
       start.mailbox,
     );
     const control = new Int32Array(start.control);
+    const stats = new Float64Array(start.stats);
     const sampler = collector;
-    // The read time must be in place before the record is published.
-    const sink: SampleSink = {
-      words: mailbox.words,
-      columns: mailbox.columns,
-      claim: () => mailbox.claim(),
-      commit: () => {
-        mailbox.readMs = sampler.readStats.readLastS * 1000;
-        mailbox.commit();
-      },
-      gap: (dropped) => mailbox.gap(dropped),
-    };
+    sampler.pollStats.load(stats, 0);
+    sampler.readStats.load(stats, POLL_SLOTS);
     sampleOnDeadlines({
       periodNs: start.samplePeriodNs,
       clock: {
@@ -125,8 +124,9 @@ self.onmessage = async (event: MessageEvent<SamplerStart>) => {
       },
       stopped: () => Atomics.load(control, 0) !== 0,
       sample: (lateNs) => {
-        mailbox.lateMs = lateNs / 1e6;
-        sampler.sample(sink, mailbox.lateMs);
+        sampler.sample(mailbox, lateNs / 1e6);
+        sampler.pollStats.save(stats, 0);
+        sampler.readStats.save(stats, POLL_SLOTS);
         Atomics.store(control, 1, sampler.up ? 1 : 0);
         Atomics.store(control, 2, sampler.faults);
       },

@@ -321,7 +321,6 @@ export class NvmlCollector implements Collector {
     const words = mailbox.recordWords;
     const stallMs = this.#stallMs;
     let read = 0;
-    let previousNs = -1; // the newest record's timestamp
     let lastWritten = 0;
     let lastProgressMs = performance.now();
     const drain = () => {
@@ -352,9 +351,7 @@ export class NvmlCollector implements Collector {
           ring[at + w] = mailbox.records[from + w];
         }
         stats.recordPoll(mailbox.lateness[from / words]);
-        const ns = toNumberU64(ring[at], ring[at + 1]);
-        if (previousNs >= 0) stats.recordInterval((ns - previousNs) / 1e9);
-        previousNs = ns;
+        stats.recordSampleTime(toNumberU64(ring[at], ring[at + 1]));
         sink.commit();
         read = (read + 1) | 0;
       }
