@@ -42,6 +42,7 @@ import { isReferenceRule } from "../config/types.ts";
 import { ROOT } from "../tests/cli_util.ts";
 import { buildDocaSim } from "../tests/fixtures/libdoca_sim/build.ts";
 import { COLUMNS, RULES, sample } from "./doca.ts";
+import { cpuSeconds, loadavg, median, range, threadRunNs } from "./proc_cpu.ts";
 
 const PERIOD_NS = 100_000;
 const DEPTH = 1024;
@@ -83,30 +84,6 @@ const C_WARMUP = count("c-warmup", 1);
 const IN_PROCESS = !values["no-in-process"];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const loadavg = () => Deno.readTextFileSync("/proc/loadavg").trim();
-
-/** utime + stime of `pid`, s (fields 14 and 15 of /proc/PID/stat). */
-function cpuSeconds(pid: number): number {
-  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** Run time of each live thread of `pid`, ns, with its name, by TID. */
-function threadRunNs(pid: number): Map<number, { comm: string; ns: number }> {
-  const threads = new Map<number, { comm: string; ns: number }>();
-  for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
-    try {
-      const at = `/proc/${pid}/task/${task.name}`;
-      const ns = Number(Deno.readTextFileSync(`${at}/schedstat`).split(" ")[0]);
-      const comm = Deno.readTextFileSync(`${at}/comm`).trim();
-      threads.set(Number(task.name), { comm, ns });
-    } catch {
-      // the thread ended between the listing and the read
-    }
-  }
-  return threads;
-}
 
 /** One thread's share of a core over the window. */
 interface ThreadShare {
@@ -299,16 +276,6 @@ function runInProcess(simDir: string, dir: string): Promise<Measured> {
     false,
   );
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const range = (xs: number[], digits = 2) =>
-  `${Math.min(...xs).toFixed(digits)} / ${median(xs).toFixed(digits)} / ${
-    Math.max(...xs).toFixed(digits)
-  }`;
 
 /** The threads over 0.01 % of a core, main first: `name tid: x.xx %`. */
 function describeThreads(threads: ThreadShare[]): string {

@@ -58,8 +58,14 @@ import {
   withVethPair,
 } from "../tests/netns.ts";
 import { ROOT } from "../tests/cli_util.ts";
+import { cpuSeconds, loadavg, median, range, threadRunNs } from "./proc_cpu.ts";
+
 import { EthtoolStats } from "../collectors/kernel/ethtool_stats.ts";
 import { netdevCounterFiles } from "../collectors/kernel/sysfs_counters.ts";
+
+/** Run time of every live thread of `pid`, s. */
+const runSeconds = (pid: number) =>
+  [...threadRunNs(pid).values()].reduce((s, t) => s + t.ns, 0) / 1e9;
 
 // In the namespace: the interface's counter names, as JSON.
 if (Deno.args[0] === "--names") {
@@ -108,30 +114,6 @@ if (!canMakeNamespaces()) {
 const FLOOR = join(ROOT, "bench/out/kernel_floor");
 const LISTEN = "127.0.0.1:9477";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const loadavg = () => Deno.readTextFileSync("/proc/loadavg").trim();
-
-/** utime + stime of `pid`, s (fields 14 and 15 of /proc/PID/stat). */
-function cpuSeconds(pid: number): number {
-  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** Run time of every live thread of `pid`, s (/proc/PID/task/*\/schedstat). */
-function runSeconds(pid: number): number {
-  let ns = 0;
-  for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
-    try {
-      const text = Deno.readTextFileSync(
-        `/proc/${pid}/task/${task.name}/schedstat`,
-      );
-      ns += Number(text.split(" ")[0]);
-    } catch {
-      // the thread ended between the listing and the read
-    }
-  }
-  return ns / 1e9;
-}
 
 /** CPU of `pid` over SECONDS after WARMUP, % of a core, two ways. */
 async function cpuShare(pid: number): Promise<{ stat: number; run: number }> {
@@ -203,16 +185,6 @@ async function checkAgent(pid: number): Promise<void> {
   }
   throw new Error(`pid ${pid} is not the agent: ${cmdline}`);
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const range = (xs: number[], digits = 2) =>
-  `${Math.min(...xs).toFixed(digits)} / ${median(xs).toFixed(digits)} / ${
-    Math.max(...xs).toFixed(digits)
-  }`;
 
 async function counterNames(
   b: VethEnd,
