@@ -41,8 +41,8 @@
 
 import type { SampleSink } from "../../rules/sample_sink.ts";
 import type { Collector } from "../collector.ts";
-import { POLL_SLOTS, PollStats } from "../poll_stats.ts";
-import { READ_SLOTS, ReadStats } from "../read_stats.ts";
+import { PollStats } from "../poll_stats.ts";
+import { ReadStats } from "../read_stats.ts";
 import { formatDuration } from "../../base/units.ts";
 import { addNumberU64, geU64, msToNsU64, toNumberU64 } from "../../base/u64.ts";
 import { nearest } from "../../config/suggest.ts";
@@ -53,8 +53,8 @@ import {
 } from "./device.ts";
 import { EthtoolStats } from "./ethtool_stats.ts";
 import { interfaceIndex, interfaceWithIndex } from "./interface_index.ts";
-import { mailboxCapacity, SampleMailbox } from "../sample_mailbox.ts";
-import type { SamplerReply, SamplerStart } from "./sampler_worker.ts";
+import { runSamplerThread, samplerControl } from "../sampler_thread.ts";
+import type { KernelSamplerPayload } from "./sampler_worker.ts";
 import {
   type CounterFile,
   CounterRead,
@@ -117,19 +117,6 @@ export const MAX_RETRY_MS = 1000;
  * period would otherwise say it every few samples.
  */
 export const LATE_QUIET_MS = 60_000;
-
-/**
- * How often the main thread takes the sampling thread's samples into the
- * monitor, ms: rules and rows run this much behind the samples at most
- * (on an idle host). Each drain is a Deno timer's wake-up, about 150 µs of
- * CPU on the test VM whatever it does (bench/wakeup.ts); within the
- * alert's second, 250 ms leaves room for the sender's own look and the
- * peak it waits for.
- */
-export const DRAIN_MS = 250;
-
-/** How long a stop waits for the sampling thread to end, ms. */
-export const STOP_GRACE_MS = 5000;
 
 /** The default sample period: 10 ms. */
 export const DEFAULT_SAMPLE_PERIOD_NS = 10_000_000;
@@ -465,7 +452,7 @@ export class KernelCollector implements Collector {
   #retryMs = 0;
   #running = false;
   #closed = false;
-  /** While {@linkcode run}'s thread samples: its control words (SamplerStart). */
+  /** While {@linkcode run}'s thread samples: its control words (samplerControl). */
   #control: Int32Array | undefined;
 
   private constructor(
@@ -569,7 +556,7 @@ export class KernelCollector implements Collector {
    * until `signal` aborts, then resolves once the thread has ended. A
    * device fault does not end it; a sink that throws, or a thread that
    * fails, rejects it. The samples reach `sink` on this thread, in batches
-   * every {@linkcode DRAIN_MS}, each with its true timestamp.
+   * every `DRAIN_MS` (collectors/sampler_thread.ts), each with its true timestamp.
    */
   run(sink: SampleSink, signal: AbortSignal): Promise<void> {
     if (this.#running) {
@@ -593,119 +580,45 @@ export class KernelCollector implements Collector {
     if (this.#readers) closeReaders(this.#readers);
     this.#readers = undefined;
     this.#running = true;
-    const capacity = mailboxCapacity(this.#periodNs);
-    const mailbox = new SampleMailbox(this.#targets.length, capacity);
-    const control = new Int32Array(new SharedArrayBuffer(12));
-    control[1] = 1;
+    const control = samplerControl();
     this.#control = control;
-    const worker = new Worker(
-      new URL("./sampler_worker.ts", import.meta.url),
-      { type: "module" },
-    );
-    // The thread records the statistics, as it samples; this one reads
-    // them at each drain. It carries on from these (a run after a run).
-    const polls = this.pollStats;
-    const reads = this.readStats;
-    const stats = new Float64Array(
-      new SharedArrayBuffer(8 * (POLL_SLOTS + READ_SLOTS)),
-    );
-    polls.save(stats, 0);
-    reads.save(stats, POLL_SLOTS);
-    const start: SamplerStart = {
+    const payload: KernelSamplerPayload = {
       device: this.#given,
       columns: this.#columns,
       samplePeriodNs: this.#periodNs,
       root: this.#root,
-      mailbox: mailbox.buffer,
-      capacity,
-      control: control.buffer as SharedArrayBuffer,
-      stats: stats.buffer as SharedArrayBuffer,
     };
-    // The source's own gaps and the mailbox's overruns both count as lost.
-    const counted: SampleSink = {
-      words: sink.words,
-      columns: sink.columns,
-      claim: () => sink.claim(),
-      commit: () => sink.commit(),
-      gap: (dropped) => {
-        this.lostSamples += dropped;
-        sink.gap(dropped);
+    return runSamplerThread(sink, signal, {
+      worker: new Worker(new URL("./sampler_worker.ts", import.meta.url), {
+        type: "module",
+      }),
+      payload,
+      columns: this.#targets.length,
+      periodNs: this.#periodNs,
+      device: this.device,
+      pollStats: this.pollStats,
+      readStats: this.readStats,
+      control,
+      onStarted: (scheduling) => {
+        this.scheduling = scheduling;
+        this.#onScheduling(
+          `${this.device}: the sampler thread runs at ${scheduling}`,
+        );
       },
-    };
-    return new Promise<void>((resolve, reject) => {
-      let failure: Error | undefined;
-      const drain = () => {
-        // Faults as the thread counts them; each also failed a read.
+      onNote: (level, message) =>
+        level === "late" ? this.#onLate(message) : this.#onFault(message),
+      // The source's own gaps and the mailbox's overruns both count as lost.
+      onGap: (dropped) => this.lostSamples += dropped,
+      // Faults as the thread counts them; each also failed a read.
+      onDrain: () => {
         const faults = Atomics.load(control, 2);
         for (; this.faults < faults; this.faults++) {
-          polls.recordError("read failed");
+          this.pollStats.recordError("read failed");
         }
-        polls.load(stats, 0);
-        reads.load(stats, POLL_SLOTS);
-        try {
-          mailbox.drain(counted);
-        } catch (error) {
-          failure ??= error as Error;
-          Atomics.store(control, 0, 1);
-        }
-      };
-      const timer = setInterval(drain, DRAIN_MS);
-      let grace: ReturnType<typeof setTimeout> | undefined;
-      const onAbort = () => {
-        Atomics.store(control, 0, 1);
-        // A thread stuck in a read (a hung driver) must not hold the
-        // agent's stop: given up on, it ends with the process.
-        grace = setTimeout(
-          () =>
-            finish(
-              new Error(
-                `${this.device}: the sampler thread did not stop within ${
-                  STOP_GRACE_MS / 1000
-                } s (a read that does not return); left behind`,
-              ),
-            ),
-          STOP_GRACE_MS + this.#periodMs,
-        );
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      const finish = (error?: Error) => {
-        clearInterval(timer);
-        clearTimeout(grace);
-        signal.removeEventListener("abort", onAbort);
-        worker.terminate();
-        this.#running = false;
-        this.#control = undefined;
-        if (error ?? failure) reject(error ?? failure);
-        else resolve();
-      };
-      worker.onmessage = (event: MessageEvent<SamplerReply>) => {
-        const reply = event.data;
-        if (reply.kind === "started") {
-          this.scheduling = reply.scheduling;
-          this.#onScheduling(
-            `${this.device}: the sampler thread runs at ${reply.scheduling}`,
-          );
-        } else if (reply.kind === "note") {
-          if (reply.level === "fault") this.#onFault(reply.message);
-          else this.#onLate(reply.message);
-        } else if (reply.kind === "ended") {
-          drain();
-          finish();
-        } else {
-          drain();
-          finish(new Error(reply.message));
-        }
-      };
-      worker.onerror = (event: ErrorEvent) => {
-        event.preventDefault();
-        finish(
-          new Error(
-            `${this.device}: the sampler thread failed: ${event.message}`,
-          ),
-        );
-      };
-      if (signal.aborted) onAbort();
-      worker.postMessage(start);
+      },
+    }).finally(() => {
+      this.#running = false;
+      this.#control = undefined;
     });
   }
 
