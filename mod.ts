@@ -156,7 +156,7 @@ export type { SimOptions } from "./collectors/sim.ts";
 export { ReplayCollector } from "./collectors/replay.ts";
 export type { ReplayOptions } from "./collectors/replay.ts";
 export { DocaCollector } from "./collectors/doca.ts";
-export type { DocaOptions, DocaStats } from "./collectors/doca.ts";
+export type { DocaOptions } from "./collectors/doca.ts";
 export { NvmlCollector, nvmlLibraryDirs } from "./collectors/nvml/collector.ts";
 export type {
   NvmlCollectorOptions,

@@ -222,6 +222,7 @@ export class Agent {
               forceOwnership: config.forceOwnership,
               docaLibDir: config.docaLibDir,
               warn: options.warn,
+              info: options.info,
             }),
         );
         configs.push(m);

@@ -92,7 +92,6 @@ export interface Run {
   skippedPolls: number;
   droppedSamples: number;
   polls: number;
-  pollIntervalMs: number;
 }
 
 /** Samples for `seconds` at `periodNs`; CPU is measured after `warmupS`. */
@@ -131,9 +130,9 @@ export async function sample(
     const running = doca.run(monitor, stop.signal);
     await new Promise((r) => setTimeout(r, warmupS * 1000));
     const samples0 = monitor.samples;
-    const skipped0 = doca.stats.skippedPolls;
-    const dropped0 = doca.stats.droppedSamples;
-    const polls0 = doca.stats.polls;
+    const skipped0 = doca.pollStats.overflows;
+    const dropped0 = doca.lostSamples;
+    const polls0 = doca.pollStats.polls;
     const cpu0 = await cpuSeconds();
     const t0 = performance.now();
     await new Promise((r) => setTimeout(r, seconds * 1000));
@@ -144,10 +143,9 @@ export async function sample(
       samples: monitor.samples - samples0,
       wallS,
       cpuS: cpu1 - cpu0,
-      skippedPolls: doca.stats.skippedPolls - skipped0,
-      droppedSamples: doca.stats.droppedSamples - dropped0,
-      polls: doca.stats.polls - polls0,
-      pollIntervalMs: doca.stats.pollIntervalMs,
+      skippedPolls: doca.pollStats.overflows - skipped0,
+      droppedSamples: doca.lostSamples - dropped0,
+      polls: doca.pollStats.polls - polls0,
     };
     stop.abort();
     await running;
@@ -165,9 +163,9 @@ function describe(run: Run): string {
     `CPU ${
       (100 * run.cpuS / run.wallS).toFixed(2)
     }% of one core, ${run.polls} polls ` +
-    `(${(run.polls / run.wallS).toFixed(0)}/s, interval now ${
-      run.pollIntervalMs.toFixed(2)
-    } ms), ` +
+    `(${(run.polls / run.wallS).toFixed(0)}/s, ${
+      (1000 * run.wallS / run.polls).toFixed(2)
+    } ms apart), ` +
     `SKIPPED polls ${run.skippedPolls}, samples lost ${run.droppedSamples}`;
 }
 

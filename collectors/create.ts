@@ -25,6 +25,8 @@ export interface CollectorContext {
   readonly docaLibDir?: string;
   /** Where a collector reports conditions worth an operator's attention. */
   readonly warn?: (message: string) => void;
+  /** Where a collector says what it got (a sampling thread's scheduling). */
+  readonly info?: (message: string) => void;
 }
 
 /**
@@ -91,6 +93,7 @@ export function createCollector(
         forceOwnership: agent.forceOwnership ?? false,
         libDir: agent.docaLibDir,
         warn: agent.warn,
+        info: agent.info,
       });
     case "nvml":
       // NVML is opened asynchronously, in a Worker: see NvmlCollector.open.

@@ -20,6 +20,8 @@ import {
 import type { SampleSink } from "../rules/sample_sink.ts";
 import type { Collector } from "./collector.ts";
 import { PollStats } from "./poll_stats.ts";
+import { type DeadlineClock, STOP_CHECK_NS } from "./sampler_loop.ts";
+import { runSamplerThread, samplerControl } from "./sampler_thread.ts";
 import { formatDuration } from "../base/units.ts";
 import { toNumberU64 } from "../base/u64.ts";
 import {
@@ -60,18 +62,8 @@ export interface DocaOptions {
    * a device that keeps failing queries (and when it works again).
    */
   readonly warn?: (message: string) => void;
-}
-
-/** Counters about the device side of sampling. */
-export interface DocaStats {
-  /** query_counters calls made. */
-  readonly polls: number;
-  /** Samples lost by the device (sample_id gaps), SKIPPED or not. */
-  readonly droppedSamples: number;
-  /** Polls that returned DOCA_ERROR_SKIPPED (valid data after a gap). */
-  readonly skippedPolls: number;
-  /** Current wait between polls, ms. */
-  readonly pollIntervalMs: number;
+  /** Told once, as {@linkcode DocaCollector.run} starts, what scheduling its thread got. */
+  readonly info?: (message: string) => void;
 }
 
 /**
@@ -119,8 +111,220 @@ export function transientRetryMs(failures: number): number {
   return Math.min(1000, 2 ** (failures - 1));
 }
 
+/** What a {@linkcode DocaPoller} polls: a started diag context. */
+export interface DocaPollerOptions {
+  readonly common: DocaCommon;
+  readonly telemetry: DocaTelemetry;
+  /** The started diag context (`doca_telemetry_diag`). */
+  readonly diag: Deno.PointerValue;
+  /** The device as DOCA lists it, for messages. */
+  readonly deviceName: string;
+  /** Data IDs in a sample. */
+  readonly columns: number;
+  /** The period the device samples at, ns. */
+  readonly samplePeriodNs: number;
+  /** Samples the device ring holds. */
+  readonly ringSamples: number;
+  /** Bytes of one FORMAT_1 sample. */
+  readonly sampleBytes: number;
+  /** Told that the device keeps failing queries, and when it works again. */
+  readonly warn?: (message: string) => void;
+  /** Told each failed query's error name (also counted in `pollStats`). */
+  readonly onError?: (name: string) => void;
+}
+
 /**
- * Samples one NIC through DOCA Telemetry Diag.
+ * Drains a started diag context into a sink: one query_counters call a
+ * poll, every sample decoded, sample_id gaps told as lost samples, the
+ * wait between polls adapted so the device ring stays under half full.
+ * {@linkcode pollUntilStopped} is the whole loop with its retry policy; it
+ * blocks, so it runs on a sampling thread (doca_sampler_worker.ts).
+ *
+ * @example A context that refuses every query (the simulator's fault): retried, then given up
+ * ```ts ignore
+ * const poller = new DocaPoller({ common, telemetry, diag, deviceName, columns: 3, samplePeriodNs: 100_000, ringSamples: 1024, sampleBytes: 40 });
+ * poller.pollUntilStopped(sink, clock, () => false); // throws after 40 AGAINs
+ * ```
+ */
+export class DocaPoller {
+  /** The poll loop's health. */
+  readonly pollStats: PollStats = new PollStats();
+  readonly #options: DocaPollerOptions;
+  readonly #query:
+    DocaTelemetry["symbols"]["doca_telemetry_diag_query_counters"];
+  // Query buffer and its word view, allocated once.
+  readonly #buffer: Uint8Array<ArrayBuffer>;
+  readonly #words: Uint32Array;
+  readonly #sampleWords: number;
+  readonly #count = new Uint32Array(1);
+  readonly #maxIntervalMs: number;
+  #intervalMs: number;
+  #lastSampleId = -1;
+
+  /** Allocates the query buffer for the whole device ring. */
+  constructor(options: DocaPollerOptions) {
+    this.#options = options;
+    this.#query = options.telemetry.symbols.doca_telemetry_diag_query_counters;
+    this.#buffer = new Uint8Array(options.sampleBytes * options.ringSamples);
+    this.#words = new Uint32Array(this.#buffer.buffer);
+    this.#sampleWords = options.sampleBytes / 4;
+    // Polling when the device ring is a quarter full keeps it under half
+    // full with room for a late wake-up, without a wake-up per sample.
+    const ringMs = options.ringSamples * options.samplePeriodNs / 1e6;
+    this.#maxIntervalMs = Math.max(MIN_POLL_MS, ringMs / 2);
+    this.#intervalMs = Math.max(MIN_POLL_MS, ringMs / 4);
+  }
+
+  /** The wait before the next poll as the ring's fill decides it, ms. */
+  get intervalMs(): number {
+    return this.#intervalMs;
+  }
+
+  /**
+   * One drain of the device into `sink`. Returns the DOCA status: SUCCESS
+   * or SKIPPED (data delivered, gap told) or an error (nothing
+   * delivered). Adjusts the poll interval from how full the ring was.
+   */
+  poll(sink: SampleSink): number {
+    const count = this.#count;
+    count[0] = 0;
+    const ring = this.#options.ringSamples;
+    const status = this.#query(this.#options.diag, this.#buffer, ring, count);
+    if (status === DocaError.SKIPPED) this.pollStats.overflows++;
+    else if (status !== DocaError.SUCCESS) return status;
+    const n = count[0];
+    this.pollStats.recordBatch(n, ring);
+    const words = this.#words;
+    const stride = this.#sampleWords;
+    const columns = this.#options.columns;
+    for (let i = 0, src = 0; i < n; i++, src += stride) {
+      const id = words[src];
+      if (this.#lastSampleId >= 0) {
+        // sample_id is a u32 that wraps; anything but +1 is a gap.
+        const lost = (id - this.#lastSampleId - 1) >>> 0;
+        if (lost !== 0) sink.gap(lost);
+      }
+      this.#lastSampleId = id;
+      const at = sink.claim();
+      decodeFormat1Sample(words, src, columns, true, sink.words, at);
+      // The period the device achieved, from its own timestamps.
+      this.pollStats.recordSampleTime(
+        toNumberU64(sink.words[at], sink.words[at + 1]),
+      );
+      sink.commit();
+    }
+    // Fuller than half: poll twice as often; under an eighth: back off.
+    if (n > ring / 2) {
+      this.#intervalMs = Math.max(MIN_POLL_MS, this.#intervalMs / 2);
+    } else if (n < ring / 8) {
+      this.#intervalMs = Math.min(this.#maxIntervalMs, this.#intervalMs * 1.25);
+    }
+    return status;
+  }
+
+  /**
+   * Polls on `clock` until `stopped()` says so after a wake-up, calling
+   * `polled()` after each poll. Blocks the thread. Throws on a
+   * non-transient DOCA error, and after {@linkcode MAX_TRANSIENT_FAILURES}
+   * transient ones in a row (retried after {@linkcode transientRetryMs}).
+   * At {@linkcode WARN_TRANSIENT_FAILURES} in a row it warns (at most once
+   * a minute) that the source keeps failing, and warns again once it
+   * works.
+   */
+  pollUntilStopped(
+    sink: SampleSink,
+    clock: DeadlineClock,
+    stopped: () => boolean,
+    polled: () => void = () => {},
+  ): void {
+    const { common, deviceName, warn, onError } = this.#options;
+    const fail = (name: string) => {
+      this.pollStats.recordError(name);
+      onError?.(name);
+    };
+    let failures = 0;
+    let failingSince = 0; // clock time of the first of them, ns
+    let warned = false; // about the failures going on now
+    let lastWarn = -Infinity;
+    const failingFor = () => formatDuration((clock.now() - failingSince) / 1e9);
+    let due = clock.now();
+    while (true) {
+      if (clock.now() >= due) {
+        this.pollStats.recordPoll((clock.now() - due) / 1e6);
+        const status = this.poll(sink);
+        let waitMs = this.#intervalMs;
+        if (status === DocaError.AGAIN || status === DocaError.TIME_OUT) {
+          const name = docaErrorName(common, status);
+          fail(name);
+          if (++failures === 1) failingSince = clock.now();
+          if (failures >= MAX_TRANSIENT_FAILURES) {
+            throw docaFailure(
+              `DOCA source ${deviceName}: gave up after query_counters failed ${failures} times in a row over ${failingFor()}`,
+              common,
+              status,
+            );
+          }
+          // Said long before the run ends: an operator watching the
+          // journal learns at once why no samples come.
+          if (
+            failures === WARN_TRANSIENT_FAILURES &&
+            clock.now() - lastWarn >= RETRY_WARN_INTERVAL_MS * 1e6
+          ) {
+            warned = true;
+            lastWarn = clock.now();
+            warn?.(
+              `DOCA source ${deviceName}: query_counters has failed ${failures} times in a row (${name}) over ${failingFor()}; ` +
+                `retrying every second, giving up after ${MAX_TRANSIENT_FAILURES} in a row`,
+            );
+          }
+          waitMs = transientRetryMs(failures);
+        } else if (
+          status !== DocaError.SUCCESS && status !== DocaError.SKIPPED
+        ) {
+          fail(docaErrorName(common, status));
+          throw docaFailure(
+            `DOCA source ${deviceName}: query_counters failed`,
+            common,
+            status,
+          );
+        } else {
+          if (warned) {
+            warn?.(
+              `DOCA source ${deviceName}: query_counters works again after ${failures} failures in a row over ${failingFor()}`,
+            );
+            warned = false;
+          }
+          failures = 0;
+        }
+        polled();
+        due = clock.now() + waitMs * 1e6;
+      }
+      clock.sleepUntil(Math.min(due, clock.now() + STOP_CHECK_NS));
+      if (stopped()) return;
+    }
+  }
+}
+
+/** What the DOCA source's sampling thread attaches to (doca_sampler_worker.ts). */
+export interface DocaSamplerPayload {
+  /** The common and telemetry libraries' paths, as the main thread loaded them. */
+  readonly libraries: readonly string[];
+  /** The started diag context's address. */
+  readonly diag: bigint;
+  readonly deviceName: string;
+  readonly columns: number;
+  readonly samplePeriodNs: number;
+  readonly ringSamples: number;
+  readonly sampleBytes: number;
+}
+
+/**
+ * Samples one NIC through DOCA Telemetry Diag. This thread opens,
+ * configures and starts the device and shuts it down; between those,
+ * {@linkcode run} polls it on a sampling thread of its own, which raises
+ * its scheduling, sleeps to absolute deadlines and hands samples over in
+ * batches (collectors/sampler_thread.ts). The two never use the diag
+ * context at once.
  *
  * @example Without the DOCA libraries or the device, open fails at once, in one line
  * ```ts
@@ -153,8 +357,6 @@ export function transientRetryMs(failures: number): number {
  */
 export class DocaCollector implements Collector {
   readonly source = "doca";
-  /** The poll loop's health. */
-  readonly pollStats: PollStats = new PollStats();
   /** Where the libraries were loaded from. */
   readonly libraries: readonly string[];
   /** The device as DOCA lists it: PCIe address (ibdev, iface). */
@@ -163,47 +365,45 @@ export class DocaCollector implements Collector {
   readonly samplePeriodNs: number;
   /** Samples the device ring holds (2^log_max_num_samples). */
   readonly deviceRingSamples: number;
-  readonly #common: DocaCommon;
-  readonly #telemetry: DocaTelemetry;
+  /** What the sampling thread got as its scheduling, once it started. */
+  scheduling: string | undefined;
+  /** Samples lost so far by the device or a main thread a mailbox behind. */
+  lostSamples = 0;
   readonly #session: DiagSession;
+  // Polls on this thread, for poll() and pollUntilStopped(); its
+  // pollStats are the source's, into which run() loads its thread's.
+  readonly #poller: DocaPoller;
+  readonly #started: Started;
   readonly #columns: number;
-  // Query buffer and its word view, allocated once.
-  readonly #buffer: Uint8Array<ArrayBuffer>;
-  readonly #words: Uint32Array;
-  readonly #sampleWords: number;
-  readonly #count = new Uint32Array(1);
-  readonly #maxIntervalMs: number;
   readonly #warn: ((message: string) => void) | undefined;
-  #intervalMs: number;
+  readonly #info: ((message: string) => void) | undefined;
   #closed = false;
-  #lastSampleId = -1;
-  #polls = 0;
-  #dropped = 0;
-  #skippedPolls = 0;
 
   private constructor(
     session: DiagSession,
     started: Started,
-    columns: number,
-    warn: ((message: string) => void) | undefined,
+    options: DocaOptions,
   ) {
-    this.#common = session.common;
-    this.#telemetry = session.telemetry;
-    this.#warn = warn;
+    this.#warn = options.warn;
+    this.#info = options.info;
     this.libraries = session.libraries;
     this.#session = session;
-    this.#columns = columns;
+    this.#started = started;
+    this.#columns = options.columns.length;
     this.deviceName = session.deviceName;
     this.samplePeriodNs = started.samplePeriodNs;
     this.deviceRingSamples = started.ringSamples;
-    this.#buffer = new Uint8Array(started.sampleBytes * started.ringSamples);
-    this.#words = new Uint32Array(this.#buffer.buffer);
-    this.#sampleWords = started.sampleBytes / 4;
-    // Polling when the device ring is a quarter full keeps it under half
-    // full with room for a late timer, without a wake-up per sample.
-    const ringMs = started.ringSamples * started.samplePeriodNs / 1e6;
-    this.#maxIntervalMs = Math.max(MIN_POLL_MS, ringMs / 2);
-    this.#intervalMs = Math.max(MIN_POLL_MS, ringMs / 4);
+    this.#poller = new DocaPoller({
+      common: session.common,
+      telemetry: session.telemetry,
+      diag: session.diag,
+      deviceName: session.deviceName,
+      columns: this.#columns,
+      samplePeriodNs: started.samplePeriodNs,
+      ringSamples: started.ringSamples,
+      sampleBytes: started.sampleBytes,
+      warn: options.warn,
+    });
   }
 
   /**
@@ -224,32 +424,43 @@ export class DocaCollector implements Collector {
       closeDiagSession(session);
       throw error;
     }
-    return new DocaCollector(
-      session,
-      started,
-      options.columns.length,
-      options.warn,
-    );
+    return new DocaCollector(session, started, options);
   }
 
-  /** Device-side counters, for health reporting (retried errors by name are in pollStats). */
-  get stats(): DocaStats {
-    return {
-      polls: this.#polls,
-      droppedSamples: this.#dropped,
-      skippedPolls: this.#skippedPolls,
-      pollIntervalMs: this.#intervalMs,
-    };
+  /** The poll loop's health (the sampling thread's, loaded at each drain). */
+  get pollStats(): PollStats {
+    return this.#poller.pollStats;
   }
 
   /**
-   * Polls until `signal` aborts. Each poll drains the device in one
-   * query_counters call; the wait between polls adapts so the device ring
-   * stays under half full. Rejects on a non-transient DOCA error, and
-   * after {@linkcode MAX_TRANSIENT_FAILURES} transient ones in a row
-   * (retried after {@linkcode transientRetryMs}). At
-   * {@linkcode WARN_TRANSIENT_FAILURES} in a row it warns (at most once a
-   * minute) that the source keeps failing, and warns again once it works.
+   * One drain of the device into `sink` on this thread, for tests and
+   * tools that poll by hand, never while {@linkcode run} runs: see
+   * {@linkcode DocaPoller.poll}.
+   */
+  poll(sink: SampleSink): number {
+    return this.#poller.poll(sink);
+  }
+
+  /**
+   * {@linkcode run}'s loop on this thread, blocking it, on the caller's
+   * clock (monotonic ns, and a sleep to a deadline on it): see
+   * {@linkcode DocaPoller.pollUntilStopped}.
+   */
+  pollUntilStopped(
+    sink: SampleSink,
+    clock: { now(): number; sleepUntil(ns: number): void },
+    stopped: () => boolean,
+    polled?: () => void,
+  ): void {
+    this.#poller.pollUntilStopped(sink, clock, stopped, polled);
+  }
+
+  /**
+   * Polls on a sampling thread until `signal` aborts (resolves once the
+   * thread has ended); the samples reach `sink` on this thread every
+   * `DRAIN_MS`, each with the device's timestamp. Rejects on a
+   * non-transient DOCA error, and on transient ones that last (see
+   * {@linkcode DocaPoller.pollUntilStopped}).
    */
   run(sink: SampleSink, signal: AbortSignal): Promise<void> {
     if (sink.columns !== this.#columns) {
@@ -259,138 +470,32 @@ export class DocaCollector implements Collector {
         ),
       );
     }
-    return new Promise((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      let failures = 0;
-      let failingSince = 0; // performance.now() at the first of them
-      let warned = false; // about the failures going on now
-      let lastWarnMs = -Infinity;
-      const failingFor = () =>
-        formatDuration((performance.now() - failingSince) / 1000);
-      const stop = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      if (signal.aborted) return resolve();
-      signal.addEventListener("abort", stop, { once: true });
-      let due = performance.now();
-      const poll = () => {
-        this.pollStats.recordPoll(performance.now() - due);
-        let status: number;
-        try {
-          status = this.poll(sink);
-        } catch (error) {
-          signal.removeEventListener("abort", stop);
-          return reject(error);
-        }
-        let wait = this.#intervalMs;
-        if (status === DocaError.AGAIN || status === DocaError.TIME_OUT) {
-          const name = docaErrorName(this.#common, status);
-          this.pollStats.recordError(name);
-          if (++failures === 1) failingSince = performance.now();
-          if (failures >= MAX_TRANSIENT_FAILURES) {
-            signal.removeEventListener("abort", stop);
-            return reject(docaFailure(
-              `DOCA source ${this.deviceName}: gave up after query_counters failed ${failures} times in a row over ${failingFor()}`,
-              this.#common,
-              status,
-            ));
-          }
-          // Said long before the run ends: an operator watching the
-          // journal learns at once why no samples come.
-          if (
-            failures === WARN_TRANSIENT_FAILURES &&
-            performance.now() - lastWarnMs >= RETRY_WARN_INTERVAL_MS
-          ) {
-            warned = true;
-            lastWarnMs = performance.now();
-            this.#warn?.(
-              `DOCA source ${this.deviceName}: query_counters has failed ${failures} times in a row (${name}) over ${failingFor()}; ` +
-                `retrying every second, giving up after ${MAX_TRANSIENT_FAILURES} in a row`,
-            );
-          }
-          wait = transientRetryMs(failures);
-        } else if (
-          status !== DocaError.SUCCESS && status !== DocaError.SKIPPED
-        ) {
-          this.pollStats.recordError(docaErrorName(this.#common, status));
-          signal.removeEventListener("abort", stop);
-          return reject(
-            docaFailure(
-              `DOCA source ${this.deviceName}: query_counters failed`,
-              this.#common,
-              status,
-            ),
-          );
-        } else {
-          if (warned) {
-            this.#warn?.(
-              `DOCA source ${this.deviceName}: query_counters works again after ${failures} failures in a row over ${failingFor()}`,
-            );
-            warned = false;
-          }
-          failures = 0;
-        }
-        due = performance.now() + wait;
-        timer = setTimeout(poll, wait);
-      };
-      poll();
+    const payload: DocaSamplerPayload = {
+      libraries: this.libraries,
+      diag: BigInt(Deno.UnsafePointer.value(this.#session.diag)),
+      deviceName: this.deviceName,
+      columns: this.#columns,
+      ...this.#started,
+    };
+    return runSamplerThread(sink, signal, {
+      worker: new Worker(new URL("./doca_sampler_worker.ts", import.meta.url), {
+        type: "module",
+      }),
+      payload,
+      columns: this.#columns,
+      periodNs: this.samplePeriodNs,
+      device: `DOCA source ${this.deviceName}`,
+      pollStats: this.pollStats,
+      control: samplerControl(),
+      onStarted: (scheduling) => {
+        this.scheduling = scheduling;
+        this.#info?.(
+          `DOCA source ${this.deviceName}: the sampler thread runs at ${scheduling}`,
+        );
+      },
+      onNote: (_level, message) => this.#warn?.(message),
+      onGap: (dropped) => this.lostSamples += dropped,
     });
-  }
-
-  /**
-   * One drain of the device into `sink`. Returns the DOCA status: SUCCESS
-   * or SKIPPED (data delivered, gap counted) or an error (nothing
-   * delivered). Adjusts the poll interval from how full the ring was.
-   */
-  poll(sink: SampleSink): number {
-    const count = this.#count;
-    count[0] = 0;
-    this.#polls++;
-    const status = this.#telemetry.symbols.doca_telemetry_diag_query_counters(
-      this.#session.diag,
-      this.#buffer,
-      this.deviceRingSamples,
-      count,
-    );
-    if (status === DocaError.SKIPPED) this.#skippedPolls++;
-    else if (status !== DocaError.SUCCESS) return status;
-    const n = count[0];
-    this.pollStats.recordBatch(n, this.deviceRingSamples);
-    const words = this.#words;
-    const stride = this.#sampleWords;
-    const columns = this.#columns;
-    for (let i = 0, src = 0; i < n; i++, src += stride) {
-      const id = words[src];
-      if (this.#lastSampleId >= 0) {
-        // sample_id is a u32 that wraps; anything but +1 is a gap.
-        const lost = (id - this.#lastSampleId - 1) >>> 0;
-        if (lost !== 0) {
-          this.#dropped += lost;
-          sink.gap(lost);
-        }
-      }
-      this.#lastSampleId = id;
-      const at = sink.claim();
-      decodeFormat1Sample(words, src, columns, true, sink.words, at);
-      // The period the device achieved, from its own timestamps.
-      this.pollStats.recordSampleTime(
-        toNumberU64(sink.words[at], sink.words[at + 1]),
-      );
-      sink.commit();
-    }
-    this.#adapt(n);
-    return status;
-  }
-
-  // Fuller than half: poll twice as often; under an eighth: back off.
-  #adapt(samples: number): void {
-    const ring = this.deviceRingSamples;
-    if (samples > ring / 2) {
-      this.#intervalMs = Math.max(MIN_POLL_MS, this.#intervalMs / 2);
-    } else if (samples < ring / 8) {
-      this.#intervalMs = Math.min(this.#maxIntervalMs, this.#intervalMs * 1.25);
-    }
   }
 
   /**

@@ -47,7 +47,7 @@ export const INTERVAL_BOUNDS_S: readonly number[] = [
 ];
 
 /** The numbers of a {@linkcode PollStats} before its histograms. */
-const SCALARS = 7;
+const SCALARS = 8;
 
 /** Slots {@linkcode PollStats.save} writes. */
 export const POLL_SLOTS = SCALARS + LATENESS_BOUNDS_S.length + 1 +
@@ -123,6 +123,11 @@ export class PollStats {
   bufferFill = 0;
   /** The fullest the device's buffer has been at a poll, 0 to 1. */
   bufferFillMax = 0;
+  /**
+   * Polls that found the device's buffer had overflowed (DOCA's SKIPPED):
+   * the samples lost are told to the sink as a gap.
+   */
+  overflows = 0;
   /** The newest sample's time, ns; -1 before the first. */
   #sampleNs = -1;
 
@@ -174,6 +179,7 @@ export class PollStats {
     slots[at + 4] = this.intervalSumS;
     slots[at + 5] = this.bufferFill;
     slots[at + 6] = this.bufferFillMax;
+    slots[at + 7] = this.overflows;
     slots.set(this.latenessCounts, at + SCALARS);
     slots.set(this.intervalCounts, at + SCALARS + this.latenessCounts.length);
   }
@@ -187,6 +193,7 @@ export class PollStats {
     this.intervalSumS = slots[at + 4];
     this.bufferFill = slots[at + 5];
     this.bufferFillMax = slots[at + 6];
+    this.overflows = slots[at + 7];
     const lateness = at + SCALARS;
     const intervals = lateness + this.latenessCounts.length;
     this.latenessCounts.set(slots.subarray(lateness, intervals));

@@ -84,13 +84,14 @@ export const ENV_VARS: readonly string[] = [
 ];
 /**
  * Files the binary needs that no static import reaches: the bcrypt, NVML,
- * kernel sampler, endpoint and Alertmanager sender workers (`new Worker(new URL(...))`) and the demo's config (read
+ * kernel and DOCA samplers, endpoint and Alertmanager sender workers (`new Worker(new URL(...))`) and the demo's config (read
  * at run time).
  */
 export const INCLUDES: readonly string[] = [
   "endpoint/bcrypt_worker.ts",
   "collectors/nvml/worker.ts",
   "collectors/kernel/sampler_worker.ts",
+  "collectors/doca_sampler_worker.ts",
   "endpoint/worker.ts",
   "alerts/sender_worker.ts",
   "deploy/demo.yaml",

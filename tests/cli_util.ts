@@ -140,12 +140,14 @@ export function spawnMain(
 }
 
 /**
- * Lines of the agent's stderr other than the endpoint's start-up notice
- * (`dpu-traceback: metrics on URL`), which every run with an endpoint
- * prints before anything can go wrong.
+ * Lines of the agent's stderr other than the start-up notices every run
+ * of an endpoint or a sampling thread prints before anything can go
+ * wrong (`dpu-traceback: metrics on URL`, `...: the sampler thread runs
+ * at ...`).
  */
 export function errorLines(stderr: string): string[] {
   return stderr.trimEnd().split("\n").filter((line) =>
-    !/^dpu-traceback: metrics on \S+$/.test(line)
+    !/^dpu-traceback: (metrics on \S+|.*: the sampler thread runs at .*)$/
+      .test(line)
   );
 }
