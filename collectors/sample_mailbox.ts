@@ -82,6 +82,11 @@ export class SampleMailbox implements SampleSink {
   #lost = 0;
   /** Reader: records read so far (wraps with the written count). */
   #read = 0;
+  /**
+   * Writer: records written so far. Only the writer changes the count, so
+   * it keeps its own copy rather than load the shared one per record.
+   */
+  #written: number;
 
   /**
    * A new mailbox of `capacity` records of `columns` values, or a view of
@@ -108,20 +113,21 @@ export class SampleMailbox implements SampleSink {
       8 + 8 * capacity,
       this.#recordWords * capacity,
     );
+    this.#written = Atomics.load(this.#control, 0);
   }
 
   /** Writer: the slot of the next record. */
   claim(): number {
-    const n = Atomics.load(this.#control, 0);
-    return (n & (this.capacity - 1)) * this.#recordWords;
+    return (this.#written & (this.capacity - 1)) * this.#recordWords;
   }
 
   /** Writer: publishes the claimed record with the loss before it. */
   commit(): void {
-    const n = Atomics.load(this.#control, 0);
+    const n = this.#written;
     this.#lostBefore[n & (this.capacity - 1)] = this.#lost;
     this.#lost = 0;
-    Atomics.store(this.#control, 0, (n + 1) | 0);
+    this.#written = (n + 1) | 0;
+    Atomics.store(this.#control, 0, this.#written);
   }
 
   /** Writer: `dropped` samples lost before the next record. */
