@@ -139,12 +139,6 @@ export interface DocaPollerOptions {
  * wait between polls adapted so the device ring stays under half full.
  * {@linkcode pollUntilStopped} is the whole loop with its retry policy; it
  * blocks, so it runs on a sampling thread (doca_sampler_worker.ts).
- *
- * @example A context that refuses every query (the simulator's fault): retried, then given up
- * ```ts ignore
- * const poller = new DocaPoller({ common, telemetry, diag, deviceName, columns: 3, samplePeriodNs: 100_000, ringSamples: 1024, sampleBytes: 40 });
- * poller.pollUntilStopped(sink, clock, () => false); // throws after 40 AGAINs
- * ```
  */
 export class DocaPoller {
   /** The poll loop's health. */
@@ -173,11 +167,6 @@ export class DocaPoller {
     const ringMs = options.ringSamples * options.samplePeriodNs / 1e6;
     this.#maxIntervalMs = Math.max(MIN_POLL_MS, ringMs / 2);
     this.#intervalMs = Math.max(MIN_POLL_MS, ringMs / 4);
-  }
-
-  /** The wait before the next poll as the ring's fill decides it, ms. */
-  get intervalMs(): number {
-    return this.#intervalMs;
   }
 
   /**

@@ -23,14 +23,10 @@ serveSamplerThread<DocaSamplerPayload>((start, thread) => {
     throw error;
   }
   const poller = new DocaPoller({
+    ...start, // the device's name, columns, period, ring and sample sizes
     common,
     telemetry,
     diag: Deno.UnsafePointer.create(start.diag),
-    deviceName: start.deviceName,
-    columns: start.columns,
-    samplePeriodNs: start.samplePeriodNs,
-    ringSamples: start.ringSamples,
-    sampleBytes: start.sampleBytes,
     warn: (message) => thread.note("warn", message),
     onError: (name) => thread.note("error", name),
   });
