@@ -367,6 +367,8 @@ export class DocaCollector implements Collector {
   readonly #warn: ((message: string) => void) | undefined;
   readonly #info: ((message: string) => void) | undefined;
   #closed = false;
+  /** A stop gave up on the sampling thread: it may be inside the library. */
+  #threadLeftBehind = false;
 
   private constructor(
     session: DiagSession,
@@ -484,17 +486,27 @@ export class DocaCollector implements Collector {
       },
       onNote: (_level, message) => this.#warn?.(message),
       onGap: (dropped) => this.lostSamples += dropped,
+      onLeftBehind: () => this.#threadLeftBehind = true,
     });
   }
 
   /**
    * Stops sampling, destroys the diag context, closes the device, then
    * closes the libraries, in that order. Safe to call more than once.
-   * Throws if the device refused a step (the rest is still done).
+   * Throws if the device refused a step (the rest is still done), or,
+   * doing none of it, when {@linkcode run} gave up on its thread.
    */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    // Destroying the context or unloading the library under a thread that
+    // is inside query_counters could crash the agent as it stops: the
+    // device is left to the process's exit, which releases it.
+    if (this.#threadLeftBehind) {
+      throw new Error(
+        `Cannot shut DOCA source ${this.deviceName} down cleanly: its sampler thread is still inside query_counters; the device is left to the process's exit`,
+      );
+    }
     const problems = closeDiagSession(this.#session);
     if (problems.length > 0) {
       throw new Error(

@@ -107,6 +107,12 @@ export interface SamplerThreadOptions<P> {
   readonly control: Int32Array;
   readonly onStarted: (scheduling: string) => void;
   readonly onNote: (level: SamplerNote, message: string) => void;
+  /**
+   * Called when a stop gives up on a thread that did not end within
+   * {@linkcode STOP_GRACE_MS} (stuck in a call that does not return): it
+   * may still be inside the source's library.
+   */
+  readonly onLeftBehind?: () => void;
   /** Called at each drain before the records are delivered. */
   readonly onDrain?: () => void;
   /**
@@ -181,17 +187,16 @@ export function runSamplerThread<P>(
       Atomics.store(control, 0, 1);
       // A thread stuck in a read (a hung driver) must not hold the
       // agent's stop: given up on, it ends with the process.
-      grace = setTimeout(
-        () =>
-          finish(
-            new Error(
-              `${options.device}: the sampler thread did not stop within ${
-                STOP_GRACE_MS / 1000
-              } s (a read that does not return); left behind`,
-            ),
+      grace = setTimeout(() => {
+        options.onLeftBehind?.();
+        finish(
+          new Error(
+            `${options.device}: the sampler thread did not stop within ${
+              STOP_GRACE_MS / 1000
+            } s (a read that does not return); left behind`,
           ),
-        STOP_GRACE_MS + options.periodNs / 1e6,
-      );
+        );
+      }, STOP_GRACE_MS + options.periodNs / 1e6);
     };
     signal.addEventListener("abort", onAbort, { once: true });
     const finish = (error?: Error) => {

@@ -620,3 +620,50 @@ Deno.test("a column the device does not support is refused in one line naming th
     await sim.cleanup();
   }
 });
+
+Deno.test("a stop that gives up on a hung query leaves the device to the process's exit, not destroyed under the thread", async () => {
+  await withSim(async (simDir, dir) => {
+    const log = join(dir, "calls.log");
+    // A device of its own: the one left in use is no other test's.
+    await withEnv({
+      DOCA_SIM_DEVICES: "pci=0000:07:00.0,ibdev=mlx5_7,iface=p7",
+      // The first query hangs: the thread polls at once, before it looks
+      // whether it was stopped.
+      DOCA_SIM_FAULT_QUERY_HANG_MS: "7000",
+      DOCA_SIM_LOG: log,
+    }, async () => {
+      const doca = DocaCollector.open({
+        device: "07:00.0",
+        columns,
+        samplePeriodNs: PERIOD,
+        depth: 8,
+        forceOwnership: false,
+        libDir: simDir,
+      });
+      const sink = {
+        words: new Uint32Array(8),
+        columns: columns.length,
+        claim: () => 0,
+        commit: () => {},
+        gap: () => {},
+      };
+      const stop = new AbortController();
+      const running = doca.run(sink, stop.signal);
+      stop.abort();
+      await assert.rejects(
+        running,
+        /^Error: DOCA source 0000:07:00\.0 \(mlx5_7, p7\): the sampler thread did not stop within 5 s \(a read that does not return\); left behind$/,
+      );
+      assert.throws(
+        () => doca.close(),
+        /^Error: Cannot shut DOCA source 0000:07:00\.0 \(mlx5_7, p7\) down cleanly: its sampler thread is still inside query_counters; the device is left to the process's exit$/,
+      );
+      const calls = await Deno.readTextFile(log);
+      assert.match(calls, /telemetry_diag_start/);
+      assert.doesNotMatch(
+        calls,
+        /telemetry_diag_(query_counters|stop|destroy)|dev_close/,
+      );
+    });
+  });
+});
