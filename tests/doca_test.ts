@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
   DocaCollector,
+  type DocaOptions,
   MAX_TRANSIENT_FAILURES,
   transientRetryMs,
   WARN_TRANSIENT_FAILURES,
@@ -11,6 +12,7 @@ import type { ColumnConfig, RuleConfig } from "../config/types.ts";
 import { EventsLog } from "../events/log.ts";
 import { Monitor } from "../rules/monitor.ts";
 import { formatU64 } from "../base/u64.ts";
+import type { SampleSink } from "../rules/sample_sink.ts";
 import { startedAgent } from "./agent_util.ts";
 import { errorLines, runMain, spawnMain } from "./cli_util.ts";
 import {
@@ -89,6 +91,33 @@ async function withEnv(
       v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
     }
   }
+}
+
+/** The simulated device (03:00.0 unless said), opened in this process. */
+function openDoca(
+  libDir: string,
+  options: Partial<DocaOptions> = {},
+): DocaCollector {
+  return DocaCollector.open({
+    device: "03:00.0",
+    columns,
+    samplePeriodNs: PERIOD,
+    depth: 8,
+    forceOwnership: false,
+    libDir,
+    ...options,
+  });
+}
+
+/** A sink of this file's columns that keeps nothing. */
+function discard(): SampleSink {
+  return {
+    words: new Uint32Array(8),
+    columns: columns.length,
+    claim: () => 0,
+    commit: () => {},
+    gap: () => {},
+  };
 }
 
 function u64(words: Uint32Array, at: number): bigint {
@@ -240,31 +269,16 @@ Deno.test("a query that keeps failing is warned about after a second, retried ev
       DOCA_SIM_FAULT_QUERY_COUNT: "1000000",
     }, () => {
       const warnings: string[] = [];
-      const doca = DocaCollector.open({
-        device: "03:00.0",
-        columns,
-        samplePeriodNs: PERIOD,
-        depth: 8,
-        forceOwnership: false,
-        libDir: simDir,
-        warn: (m) => warnings.push(m),
-      });
+      const doca = openDoca(simDir, { warn: (m) => warnings.push(m) });
       // The 30 s of retries, without the 30 s: the loop's clock is this
       // test's, and each sleep moves it to the deadline at once.
       let t = 0;
       const polledAt: number[] = []; // after each poll that did not end the run
       const warnedBefore: number[] = []; // warnings so far, at each of them
-      const sink = {
-        words: new Uint32Array(8),
-        columns: columns.length,
-        claim: () => 0,
-        commit: () => {},
-        gap: () => {},
-      };
       let error: Error | undefined;
       try {
         doca.pollUntilStopped(
-          sink,
+          discard(),
           { now: () => t, sleepUntil: (ns) => (t = Math.max(t, ns)) },
           () => false,
           () => {
@@ -373,14 +387,7 @@ Deno.test("decoded samples are the device's values, and SKIPPED gaps are counted
       DOCA_SIM_DEVICES:
         "pci=0000:03:00.0,ibdev=mlx5_0,iface=p0,log_max_samples=4",
     }, async () => {
-      const doca = DocaCollector.open({
-        device: "03:00.0",
-        columns,
-        samplePeriodNs: PERIOD,
-        depth: 16,
-        forceOwnership: false,
-        libDir: simDir,
-      });
+      const doca = openDoca(simDir, { depth: 16 });
       try {
         assert.equal(doca.deviceRingSamples, 16);
         const records: bigint[][] = [];
@@ -474,14 +481,7 @@ Deno.test("the DOCA path writes the same rows and markers as a replay of the sam
       },
       gap: (n: number) => monitor.gap(n),
     };
-    const doca = DocaCollector.open({
-      device: "mlx5_0",
-      columns,
-      samplePeriodNs: PERIOD,
-      depth: 8,
-      forceOwnership: false,
-      libDir: simDir,
-    });
+    const doca = openDoca(simDir, { device: "mlx5_0" });
     try {
       await doca.run(sink, AbortSignal.timeout(400));
     } finally {
@@ -560,14 +560,7 @@ Deno.test("a column the device does not support is refused in one line naming th
     await using dir = await tempDir();
     const calls = join(dir.path, "calls.log");
     const open = (cols: ColumnConfig[], libDir = sim.dir) =>
-      DocaCollector.open({
-        device: "03:00.0",
-        columns: cols,
-        samplePeriodNs: PERIOD,
-        depth: 16,
-        forceOwnership: false,
-        libDir,
-      });
+      openDoca(libDir, { columns: cols, depth: 16 });
     const refused = (cols: ColumnConfig[], libDir?: string) => {
       try {
         open(cols, libDir).close();
@@ -632,23 +625,9 @@ Deno.test("a stop that gives up on a hung query leaves the device to the process
       DOCA_SIM_FAULT_QUERY_HANG_MS: "7000",
       DOCA_SIM_LOG: log,
     }, async () => {
-      const doca = DocaCollector.open({
-        device: "07:00.0",
-        columns,
-        samplePeriodNs: PERIOD,
-        depth: 8,
-        forceOwnership: false,
-        libDir: simDir,
-      });
-      const sink = {
-        words: new Uint32Array(8),
-        columns: columns.length,
-        claim: () => 0,
-        commit: () => {},
-        gap: () => {},
-      };
+      const doca = openDoca(simDir, { device: "07:00.0" });
       const stop = new AbortController();
-      const running = doca.run(sink, stop.signal);
+      const running = doca.run(discard(), stop.signal);
       stop.abort();
       await assert.rejects(
         running,
