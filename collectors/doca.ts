@@ -385,14 +385,12 @@ export class DocaCollector implements Collector {
     this.samplePeriodNs = started.samplePeriodNs;
     this.deviceRingSamples = started.ringSamples;
     this.#poller = new DocaPoller({
+      ...started, // the device's period, ring and sample sizes
       common: session.common,
       telemetry: session.telemetry,
       diag: session.diag,
       deviceName: session.deviceName,
       columns: this.#columns,
-      samplePeriodNs: started.samplePeriodNs,
-      ringSamples: started.ringSamples,
-      sampleBytes: started.sampleBytes,
       warn: options.warn,
     });
   }
