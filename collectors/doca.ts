@@ -356,7 +356,7 @@ export class DocaCollector implements Collector {
   readonly deviceRingSamples: number;
   /** What the sampling thread got as its scheduling, once it started. */
   scheduling: string | undefined;
-  /** Samples lost so far by the device or a main thread a mailbox behind. */
+  /** Samples lost during {@linkcode run}: by the device, or by a main thread a mailbox behind. */
   lostSamples = 0;
   readonly #session: DiagSession;
   // Polls on this thread, for poll() and pollUntilStopped(); its
@@ -367,6 +367,7 @@ export class DocaCollector implements Collector {
   readonly #warn: ((message: string) => void) | undefined;
   readonly #info: ((message: string) => void) | undefined;
   #closed = false;
+  #running = false;
   /** A stop gave up on the sampling thread: it may be inside the library. */
   #threadLeftBehind = false;
 
@@ -427,6 +428,7 @@ export class DocaCollector implements Collector {
    * {@linkcode DocaPoller.poll}.
    */
   poll(sink: SampleSink): number {
+    this.#idle("poll");
     return this.#poller.poll(sink);
   }
 
@@ -441,7 +443,23 @@ export class DocaCollector implements Collector {
     stopped: () => boolean,
     polled?: () => void,
   ): void {
+    this.#idle("poll");
     this.#poller.pollUntilStopped(sink, clock, stopped, polled);
+  }
+
+  // One user of the diag context at a time: throws unless this thread may
+  // use it now (not closed, no sampling thread running or left behind).
+  #idle(what: string): void {
+    const why = this.#closed
+      ? "it is closed"
+      : this.#running
+      ? "its sampler thread is running"
+      : this.#threadLeftBehind
+      ? "its sampler thread is still inside query_counters"
+      : undefined;
+    if (why !== undefined) {
+      throw new Error(`Cannot ${what} DOCA source ${this.deviceName}: ${why}`);
+    }
   }
 
   /**
@@ -459,6 +477,13 @@ export class DocaCollector implements Collector {
         ),
       );
     }
+    try {
+      this.#idle("run");
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (signal.aborted) return Promise.resolve();
+    this.#running = true;
     const payload: DocaSamplerPayload = {
       libraries: this.libraries,
       diag: BigInt(Deno.UnsafePointer.value(this.#session.diag)),
@@ -466,36 +491,51 @@ export class DocaCollector implements Collector {
       columns: this.#columns,
       ...this.#started,
     };
-    return runSamplerThread(sink, signal, {
-      worker: new Worker(new URL("./doca_sampler_worker.ts", import.meta.url), {
-        type: "module",
-      }),
-      payload,
-      columns: this.#columns,
-      periodNs: this.samplePeriodNs,
-      device: `DOCA source ${this.deviceName}`,
-      pollStats: this.pollStats,
-      control: samplerControl(),
-      onStarted: (scheduling) => {
-        this.scheduling = scheduling;
-        this.#info?.(
-          `DOCA source ${this.deviceName}: the sampler thread runs at ${scheduling}`,
-        );
-      },
-      onNote: (_level, message) => this.#warn?.(message),
-      onGap: (dropped) => this.lostSamples += dropped,
-      onLeftBehind: () => this.#threadLeftBehind = true,
-    });
+    try {
+      return runSamplerThread(sink, signal, {
+        worker: new Worker(
+          new URL("./doca_sampler_worker.ts", import.meta.url),
+          {
+            type: "module",
+          },
+        ),
+        payload,
+        columns: this.#columns,
+        periodNs: this.samplePeriodNs,
+        burst: this.deviceRingSamples, // one poll drains it at most
+        device: `DOCA source ${this.deviceName}`,
+        pollStats: this.pollStats,
+        control: samplerControl(),
+        onStarted: (scheduling) => {
+          this.scheduling = scheduling;
+          this.#info?.(
+            `DOCA source ${this.deviceName}: the sampler thread runs at ${scheduling}`,
+          );
+        },
+        onNote: (_level, message) => this.#warn?.(message),
+        onGap: (dropped) => this.lostSamples += dropped,
+        onLeftBehind: () => this.#threadLeftBehind = true,
+      }).finally(() => this.#running = false);
+    } catch (error) {
+      this.#running = false; // the Worker could not be started
+      return Promise.reject(error);
+    }
   }
 
   /**
    * Stops sampling, destroys the diag context, closes the device, then
    * closes the libraries, in that order. Safe to call more than once.
    * Throws if the device refused a step (the rest is still done), or,
-   * doing none of it, when {@linkcode run} gave up on its thread.
+   * doing none of it, while {@linkcode run} runs or when it gave up on its
+   * thread.
    */
   close(): void {
     if (this.#closed) return;
+    if (this.#running) {
+      throw new Error(
+        `Cannot shut DOCA source ${this.deviceName} down: its sampler thread is running; stop the run first`,
+      );
+    }
     this.#closed = true;
     // Destroying the context or unloading the library under a thread that
     // is inside query_counters could crash the agent as it stops: the

@@ -12,12 +12,27 @@
 import { DocaPoller, type DocaSamplerPayload } from "./doca.ts";
 import { serveSamplerThread } from "./sampler_thread.ts";
 import { COMMON_SYMBOLS, TELEMETRY_SYMBOLS } from "../ffi/doca.ts";
+import { errorMessage } from "../base/error_message.ts";
 
 serveSamplerThread<DocaSamplerPayload>((start, thread) => {
-  const common = Deno.dlopen(start.libraries[0], COMMON_SYMBOLS);
+  const load = <S extends Deno.ForeignLibraryInterface>(
+    path: string,
+    symbols: S,
+  ) => {
+    try {
+      return Deno.dlopen(path, symbols);
+    } catch (error) {
+      throw new Error(
+        `DOCA source ${start.deviceName}: cannot load ${path} on the sampler thread: ${
+          errorMessage(error)
+        }`,
+      );
+    }
+  };
+  const common = load(start.libraries[0], COMMON_SYMBOLS);
   let telemetry;
   try {
-    telemetry = Deno.dlopen(start.libraries[1], TELEMETRY_SYMBOLS);
+    telemetry = load(start.libraries[1], TELEMETRY_SYMBOLS);
   } catch (error) {
     common.close();
     throw error;

@@ -18,8 +18,10 @@ import type { SampleSink } from "../rules/sample_sink.ts";
 
 /**
  * How many records a mailbox of a source sampling every `periodNs` holds:
- * 4 s of samples (a main thread stalled that long loses nothing), as a
- * power of two from 64 to 65,536.
+ * 4 s of samples (a main thread stalled that long loses nothing, up to
+ * 65,536 of them) and two of the writer's largest hand-overs (`burst`
+ * records at once, as a DOCA poll drains a device ring), as a power of
+ * two of at least 64.
  *
  * @example
  * ```ts
@@ -29,12 +31,15 @@ import type { SampleSink } from "../rules/sample_sink.ts";
  * assert.equal(mailboxCapacity(10_000_000), 512); // 10 ms
  * assert.equal(mailboxCapacity(1_000_000), 4096); // 1 ms
  * assert.equal(mailboxCapacity(1e9), 64); // 1 s
+ * // 100 ms from a device ring of 1024 samples, drained a quarter at a time
+ * assert.equal(mailboxCapacity(100_000_000, 1024), 4096);
  * ```
  */
-export function mailboxCapacity(periodNs: number): number {
-  const wanted = Math.ceil(4e9 / periodNs);
+export function mailboxCapacity(periodNs: number, burst = 1): number {
+  const stall = Math.min(Math.ceil(4e9 / periodNs), 65_536);
+  const wanted = stall + 2 * burst;
   let capacity = 64;
-  while (capacity < wanted && capacity < 65_536) capacity *= 2;
+  while (capacity < wanted) capacity *= 2;
   return capacity;
 }
 

@@ -44,7 +44,7 @@ export const STOP_GRACE_MS = 5000;
 
 /** What a sampling thread tells the main thread besides its samples. */
 export type SamplerNote =
-  /** A device fault (the kernel source reopens it), said once. */
+  /** A device fault (the kernel source reopens it), said once, or a close that failed. */
   | "fault"
   /** A late sample, with its cause. */
   | "late"
@@ -98,6 +98,13 @@ export interface SamplerThreadOptions<P> {
   readonly columns: number;
   /** The sample period, ns: sizes the mailbox. */
   readonly periodNs: number;
+  /**
+   * The most records the thread hands over at once (default 1; a DOCA
+   * poll's whole device ring): the mailbox holds two of these besides its
+   * 4 s of samples, so a burst never laps what the main thread has yet
+   * to read.
+   */
+  readonly burst?: number;
   /** Names the source in messages (`kernel eth0`). */
   readonly device: string;
   /** The main thread's copies of the thread's statistics, loaded at each drain. */
@@ -152,7 +159,7 @@ export function runSamplerThread<P>(
       sink.gap(dropped);
     },
   };
-  const capacity = mailboxCapacity(options.periodNs);
+  const capacity = mailboxCapacity(options.periodNs, options.burst);
   const mailbox = new SampleMailbox(options.columns, capacity);
   const stats = new Float64Array(
     new SharedArrayBuffer(8 * (POLL_SLOTS + READ_SLOTS)),
@@ -338,10 +345,12 @@ export function serveSamplerThread<P>(
     } catch (error) {
       outcome = { kind: "failed", message: errorMessage(error) };
     }
+    // The statistics as they ended, the failed poll or read included.
+    thread.publish();
     try {
       sampler.close();
     } catch (error) {
-      reply({ kind: "note", level: "warn", message: errorMessage(error) });
+      reply({ kind: "note", level: "fault", message: errorMessage(error) });
     }
     // Last: the main thread ends the Worker when it reads this.
     reply(outcome);

@@ -21,6 +21,7 @@ import {
   simValueBase,
 } from "./fixtures/libdoca_sim/build.ts";
 import { tempDir } from "./temp_dir.ts";
+import { until } from "./until.ts";
 
 const PERIOD = 100_000;
 const RX_BYTES = 0x1020000100000000n;
@@ -628,6 +629,12 @@ Deno.test("a stop that gives up on a hung query leaves the device to the process
       const doca = openDoca(simDir, { device: "07:00.0" });
       const stop = new AbortController();
       const running = doca.run(discard(), stop.signal);
+      // Stopped once the thread is inside the query, however slowly it
+      // started.
+      await until(
+        "the query to hang",
+        () => Deno.readTextFileSync(log).includes("hanging"),
+      );
       stop.abort();
       await assert.rejects(
         running,
@@ -638,10 +645,14 @@ Deno.test("a stop that gives up on a hung query leaves the device to the process
         /^Error: Cannot shut DOCA source 0000:07:00\.0 \(mlx5_7, p7\) down cleanly: its sampler thread is still inside query_counters; the device is left to the process's exit$/,
       );
       const calls = await Deno.readTextFile(log);
-      assert.match(calls, /telemetry_diag_start/);
-      assert.doesNotMatch(
-        calls,
-        /telemetry_diag_(query_counters|stop|destroy)|dev_close/,
+      // The one query still hangs; nothing was stopped, destroyed or closed
+      // under it.
+      assert.match(calls, /\ntelemetry_diag_query_counters hanging ms=7000\n$/);
+      assert.doesNotMatch(calls, /telemetry_diag_(stop|destroy)|dev_close/);
+      // Nor can the device be used again meanwhile.
+      await assert.rejects(
+        doca.run(discard(), new AbortController().signal),
+        /^Error: Cannot run DOCA source 0000:07:00\.0 \(mlx5_7, p7\): it is closed$/,
       );
     });
   });
