@@ -484,7 +484,14 @@ Deno.test("the DOCA path writes the same rows and markers as a replay of the sam
     };
     const doca = openDoca(simDir, { device: "mlx5_0" });
     try {
-      await doca.run(sink, AbortSignal.timeout(400));
+      const running = doca.run(sink, AbortSignal.timeout(400));
+      // One user of the diag context at a time.
+      const busy =
+        /^Error: Cannot (run|shut|poll) DOCA source 0000:03:00\.0 \(mlx5_0, p0s0\)( down)?: its sampler thread is running/;
+      await assert.rejects(doca.run(sink, new AbortController().signal), busy);
+      assert.throws(() => doca.poll(sink), busy);
+      assert.throws(() => doca.close(), busy);
+      await running;
     } finally {
       doca.close();
       await docaLog.close();
