@@ -6,6 +6,7 @@ import {
   denoIn,
   run,
   type VethEnd,
+  type VethPair,
   withVethPair,
 } from "./netns.ts";
 import { tempDir } from "./temp_dir.ts";
@@ -25,18 +26,9 @@ Deno.test({
     "the agent on a veth's kernel counters: a burst of datagrams starts its rule, and its rows and /metrics are the kernel's own",
   ignore: !canMakeNamespaces(), // not root, or no iproute2: nothing to make a pair with
   async fn() {
-    await using dir = await tempDir();
-    const log = join(dir.path, "events.log");
-    await withVethPair(async ({ a, b }) => {
-      const config = join(dir.path, "kernel.yaml");
-      await Deno.writeTextFile(
-        config,
-        `monitors:
-  - name: veth
-    source: kernel
-    device: ${b.interface}
-    event_log: ${JSON.stringify(log)}
-    columns:
+    let kernel: number[] = [];
+    const { stdout, log } = await withKernelAgent(
+      `    columns:
       - { name: rx_packets, data_id: "netdev:rx_packets" }
       - { name: rx_bytes, data_id: "netdev:rx_bytes" }
     rules:
@@ -45,14 +37,7 @@ Deno.test({
         increase: rx_packets
         above: 0
 `,
-      );
-      const agent = startAgent(b.namespace, config, [
-        "--metrics-window",
-        "1",
-      ]);
-      const output = agent.output();
-      let stopped = false;
-      try {
+      async ({ pair: { a, b }, log }) => {
         // The rule needs a sample before the burst: the first has no
         // increase.
         await until(
@@ -80,44 +65,85 @@ Deno.test({
           metric(metrics, "rule_activations_total", undefined, "packets in"),
           1,
         );
-        agent.kill("SIGTERM");
-        stopped = true;
-      } finally {
-        if (!stopped) agent.kill("SIGKILL");
-      }
-      const { code, stdout, stderr } = await output;
-      const text = new TextDecoder();
-      assert.equal(code, 0, text.decode(stderr));
-      // The kernel's own counters of b, read in b's namespace.
-      const dev = await run(
-        "ip",
-        "netns",
-        "exec",
-        b.namespace,
-        "cat",
-        "/proc/net/dev",
-      );
-      const fields = dev.split("\n").find((l) =>
-        l.trim().startsWith(`${b.interface}:`)
-      )!.split(":")[1].trim().split(/\s+/).map(Number);
-      const [rxBytes, rxPackets] = fields;
-      assert.equal(rxPackets, COUNT);
-      assert.equal(rxBytes, COUNT * FRAME);
-      // The last row the agent wrote, during the event, holds them all.
-      const body = await Deno.readTextFile(log);
-      assert.match(body, /^\tDevice: "kernel /m);
-      assert.match(body, /^\tMonitor: "veth"$/m);
-      const rows = body.split("\n").filter((l) => /^\d+, \d+, \d+$/.test(l));
-      const last = rows.at(-1)!.split(", ").map(Number);
-      assert.deepEqual(last.slice(1), [COUNT, COUNT * FRAME]);
-      // The closing table names the event, with the burst as its peak.
-      assert.match(
-        text.decode(stdout),
-        /^veth +packets in +\S+ \S+ +\S+( \S+)? +\d+ +\d+ +warning$/m,
-      );
-    });
+        // The kernel's own counters of b, read in b's namespace.
+        const dev = await run(
+          "ip",
+          "netns",
+          "exec",
+          b.namespace,
+          "cat",
+          "/proc/net/dev",
+        );
+        kernel = dev.split("\n").find((l) =>
+          l.trim().startsWith(`${b.interface}:`)
+        )!.split(":")[1].trim().split(/\s+/).map(Number);
+      },
+      ["--metrics-window", "1"],
+    );
+    const [rxBytes, rxPackets] = kernel;
+    assert.equal(rxPackets, COUNT);
+    assert.equal(rxBytes, COUNT * FRAME);
+    // The last row the agent wrote, during the event, holds them all.
+    assert.match(log, /^\tDevice: "kernel /m);
+    assert.match(log, /^\tMonitor: "veth"$/m);
+    const rows = log.split("\n").filter((l) => /^\d+, \d+, \d+$/.test(l));
+    const last = rows.at(-1)!.split(", ").map(Number);
+    assert.deepEqual(last.slice(1), [COUNT, COUNT * FRAME]);
+    // The closing table names the event, with the burst as its peak.
+    assert.match(
+      stdout,
+      /^veth +packets in +\S+ \S+ +\S+( \S+)? +\d+ +\d+ +warning$/m,
+    );
   },
 });
+
+/**
+ * Runs the agent in `b`'s namespace of a new veth pair with one kernel
+ * monitor, `veth`, on `b` (`monitor`: its columns and rules, as YAML under
+ * the monitor), calls `during` while it runs, then stops it with SIGTERM
+ * (SIGKILL when `during` threw) and checks that it exited 0. Returns what
+ * it printed and its events.log.
+ */
+async function withKernelAgent(
+  monitor: string,
+  during: (
+    run: { pair: VethPair; agent: Deno.ChildProcess; log: string },
+  ) => Promise<void>,
+  extra: readonly string[] = [],
+): Promise<{ stdout: string; stderr: string; log: string }> {
+  await using dir = await tempDir();
+  const log = join(dir.path, "events.log");
+  return await withVethPair(async (pair) => {
+    const config = join(dir.path, "kernel.yaml");
+    await Deno.writeTextFile(
+      config,
+      `monitors:
+  - name: veth
+    source: kernel
+    device: ${pair.b.interface}
+    event_log: ${JSON.stringify(log)}
+${monitor}`,
+    );
+    const agent = startAgent(pair.b.namespace, config, extra);
+    const output = agent.output();
+    let stopped = false;
+    try {
+      await during({ pair, agent, log });
+      agent.kill("SIGTERM");
+      stopped = true;
+    } finally {
+      if (!stopped) agent.kill("SIGKILL");
+    }
+    const { code, stdout, stderr } = await output;
+    const text = new TextDecoder();
+    assert.equal(code, 0, text.decode(stderr));
+    return {
+      stdout: text.decode(stdout),
+      stderr: text.decode(stderr),
+      log: await Deno.readTextFile(log),
+    };
+  });
+}
 
 /** /metrics, fetched from inside `namespace`, where the agent listens. */
 function scrape(namespace: string): string {
@@ -241,18 +267,8 @@ Deno.test({
     "a sample made late by a stopped agent loses nothing: no gap, no unknown window, and the burst across the delay starts both its rules",
   ignore: !canMakeNamespaces(),
   async fn() {
-    await using dir = await tempDir();
-    const log = join(dir.path, "events.log");
-    await withVethPair(async ({ a, b }) => {
-      const config = join(dir.path, "late.yaml");
-      await Deno.writeTextFile(
-        config,
-        `monitors:
-  - name: veth
-    source: kernel
-    device: ${b.interface}
-    event_log: ${JSON.stringify(log)}
-    columns:
+    const { stderr, log } = await withKernelAgent(
+      `    columns:
       - { name: rx_packets, data_id: "netdev:rx_packets" }
     rules:
       # Per sample: the late sample holds the whole burst.
@@ -266,11 +282,7 @@ Deno.test({
         window: 20ms
         above: 1/s
 `,
-      );
-      const agent = startAgent(b.namespace, config);
-      const output = agent.output();
-      let stopped = false;
-      try {
+      async ({ pair: { a, b }, agent, log }) => {
         await until(
           "some samples",
           () => monitorMetric(scrape(b.namespace), "samples_total") > 10,
@@ -314,21 +326,14 @@ Deno.test({
           metric(metrics, "rule_activations_total", undefined, "burst rate"),
           1,
         );
-        agent.kill("SIGTERM");
-        stopped = true;
-      } finally {
-        if (!stopped) agent.kill("SIGKILL");
-      }
-      const { code, stderr } = await output;
-      const text = new TextDecoder().decode(stderr);
-      assert.equal(code, 0, text);
-      assert.doesNotMatch(await Deno.readTextFile(log), /<<Gap>>/);
-      // The warning names the cause: woken late, not slow reads.
-      assert.match(
-        text,
-        /a sample came late: the sampler thread was woken \S+ \S* ?late/,
-      );
-    });
+      },
+    );
+    assert.doesNotMatch(log, /<<Gap>>/);
+    // The warning names the cause: woken late, not slow reads.
+    assert.match(
+      stderr,
+      /a sample came late: the sampler thread was woken \S+ \S* ?late/,
+    );
   },
 });
 
@@ -337,27 +342,13 @@ Deno.test({
     "a device deleted under the agent and made again is one blind period: one gap line whose count fits its span, and the same on /metrics",
   ignore: !canMakeNamespaces(),
   async fn() {
-    await using dir = await tempDir();
-    const log = join(dir.path, "events.log");
-    await withVethPair(async (pair) => {
-      const { b } = pair;
-      const config = join(dir.path, "loss.yaml");
-      await Deno.writeTextFile(
-        config,
-        `monitors:
-  - name: veth
-    source: kernel
-    device: ${b.interface}
-    event_log: ${JSON.stringify(log)}
-    columns:
+    let metrics = "";
+    const { log } = await withKernelAgent(
+      `    columns:
       - { name: rx_packets, data_id: "netdev:rx_packets" }
 `,
-      );
-      const agent = startAgent(b.namespace, config);
-      const output = agent.output();
-      let stopped = false;
-      let metrics = "";
-      try {
+      async ({ pair }) => {
+        const { b } = pair;
         await until("some samples", () => {
           metrics = scrape(b.namespace);
           return monitorMetric(metrics, "samples_total") > 10;
@@ -384,26 +375,18 @@ Deno.test({
           return monitorMetric(metrics, "blind_periods_total") === 1 &&
             monitorMetric(metrics, "source_up") === 1;
         });
-        agent.kill("SIGTERM");
-        stopped = true;
-      } finally {
-        if (!stopped) agent.kill("SIGKILL");
-      }
-      const { code, stderr } = await output;
-      assert.equal(code, 0, new TextDecoder().decode(stderr));
-      const gaps = (await Deno.readTextFile(log)).split("\n").filter((l) =>
-        l.startsWith("<<Gap>>")
-      );
-      assert.equal(gaps.length, 1, gaps.join("\n"));
-      const [, lost, from, to] = gaps[0].match(
-        /^<<Gap>> Time: \S+, Dropped samples: (\d+), From: (\S+), To: (\S+)$/,
-      )!;
-      assert.equal(Number(lost), monitorMetric(metrics, "lost_samples_total"));
-      // Every period between the last sample before and the first after
-      // is a lost sample, and no more than fit between them.
-      const spanMs = Date.parse(to) - Date.parse(from);
-      assert.ok(Number(lost) >= 1, gaps[0]);
-      assert.ok(Number(lost) <= Math.floor(spanMs / 10), gaps[0]);
-    });
+      },
+    );
+    const gaps = log.split("\n").filter((l) => l.startsWith("<<Gap>>"));
+    assert.equal(gaps.length, 1, gaps.join("\n"));
+    const [, lost, from, to] = gaps[0].match(
+      /^<<Gap>> Time: \S+, Dropped samples: (\d+), From: (\S+), To: (\S+)$/,
+    )!;
+    assert.equal(Number(lost), monitorMetric(metrics, "lost_samples_total"));
+    // Every period between the last sample before and the first after
+    // is a lost sample, and no more than fit between them.
+    const spanMs = Date.parse(to) - Date.parse(from);
+    assert.ok(Number(lost) >= 1, gaps[0]);
+    assert.ok(Number(lost) <= Math.floor(spanMs / 10), gaps[0]);
   },
 });
