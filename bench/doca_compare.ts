@@ -43,6 +43,7 @@ import { ROOT } from "../tests/cli_util.ts";
 import { buildDocaSim } from "../tests/fixtures/libdoca_sim/build.ts";
 import { COLUMNS, RULES, sample } from "./doca.ts";
 import { cpuSeconds, loadavg, median, range, threadRunNs } from "./proc_cpu.ts";
+import { integerOption } from "./options.ts";
 
 const PERIOD_NS = 100_000;
 const DEPTH = 1024;
@@ -68,19 +69,10 @@ const { values } = parseArgs({
   },
 });
 
-function count(name: keyof typeof values, min: number): number {
-  const n = Number(values[name]);
-  if (!Number.isInteger(n) || n < min) {
-    throw new RangeError(
-      `--${name} must be an integer of at least ${min}, got "${values[name]}"`,
-    );
-  }
-  return n;
-}
-const ROUNDS = count("rounds", 1);
-const SECONDS = count("seconds", 2);
-const WARMUP = count("warmup", 1);
-const C_WARMUP = count("c-warmup", 1);
+const ROUNDS = integerOption(values, "rounds", 1);
+const SECONDS = integerOption(values, "seconds", 2);
+const WARMUP = integerOption(values, "warmup", 1);
+const C_WARMUP = integerOption(values, "c-warmup", 1);
 const IN_PROCESS = !values["no-in-process"];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

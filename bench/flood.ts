@@ -84,6 +84,7 @@ import {
 } from "../tests/fixtures/libdoca_sim/build.ts";
 import type { ClientStats, Mode } from "./flood_clients.ts";
 import { selfSignedCert } from "../tests/tls_cert.ts";
+import { integerOption } from "./options.ts";
 
 const HERE = new URL("./", import.meta.url);
 const CLIENTS = fileURLToPath(new URL("flood_clients.ts", HERE));
@@ -143,13 +144,6 @@ const { values } = parseArgs({
 });
 
 /** A positive integer option, or a one-line error. */
-function count(name: keyof typeof values): number {
-  const n = Number(values[name]);
-  if (!Number.isSafeInteger(n) || n < 0) {
-    throw new RangeError(`--${name} needs a whole number, got ${values[name]}`);
-  }
-  return n;
-}
 
 function listOption<T extends string>(
   name: string,
@@ -791,7 +785,7 @@ function spawnClients(
 ): ClientProcess[] {
   const processes = Math.max(1, Math.ceil(total / PER_CLIENT_PROCESS));
   const out: ClientProcess[] = [];
-  const nice = count("client-nice");
+  const nice = integerOption(values, "client-nice", 0);
   for (let p = 0; p < processes; p++) {
     const share = Math.floor(total / processes) +
       (p < total % processes ? 1 : 0);
@@ -991,22 +985,24 @@ const ATTACKS: Record<
   CaseName,
   (addrs: string[]) => [Mode, number, string[], string[]][]
 > = {
-  a: (addrs) => [["keepalive", count("connections"), addrs, []]],
-  b: (addrs) => [["idle", count("idle"), addrs, []]],
+  a: (
+    addrs,
+  ) => [["keepalive", integerOption(values, "connections", 0), addrs, []]],
+  b: (addrs) => [["idle", integerOption(values, "idle", 0), addrs, []]],
   c: (addrs) => [[
     "slowloris",
-    count("slow"),
+    integerOption(values, "slow", 0),
     addrs,
     ["--interval-ms", values["slow-interval-ms"]],
   ]],
   d: (addrs) => [
-    ["tls-abandon", count("tls-abandon"), addrs, []],
-    ["tls-complete", count("tls-complete"), addrs, []],
+    ["tls-abandon", integerOption(values, "tls-abandon", 0), addrs, []],
+    ["tls-complete", integerOption(values, "tls-complete", 0), addrs, []],
   ],
   e: (addrs) => [[
     "auth",
-    count("auth-connections"),
-    addrs.slice(0, Math.max(1, count("auth-addrs"))),
+    integerOption(values, "auth-connections", 0),
+    addrs.slice(0, Math.max(1, integerOption(values, "auth-addrs", 0))),
     ["--auth-user", "prometheus"],
   ]],
 };
@@ -1051,7 +1047,7 @@ async function runCase(
     ? { DOCA_LIB_DIR: setup.doca!.dir }
     : {};
   const attackAddrs = Array.from(
-    { length: count("attack-addrs") },
+    { length: integerOption(values, "attack-addrs", 0) },
     (_, i) => `127.0.0.${16 + i}`,
   );
   const clients: ClientProcess[] = [];
@@ -1092,12 +1088,12 @@ async function runCase(
     const scraper = new Scraper(agent.url, SCRAPER_ADDR, {
       caCert,
       authorization: name === "e" ? setup.scraperAuth : undefined,
-      timeoutMs: count("scrape-timeout-ms"),
+      timeoutMs: integerOption(values, "scrape-timeout-ms", 0),
     });
     const fresh = new Scraper(agent.url, FRESH_ADDR, {
       caCert,
       authorization: name === "e" ? setup.scraperAuth : undefined,
-      timeoutMs: count("scrape-timeout-ms"),
+      timeoutMs: integerOption(values, "scrape-timeout-ms", 0),
       fresh: true,
     });
     scrapers.push(scraper, fresh);
@@ -1383,9 +1379,11 @@ function report(
     "",
     `Machine: ${host}.`,
     `Attack: ${seconds} s per case; attackers from ${
-      count("attack-addrs")
+      integerOption(values, "attack-addrs", 0)
     } loopback address(es) (127.0.0.16 and up) unless said otherwise, ` +
-      `clients under nice ${count("client-nice")}, reconnecting ${
+      `clients under nice ${
+        integerOption(values, "client-nice", 0)
+      }, reconnecting ${
         values["reconnect-ms"]
       } ms after being dropped. Agent: \`main.ts run\` with deploy/demo.yaml's monitor ` +
       `(10 columns, 10 kHz, depth 1000, its 9 rules; on doca 8, without "${FLAPPING_ON_DOCA}", ` +

@@ -59,6 +59,7 @@ import {
 } from "../tests/netns.ts";
 import { ROOT } from "../tests/cli_util.ts";
 import { cpuSeconds, loadavg, median, range, threadRunNs } from "./proc_cpu.ts";
+import { integerOption } from "./options.ts";
 
 import { EthtoolStats } from "../collectors/kernel/ethtool_stats.ts";
 import { netdevCounterFiles } from "../collectors/kernel/sysfs_counters.ts";
@@ -92,21 +93,12 @@ const { values } = parseArgs({
   },
 });
 
-function count(name: keyof typeof values, min: number): number {
-  const n = Number(values[name]);
-  if (!Number.isInteger(n) || n < min) {
-    throw new RangeError(
-      `--${name} must be an integer of at least ${min}, got "${values[name]}"`,
-    );
-  }
-  return n;
-}
-const ROUNDS = count("rounds", 1);
-const SECONDS = count("seconds", 2);
-const WARMUP = count("warmup", 1);
-const BURSTS = count("bursts", 1);
-const BURST_PACKETS = count("burst-packets", 1);
-const HOGS = count("hogs", 0);
+const ROUNDS = integerOption(values, "rounds", 1);
+const SECONDS = integerOption(values, "seconds", 2);
+const WARMUP = integerOption(values, "warmup", 1);
+const BURSTS = integerOption(values, "bursts", 1);
+const BURST_PACKETS = integerOption(values, "burst-packets", 1);
+const HOGS = integerOption(values, "hogs", 0);
 if (!canMakeNamespaces()) {
   throw new Error("bench/sampler.ts needs root and iproute2 (ip netns)");
 }
