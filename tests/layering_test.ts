@@ -11,10 +11,8 @@
  */
 
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import { INCLUDES } from "../deploy/permissions.ts";
-
-const ROOT_URL = new URL("../", import.meta.url);
+import { moduleGraph, ROOT_URL } from "./module_graph.ts";
 
 /** Everything under the CLI: what the CLI and the public API may use. */
 const BELOW_CLI = [
@@ -97,26 +95,7 @@ async function moduleEdges(roots: readonly string[]): Promise<Edge[]> {
 
 /** Every import between two of our files reachable from `root`. */
 async function rootEdges(root: string): Promise<Edge[]> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", root],
-    cwd: fileURLToPath(ROOT_URL),
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-  }).output();
-  assert.equal(
-    out.code,
-    0,
-    `deno info failed: ${new TextDecoder().decode(out.stderr)}`,
-  );
-  const graph = JSON.parse(new TextDecoder().decode(out.stdout)) as {
-    modules: {
-      specifier: string;
-      dependencies?: {
-        code?: { specifier: string };
-        type?: { specifier: string };
-      }[];
-    }[];
-  };
+  const graph = await moduleGraph(root);
   const ours = (specifier: string) =>
     specifier.startsWith(ROOT_URL.href)
       ? decodeURIComponent(specifier.slice(ROOT_URL.href.length))

@@ -11,39 +11,14 @@
  */
 
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
-
-const ROOT_URL = new URL("../", import.meta.url);
+import { moduleGraph, ROOT_URL } from "./module_graph.ts";
 
 /** npm packages the worker must not load at run time. */
 const MAIN_THREAD_ONLY = ["npm:/zod@", "npm:/yaml@"];
 
-interface Graph {
-  roots: string[];
-  redirects?: Record<string, string>;
-  modules: {
-    specifier: string;
-    dependencies?: {
-      code?: { specifier: string };
-      isDynamic?: boolean;
-    }[];
-  }[];
-}
-
 /** Each module `root` loads at run time, with the module that imports it. */
 async function runtimeModules(root: string): Promise<Map<string, string>> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", root],
-    cwd: fileURLToPath(ROOT_URL),
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-  }).output();
-  assert.equal(
-    out.code,
-    0,
-    `deno info failed: ${new TextDecoder().decode(out.stderr)}`,
-  );
-  const graph = JSON.parse(new TextDecoder().decode(out.stdout)) as Graph;
+  const graph = await moduleGraph(root);
   const modules = new Map(graph.modules.map((m) => [m.specifier, m]));
   const resolve = (s: string) => {
     for (let i = 0; i < 10 && graph.redirects?.[s] !== undefined; i++) {
