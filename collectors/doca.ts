@@ -64,6 +64,11 @@ export interface DocaOptions {
   readonly warn?: (message: string) => void;
   /** Told once, as {@linkcode DocaCollector.run} starts, what scheduling its thread got. */
   readonly info?: (message: string) => void;
+  /**
+   * How long a stop waits for the sampling thread before leaving it (and
+   * the device) to the process's exit, ms; default 5 s.
+   */
+  readonly stopGraceMs?: number;
 }
 
 /**
@@ -366,6 +371,7 @@ export class DocaCollector implements Collector {
   readonly #columns: number;
   readonly #warn: ((message: string) => void) | undefined;
   readonly #info: ((message: string) => void) | undefined;
+  readonly #stopGraceMs: number | undefined;
   #closed = false;
   #running = false;
   /** A stop gave up on the sampling thread: it may be inside the library. */
@@ -378,6 +384,7 @@ export class DocaCollector implements Collector {
   ) {
     this.#warn = options.warn;
     this.#info = options.info;
+    this.#stopGraceMs = options.stopGraceMs;
     this.libraries = session.libraries;
     this.#session = session;
     this.#started = started;
@@ -514,6 +521,7 @@ export class DocaCollector implements Collector {
         },
         onNote: (_level, message) => this.#warn?.(message),
         onGap: (dropped) => this.lostSamples += dropped,
+        stopGraceMs: this.#stopGraceMs,
         onLeftBehind: () => this.#threadLeftBehind = true,
       }).finally(() => this.#running = false);
     } catch (error) {

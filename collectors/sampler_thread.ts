@@ -28,6 +28,7 @@ import {
   timespecNs,
 } from "../ffi/libc_clock.ts";
 import { errorMessage } from "../base/error_message.ts";
+import { formatDuration } from "../base/units.ts";
 
 /**
  * How often the main thread takes the sampling thread's samples into the
@@ -115,9 +116,14 @@ export interface SamplerThreadOptions<P> {
   readonly onStarted: (scheduling: string) => void;
   readonly onNote: (level: SamplerNote, message: string) => void;
   /**
-   * Called when a stop gives up on a thread that did not end within
-   * {@linkcode STOP_GRACE_MS} (stuck in a call that does not return): it
-   * may still be inside the source's library.
+   * How long a stop waits for the thread to end, ms (default
+   * {@linkcode STOP_GRACE_MS}).
+   */
+  readonly stopGraceMs?: number;
+  /**
+   * Called when a stop gives up on a thread that did not end within the
+   * grace (stuck in a call that does not return): it may still be inside
+   * the source's library.
    */
   readonly onLeftBehind?: () => void;
   /** Called at each drain before the records are delivered. */
@@ -194,16 +200,17 @@ export function runSamplerThread<P>(
       Atomics.store(control, 0, 1);
       // A thread stuck in a read (a hung driver) must not hold the
       // agent's stop: given up on, it ends with the process.
+      const graceMs = options.stopGraceMs ?? STOP_GRACE_MS;
       grace = setTimeout(() => {
         options.onLeftBehind?.();
         finish(
           new Error(
             `${options.device}: the sampler thread did not stop within ${
-              STOP_GRACE_MS / 1000
-            } s (a read that does not return); left behind`,
+              formatDuration(graceMs / 1000, { exact: true })
+            } (a read that does not return); left behind`,
           ),
         );
-      }, STOP_GRACE_MS + options.periodNs / 1e6);
+      }, graceMs + options.periodNs / 1e6);
     };
     signal.addEventListener("abort", onAbort, { once: true });
     const finish = (error?: Error) => {
